@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Set up a fresh machine and run the whole test suite, integration tests
+# against real servers included (the fixtures start SeaweedFS and
+# fake-gcs-server on 127.0.0.1). Exits non-zero when no test ran.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh test || exit 1
+.venv/bin/python -m pytest "$@"
+rc=$?
+if [ "$rc" -eq 5 ]; then
+  echo "error: pytest collected no tests" >&2
+  exit 1
+fi
+exit "$rc"

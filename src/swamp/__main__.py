@@ -1,0 +1,3 @@
+from swamp.cli.main import main
+
+main()

@@ -1,0 +1,200 @@
+"""The Datastore interface: the one seam between swamp's domain code and
+where bytes live. Everything above (models, data, workflows) reads and writes
+through it; the filesystem datastore and the cached (object-store) datastore
+implement it.
+
+Paths are datastore-relative, '/'-separated and validated (no '..', not
+absolute). Writes are atomic. Every mutation is reported through
+``_mark_dirty`` before it happens, which is the hook a sync engine uses to
+find what changed without walking the tree.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Iterator, Sequence
+
+from swamp.errors import NotFoundError
+from swamp.util.atomic import atomic_writer
+from swamp.util.names import check_rel_path
+
+#: Top-level directories that never leave this machine, whatever the datastore.
+LOCAL_ONLY_DIRS = frozenset({"secrets", "bundles", ".locks", ".sync", "cache"})
+#: Files that never leave this machine (the query catalog and its journal).
+LOCAL_ONLY_FILES = frozenset({"data/_catalog.db", "data/_catalog.db-wal", "data/_catalog.db-shm",
+                              "data/_catalog.db-journal"})
+
+
+def is_local_only(rel: str) -> bool:
+    top = rel.split("/", 1)[0]
+    return top in LOCAL_ONLY_DIRS or rel in LOCAL_ONLY_FILES or rel.rsplit("/", 1)[-1].startswith(".tmp-")
+
+
+def model_lock_name(model_type: str, model_id: str) -> str:
+    return f"model/{model_type}/{model_id}"
+
+
+GLOBAL_LOCK = "datastore"
+
+
+@dataclass
+class SyncCounts:
+    """What every sync reports (SYNC.md); zeros for a filesystem datastore."""
+
+    filesPulled: int = 0
+    filesPushed: int = 0
+    filesDeleted: int = 0
+    bytesPulled: int = 0
+    bytesPushed: int = 0
+    requests: int = 0
+    conflicts: list = field(default_factory=list)
+    head: int = 0
+
+    def add(self, other: "SyncCounts") -> None:
+        for k in ("filesPulled", "filesPushed", "filesDeleted", "bytesPulled", "bytesPushed", "requests"):
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        self.conflicts.extend(other.conflicts)
+        self.head = max(self.head, other.head)
+
+    def to_json(self) -> dict:
+        return {
+            "filesPulled": self.filesPulled,
+            "filesPushed": self.filesPushed,
+            "filesDeleted": self.filesDeleted,
+            "bytesPulled": self.bytesPulled,
+            "bytesPushed": self.bytesPushed,
+            "requests": self.requests,
+            "conflicts": list(self.conflicts),
+            "head": self.head,
+        }
+
+
+class Datastore(abc.ABC):
+    kind: str = "abstract"
+    #: the local directory that holds the files (the datastore itself, or a cache)
+    root: Path
+
+    # ---------------------------------------------------------------- paths
+    def local_path(self, rel: str) -> Path:
+        return self.root / check_rel_path(rel)
+
+    # ---------------------------------------------------------------- reads
+    def read_bytes(self, rel: str) -> bytes:
+        p = self.local_path(rel)
+        try:
+            return p.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            raise NotFoundError(f"{rel} not found in the datastore") from None
+
+    def exists(self, rel: str) -> bool:
+        return self.local_path(rel).exists()
+
+    def listdir(self, rel: str = "") -> list[str]:
+        """Sorted names of the entries directly under ``rel`` ([] if absent)."""
+        p = self.local_path(rel) if rel else self.root
+        try:
+            return sorted(n for n in os.listdir(p) if not n.startswith(".tmp-"))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def walk(self, rel: str = "") -> Iterator[str]:
+        """Relative paths of all files under ``rel``, sorted per directory."""
+        base = self.local_path(rel) if rel else self.root
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            relbase = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
+            for name in sorted(filenames):
+                if name.startswith(".tmp-"):
+                    continue
+                yield name if relbase == "." else f"{relbase}/{name}"
+
+    # --------------------------------------------------------------- writes
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        with self.open_write(rel) as f:
+            f.write(data)
+
+    @contextlib.contextmanager
+    def open_write(self, rel: str) -> Iterator[BinaryIO]:
+        """A streaming, atomic writer: readers see the file only once it is
+        complete."""
+        path = self.local_path(rel)
+        self._mark_dirty(rel)
+        with atomic_writer(path) as f:
+            yield f
+
+    def delete(self, rel: str) -> None:
+        """Delete a file or a whole directory tree; a missing path is fine."""
+        path = self.local_path(rel)
+        if path.is_dir() and not path.is_symlink():
+            for sub in list(self.walk(rel)):
+                self._mark_dirty(sub)
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            self._mark_dirty(rel)
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        self._prune_empty_parents(path.parent)
+
+    def _prune_empty_parents(self, directory: Path) -> None:
+        root = self.root.resolve()
+        d = directory
+        while True:
+            try:
+                if d.resolve() == root or root not in d.resolve().parents:
+                    return
+                d.rmdir()
+            except OSError:
+                return
+            d = d.parent
+
+    def mkdir(self, rel: str, *, exist_ok: bool = True) -> None:
+        """Create a directory. With ``exist_ok=False`` this is an atomic claim:
+        FileExistsError tells the caller someone else got there first."""
+        self.local_path(rel).mkdir(parents=True, exist_ok=exist_ok)
+
+    # ------------------------------------------------------- change tracking
+    def _mark_dirty(self, rel: str) -> None:
+        """Called before every mutation of ``rel``. The filesystem datastore
+        has nothing to sync; the cached datastore journals the path."""
+
+    # ---------------------------------------------------------------- locks
+    @abc.abstractmethod
+    def lock(self, name: str, *, timeout_ms: int | None = None):
+        """A context manager holding the named lock (or lease): ``GLOBAL_LOCK``
+        or ``model_lock_name(type, id)``. Waiting longer than the timeout
+        raises LockTimeoutError (exit 75) naming the holder."""
+
+    @abc.abstractmethod
+    def lock_status(self) -> list[dict]:
+        """Every lock currently held: name, holder, host, pid, acquiredAt, ttlMs."""
+
+    @abc.abstractmethod
+    def force_release(self, name: str) -> bool:
+        """Break a lock; returns whether one was held."""
+
+    # ------------------------------------------------------------ lifecycle
+    @contextlib.contextmanager
+    def session(
+        self,
+        *,
+        mutating: bool,
+        locks: Sequence[str] = (),
+        command: str = "",
+        offline: bool = False,
+    ) -> Iterator[SyncCounts]:
+        """The command lifecycle. Holds ``locks`` (sorted, so two commands
+        never deadlock), and for a shared datastore pulls before and pushes
+        after a mutating body. Yields the sync counts, filled in as it goes."""
+        counts = SyncCounts()
+        with contextlib.ExitStack() as stack:
+            for name in sorted(set(locks)):
+                stack.enter_context(self.lock(name))
+            yield counts
+
+    def status(self) -> dict:
+        return {"type": self.kind, "location": str(self.root)}

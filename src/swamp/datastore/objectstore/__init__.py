@@ -1,0 +1,1 @@
+"""Object stores: one small interface (base.ObjectStore), several backends."""
