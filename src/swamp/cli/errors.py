@@ -1,0 +1,62 @@
+"""Turning exceptions into exit codes and messages. A SwampError is a user
+error: message (and hint) on stderr, JSON in --json mode. Anything else is a
+bug, and shows its traceback."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from swamp.cli.options import CliState
+from swamp.errors import SwampError
+
+
+def _json_mode(argv) -> bool:
+    return "--json" in (argv if argv is not None else sys.argv[1:])
+
+
+def run_cli(cli: click.Group, argv=None) -> int:
+    json_mode = _json_mode(argv)
+    try:
+        cli.main(args=argv, prog_name="swamp", standalone_mode=False, obj=CliState())
+        return 0
+    except SystemExit as e:  # commands exit with a code (records on failure)
+        return int(e.code or 0)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 1
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.UsageError as e:
+        if json_mode:
+            click.echo(json.dumps({"error": e.format_message(), "code": "usage"}), err=True)
+        else:
+            e.show()
+        return 2
+    except click.ClickException as e:
+        if json_mode:
+            click.echo(json.dumps({"error": e.format_message(), "code": "error"}), err=True)
+        else:
+            e.show()
+        return e.exit_code
+    except SwampError as e:
+        _report(e, json_mode)
+        return e.exit_code
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+def _report(e: SwampError, json_mode: bool) -> None:
+    from swamp.vault.redact import redact_text
+
+    if json_mode:
+        click.echo(redact_text(json.dumps(e.to_json())), err=True)
+        return
+    click.echo(redact_text(f"error: {e.message}"), err=True)
+    if e.hint:
+        click.echo(redact_text(f"hint: {e.hint}"), err=True)

@@ -1,0 +1,57 @@
+"""The `swamp` command. Subcommand groups are imported only when invoked, so
+`swamp --help` stays close to bare Python start-up."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from swamp.cli.options import CliState, global_options
+
+GROUPS = {
+    "repo": ("swamp.cli.repo", "repo", "Create and upgrade repositories"),
+    "model": ("swamp.cli.model", "model", "Model types, definitions and method runs"),
+    "data": ("swamp.cli.data", "data", "Versioned data written by methods"),
+    "workflow": ("swamp.cli.workflow", "workflow", "Chain methods in jobs and steps"),
+    "vault": ("swamp.cli.vault", "vault", "Secrets, injected late and never written in clear"),
+    "datastore": ("swamp.cli.datastore", "datastore", "Where runtime state lives, and sharing it"),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(GROUPS)
+
+    def get_command(self, ctx, name):
+        spec = GROUPS.get(name)
+        if spec is None:
+            return None
+        module = importlib.import_module(spec[0])
+        return getattr(module, spec[1])
+
+    def format_commands(self, ctx, formatter):
+        # Short help from the table, without importing every group.
+        rows = [(name, GROUPS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="swamp", prog_name="swamp", message="%(prog)s %(version)s")
+@global_options
+@click.pass_context
+def cli(ctx):
+    """swamp: reviewable, repeatable automation for people and AI agents."""
+    ctx.ensure_object(CliState)
+
+
+def main(argv=None) -> None:
+    from swamp.cli.errors import run_cli
+
+    sys.exit(run_cli(cli, argv))
+
+
+if __name__ == "__main__":
+    main()

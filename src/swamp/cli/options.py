@@ -1,0 +1,51 @@
+"""Options every command takes. They are accepted both before the command
+(`swamp --json model get x`) and after it (`swamp model get x --json`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import click
+
+
+@dataclass
+class CliState:
+    json: bool = False
+    repo_dir: str | None = None
+    quiet: bool = False
+    verbose: bool = False
+    color: bool = True
+
+    def repo(self):
+        from swamp.repo.context import Repo
+
+        return Repo.open(self.repo_dir)
+
+
+def _set(field):
+    def callback(ctx, param, value):
+        state = ctx.ensure_object(CliState)
+        if field == "color":
+            if value is False:
+                state.color = False
+        elif value not in (None, False):
+            setattr(state, field, value)
+        return value
+
+    return callback
+
+
+def global_options(f):
+    opts = [
+        click.option("--json", "json_", is_flag=True, expose_value=False, callback=_set("json"),
+                     help="One JSON document on stdout; errors as JSON on stderr."),
+        click.option("--repo-dir", type=click.Path(file_okay=False), expose_value=False,
+                     callback=_set("repo_dir"), help="Repository root (else SWAMP_REPO_DIR, else search upward)."),
+        click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set("quiet"), help="Errors only."),
+        click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=_set("verbose"), help="More detail."),
+        click.option("--no-color", "color", flag_value=False, default=None, expose_value=False,
+                     callback=_set("color"), help="No colors."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f

@@ -1,0 +1,66 @@
+"""Rendering: one JSON document in --json mode, tables and lines otherwise.
+Every string that leaves the process passes the secret redactor."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+import click
+
+from swamp.cli.options import CliState
+
+
+def to_json(data: Any) -> str:
+    from swamp.vault.redact import redact_text
+
+    return redact_text(json.dumps(data, indent=2, sort_keys=False, default=str))
+
+
+def emit(state: CliState, data: Any, human: Callable[[], None] | str | None = None) -> None:
+    if state.json:
+        click.echo(to_json(data))
+        return
+    if state.quiet:
+        return
+    if callable(human):
+        human()
+    elif isinstance(human, str):
+        say(human)
+    else:
+        click.echo(to_json(data))
+
+
+def say(text: str, *, err: bool = False) -> None:
+    from swamp.vault.redact import redact_text
+
+    click.echo(redact_text(text), err=err)
+
+
+def table(rows: Sequence[dict], columns: Sequence[str], headers: Sequence[str] | None = None) -> None:
+    headers = list(headers or [c.upper() for c in columns])
+    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
+    say("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip())
+    for row in cells:
+        say("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, sort_keys=True)
+    return str(v)
+
+
+def confirm(state: CliState, yes: bool, question: str) -> None:
+    """Deletes need -y without a terminal; with one, ask."""
+    if yes:
+        return
+    if state.json or not sys.stdin.isatty():
+        from swamp.errors import UsageError
+
+        raise UsageError(f"{question} (pass -y to confirm)")
+    click.confirm(question, abort=True)

@@ -1,0 +1,25 @@
+"""Pick the datastore a repository is configured for."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def open_datastore(repo):
+    cfg = repo.config.datastore
+    env = os.environ.get("SWAMP_DATASTORE")
+    if env and env.startswith("filesystem:"):
+        from .filesystem import FilesystemDatastore
+
+        return FilesystemDatastore(Path(env.split(":", 1)[1]))
+    if cfg is None or cfg.type == "filesystem":
+        from .filesystem import FilesystemDatastore
+
+        path = Path(cfg.path) if cfg is not None and cfg.path else repo.local_dir
+        if not path.is_absolute():
+            path = repo.root / path
+        return FilesystemDatastore(path)
+    from .cached import CachedDatastore  # noqa: F401  (object-store datastores)
+
+    return CachedDatastore.from_config(repo, cfg)

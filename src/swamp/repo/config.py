@@ -1,0 +1,33 @@
+"""`.swamp.yaml`: the repository marker and its settings."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class DatastoreConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["filesystem", "s3", "gcs"]
+    path: str | None = None  # filesystem
+    bucket: str | None = None  # s3, gcs
+    prefix: str = ""
+    namespace: str = "default"
+    endpointUrl: str | None = None
+    region: str | None = None
+    hydration: Literal["full", "lazy"] = "full"
+
+
+class RepoConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    swampVersion: str
+    initializedAt: str
+    repoId: str
+    datastore: DatastoreConfig | None = None
+    defaultVault: str | None = None
+    autoGc: bool = False
+    logLevel: str | None = None
+    extra: dict = Field(default_factory=dict)

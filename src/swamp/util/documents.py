@@ -1,0 +1,65 @@
+"""One document, one schema: every persisted file is validated by one
+pydantic model whose errors name the file, the path inside it, what was
+expected, and suggest a fix for unknown keys."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from swamp.errors import ValidationError
+from swamp.util.names import did_you_mean
+
+T = TypeVar("T")
+
+
+def _loc(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(document)"
+
+
+def format_errors(exc, model_cls=None) -> tuple[str, str | None]:
+    """Turn a pydantic ValidationError into one message listing every error
+    with its path, and a hint for the first unknown key."""
+    lines, hint = [], None
+    for err in exc.errors():
+        loc = _loc(tuple(err["loc"]))
+        if err["type"] == "extra_forbidden":
+            lines.append(f"{loc}: unknown key")
+            if hint is None and model_cls is not None:
+                hint = _unknown_key_hint(model_cls, tuple(err["loc"]))
+        else:
+            lines.append(f"{loc}: {err['msg']}")
+    return "; ".join(lines), hint
+
+
+def _unknown_key_hint(model_cls, loc: tuple) -> str | None:
+    fields: Any = model_cls
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        f = getattr(fields, "model_fields", {}).get(part)
+        if f is None:
+            return None
+        ann = f.annotation
+        inner = getattr(ann, "__args__", None)
+        fields = next((a for a in (inner or (ann,)) if hasattr(a, "model_fields")), None)
+        if fields is None:
+            return None
+    names = set()
+    for name, f in getattr(fields, "model_fields", {}).items():
+        names.add(f.alias or name)
+    return did_you_mean(str(loc[-1]), names)
+
+
+def validate(model_cls: type[T], data: Any, source: str) -> T:
+    from pydantic import ValidationError as PydanticError
+
+    if data is None:
+        data = {}
+    try:
+        return model_cls.model_validate(data)  # type: ignore[attr-defined]
+    except PydanticError as e:
+        msg, hint = format_errors(e, model_cls)
+        raise ValidationError(f"{source}: {msg}", hint=hint) from None
