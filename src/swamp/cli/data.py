@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import json
+
+import click
+
+from swamp.cli.options import CliState, global_options
+from swamp.cli.output import confirm, emit, say, table
+
+
+@click.group()
+def data():
+    """Versioned data written by methods."""
+
+
+@data.command("get")
+@click.argument("model")
+@click.argument("name")
+@click.option("--version", type=int, help="A version number (default: the highest).")
+@click.option("--no-content", is_flag=True, help="Metadata only.")
+@click.option("--offline", is_flag=True, help="Do not pull from a shared datastore first.")
+@global_options
+@click.pass_obj
+def get(state: CliState, model, name, version, no_content, offline):
+    """Show one version of MODEL's data NAME."""
+    from swamp.data.service import get_data
+
+    result = get_data(state.repo(), model, name, version, content=not no_content, offline=offline)
+
+    def human():
+        say(f"{result['model']}/{result['name']} version {result['version']} "
+            f"({result['kind']}, {result['size']} bytes, {result['createdAt']})")
+        if "content" in result:
+            c = result["content"]
+            say(c if isinstance(c, str) else json.dumps(c, indent=2, sort_keys=True))
+
+    emit(state, result, human)
+
+
+@data.command("list")
+@click.argument("model", required=False)
+@global_options
+@click.pass_obj
+def list_(state: CliState, model):
+    """List data names with their latest version."""
+    from swamp.data.service import list_data
+
+    rows = list_data(state.repo(), model)
+    emit(state, rows, lambda: table(rows, ["model", "name", "latestVersion", "versions", "kind", "updatedAt"]))
+
+
+@data.command("versions")
+@click.argument("model")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def versions(state: CliState, model, name):
+    """List the versions of MODEL's data NAME, ascending."""
+    from swamp.data.service import list_versions
+
+    rows = list_versions(state.repo(), model, name)
+    emit(state, rows, lambda: table(rows, ["version", "createdAt", "size"]))
+
+
+@data.command("delete")
+@click.argument("model")
+@click.argument("name")
+@click.option("--version", type=int, help="Delete only this version.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@global_options
+@click.pass_obj
+def delete(state: CliState, model, name, version, yes):
+    """Delete data (every version, or one)."""
+    from swamp.data.service import delete_data
+
+    repo = state.repo()
+    what = f"version {version} of {model}/{name}" if version else f"every version of {model}/{name}"
+    confirm(state, yes, f"Delete {what}?")
+    result = delete_data(repo, model, name, version)
+    emit(state, result, f"Deleted {model}/{name} versions {', '.join(map(str, result['deletedVersions']))}")
+
+
+@data.command("gc")
+@click.option("--dry-run", is_flag=True, help="Only report what would be deleted.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@global_options
+@click.pass_obj
+def gc(state: CliState, dry_run, yes):
+    """Delete expired data and versions beyond each policy."""
+    from swamp.data.service import gc as run_gc
+
+    repo = state.repo()
+    if not dry_run:
+        confirm(state, yes, "Garbage-collect data?")
+    result = run_gc(repo, dry_run=dry_run)
+
+    def human():
+        verb = "would delete" if dry_run else "deleted"
+        say(f"{verb} {len(result['deleted'])} version(s)")
+        for r in result["deleted"]:
+            say(f"  {r['model']}/{r['name']} version {r['version']}")
+
+    emit(state, result, human)

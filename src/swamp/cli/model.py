@@ -1,0 +1,221 @@
+from __future__ import annotations
+
+import sys
+
+import click
+
+from swamp.cli.inputs import collect_inputs, input_options, parse_pairs
+from swamp.cli.options import CliState, global_options
+from swamp.cli.output import confirm, emit, say, table
+
+
+@click.group()
+def model():
+    """Model types, definitions and method runs."""
+
+
+# ------------------------------------------------------------------ types
+@model.group("type")
+def model_type():
+    """Model types: what can be automated."""
+
+
+@model_type.command("search")
+@click.argument("query", required=False)
+@global_options
+@click.pass_obj
+def type_search(state: CliState, query):
+    """List model types, builtin and local."""
+    from swamp.models.service import search_types
+
+    repo = _repo_or_none(state)
+    result = search_types(repo, query)
+    for err in result["errors"]:
+        say(f"warning: {err}", err=True)
+    emit(state, result["types"], lambda: table(result["types"], ["type", "version", "description"]))
+
+
+@model_type.command("describe")
+@click.argument("type_name", metavar="TYPE")
+@global_options
+@click.pass_obj
+def type_describe(state: CliState, type_name):
+    """Show a type's arguments (JSON Schema), methods, resources and files."""
+    from swamp.models.service import describe_type
+
+    emit(state, describe_type(_repo_or_none(state), type_name))
+
+
+def _repo_or_none(state: CliState):
+    from swamp.errors import RepoNotFoundError
+
+    try:
+        return state.repo()
+    except RepoNotFoundError:
+        return None
+
+
+# ------------------------------------------------------------ definitions
+@model.command("create")
+@click.argument("type_name", metavar="TYPE")
+@click.argument("name")
+@click.option("--global-arg", multiple=True, metavar="KEY=VALUE", help="A global argument (coerced to its type).")
+@global_options
+@click.pass_obj
+def create(state: CliState, type_name, name, global_arg):
+    """Create a definition of TYPE named NAME."""
+    from swamp.models.service import create_model
+
+    result = create_model(state.repo(), type_name, name, parse_pairs(global_arg, "--global-arg"))
+    emit(state, result, f"Created model {result['name']} ({result['type']}) at {result['path']}")
+
+
+@model.command("get")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def get(state: CliState, name):
+    """Show a definition."""
+    from swamp.models.service import get_model
+    from swamp.util import yamlio
+
+    result = get_model(state.repo(), name)
+    emit(state, result, lambda: say(yamlio.dumps(result).rstrip()))
+
+
+@model.command("search")
+@click.argument("query", required=False)
+@global_options
+@click.pass_obj
+def search(state: CliState, query):
+    """List definitions whose name or type contains QUERY."""
+    from swamp.models.service import search_models
+
+    rows = search_models(state.repo(), query)
+    emit(state, rows, lambda: table(rows, ["name", "type", "path"]))
+
+
+@model.command("validate")
+@click.argument("name", required=False)
+@global_options
+@click.pass_obj
+def validate(state: CliState, name):
+    """Check definitions against their types. Exits 1 when any is invalid."""
+    from swamp.models.service import validate_models
+
+    result = validate_models(state.repo(), name)
+
+    def human():
+        for m in result["models"]:
+            say(f"{'ok     ' if m['valid'] else 'INVALID'} {m['name']}")
+            for e in m["errors"]:
+                say(f"        {e}")
+
+    emit(state, result, human)
+    if not result["valid"]:
+        sys.exit(1)
+
+
+@model.command("delete")
+@click.argument("name")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--force", is_flag=True, help="Delete the model's data too.")
+@global_options
+@click.pass_obj
+def delete(state: CliState, name, yes, force):
+    """Delete a definition (refused while it has data, unless --force)."""
+    from swamp.models.service import delete_model
+
+    repo = state.repo()
+    confirm(state, yes, f"Delete model {name}?")
+    result = delete_model(repo, name, force=force)
+    emit(state, result, f"Deleted model {name}")
+
+
+# ---------------------------------------------------------------- methods
+@model.group("method")
+def method():
+    """Run methods."""
+
+
+@method.command("run")
+@click.argument("model_name", metavar="MODEL")
+@click.argument("method_name", metavar="METHOD")
+@input_options
+@click.option("--tag", multiple=True, metavar="KEY=VALUE", help="Tag the data this run writes.")
+@global_options
+@click.pass_obj
+def method_run(state: CliState, model_name, method_name, input_, input_file, stdin_input, tag):
+    """Run METHOD of MODEL and print its output record. Exits 1 if it fails."""
+    from swamp.models.runner import Runner
+
+    inputs = collect_inputs(input_, input_file, stdin_input)
+    rec = Runner(state.repo()).run(model_name, method_name, inputs=inputs, tags=parse_pairs(tag, "--tag"))
+    data = rec.to_json()
+    data.pop("pid", None)
+
+    def human():
+        say(f"{rec.modelName}.{rec.methodName}: {rec.status} in {rec.durationMs} ms")
+        for a in rec.dataArtifacts:
+            say(f"  wrote {a['kind']} {a['name']} version {a['version']}")
+        if rec.error:
+            say(f"  error: {rec.error}")
+
+    emit(state, data, human)
+    if rec.status != "succeeded":
+        sys.exit(1)
+
+
+# ---------------------------------------------------------------- outputs
+@model.group("output")
+def output():
+    """Records of method runs."""
+
+
+@output.command("get")
+@click.argument("output_id", metavar="ID")
+@global_options
+@click.pass_obj
+def output_get(state: CliState, output_id):
+    """Show one method run's record."""
+    from swamp.models.outputs import find_record
+
+    _, rec = find_record(state.repo().datastore, output_id)
+    emit(state, rec.to_json())
+
+
+@output.command("search")
+@click.argument("model_name", metavar="MODEL", required=False)
+@click.option("--method", "method_name", help="Only runs of this method.")
+@click.option("--status", type=click.Choice(["succeeded", "failed", "cancelled"]))
+@click.option("--limit", type=int, default=50, show_default=True)
+@global_options
+@click.pass_obj
+def output_search(state: CliState, model_name, method_name, status, limit):
+    """List method runs, newest first."""
+    from swamp.models.outputs import iter_records
+
+    repo = state.repo()
+    with repo.datastore.session(mutating=False):
+        recs = [r for _, r in iter_records(repo.datastore)
+                if (not model_name or r.modelName == model_name)
+                and (not method_name or r.methodName == method_name)
+                and (not status or r.status == status)]
+    recs.sort(key=lambda r: (r.startedAt, r.id), reverse=True)
+    rows = [{"id": r.id, "modelName": r.modelName, "methodName": r.methodName, "status": r.status,
+             "startedAt": r.startedAt, "durationMs": r.durationMs} for r in recs[:limit]]
+    emit(state, rows, lambda: table(rows, ["id", "modelName", "methodName", "status", "startedAt", "durationMs"]))
+
+
+@output.command("logs")
+@click.argument("output_id", metavar="ID")
+@global_options
+@click.pass_obj
+def output_logs(state: CliState, output_id):
+    """Print one method run's log."""
+    from swamp.models.outputs import find_record
+
+    ds = state.repo().datastore
+    _, rec = find_record(ds, output_id)
+    text = ds.read_bytes(rec.logFile).decode() if rec.logFile else ""
+    emit(state, {"id": rec.id, "log": text}, lambda: click.echo(text, nl=False))

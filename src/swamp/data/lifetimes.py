@@ -1,0 +1,36 @@
+"""Which versions garbage collection removes.
+
+Phase 1: versions past their lifetime (a duration) expire. Phase 2: the
+name's policy: keep the newest N, or drop versions older than a duration.
+The newest version of a name is never removed by phase 2."""
+
+from __future__ import annotations
+
+from swamp.data.metadata import DataMetadata
+from swamp.util.durations import DURATION_RE, duration_seconds
+from swamp.util.clock import parse_iso
+
+
+def _age_s(meta: DataMetadata, now: float) -> float:
+    return now - parse_iso(meta.createdAt).timestamp()
+
+
+def expired(meta: DataMetadata, now: float) -> bool:
+    return bool(DURATION_RE.match(meta.lifetime)) and _age_s(meta, now) > duration_seconds(meta.lifetime)
+
+
+def versions_to_collect(metas: list[DataMetadata], now: float) -> list[int]:
+    """``metas`` ascending by version. The policy of the newest version rules."""
+    if not metas:
+        return []
+    doomed = {m.version for m in metas if expired(m, now)}
+    survivors = [m for m in metas if m.version not in doomed]
+    policy = metas[-1].garbageCollection
+    if survivors and policy is not None:
+        newest = survivors[-1].version
+        if isinstance(policy, int):
+            doomed.update(m.version for m in survivors[:-policy] if m.version != newest)
+        else:
+            limit = duration_seconds(policy)
+            doomed.update(m.version for m in survivors if m.version != newest and _age_s(m, now) > limit)
+    return sorted(doomed)

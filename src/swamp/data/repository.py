@@ -1,0 +1,128 @@
+"""Versioned data on a Datastore: allocate, write, read, list, delete.
+
+Versions are immutable and allocated under the owning model's lock: list the
+version directories, claim max+1 with an atomic mkdir (a crash or a racer
+that already claimed it makes us move on, never reuse). Content is written
+first, metadata.yaml last, each atomically; a reader only sees versions whose
+metadata exists, so a killed writer never shows a torn version."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Iterator
+
+from swamp.data import layout
+from swamp.data.metadata import DataMetadata
+from swamp.datastore.base import Datastore
+from swamp.errors import NotFoundError
+from swamp.util import documents, yamlio
+
+
+@dataclass
+class DataRecord:
+    model_type: str
+    model_id: str
+    meta: DataMetadata
+
+    @property
+    def path(self) -> str:
+        return layout.version_dir(self.model_type, self.model_id, self.meta.name, self.meta.version)
+
+
+class DataRepository:
+    def __init__(self, ds: Datastore) -> None:
+        self.ds = ds
+
+    # ------------------------------------------------------------ versions
+    def _version_dirs(self, model_type: str, model_id: str, name: str) -> list[int]:
+        """All claimed version numbers (complete or not), ascending."""
+        return sorted(int(n) for n in self.ds.listdir(layout.name_dir(model_type, model_id, name)) if n.isdigit())
+
+    def versions(self, model_type: str, model_id: str, name: str) -> list[int]:
+        """Complete versions, ascending."""
+        base = layout.name_dir(model_type, model_id, name)
+        return [v for v in self._version_dirs(model_type, model_id, name)
+                if self.ds.exists(f"{base}/{v}/{layout.METADATA}")]
+
+    def latest_version(self, model_type: str, model_id: str, name: str) -> int | None:
+        base = layout.name_dir(model_type, model_id, name)
+        for v in reversed(self._version_dirs(model_type, model_id, name)):
+            if self.ds.exists(f"{base}/{v}/{layout.METADATA}"):
+                return v
+        return None
+
+    def allocate(self, model_type: str, model_id: str, name: str) -> int:
+        """Claim the next version number. Call with the model's lock held."""
+        claimed = self._version_dirs(model_type, model_id, name)
+        v = (claimed[-1] if claimed else 0) + 1
+        while True:
+            try:
+                self.ds.mkdir(layout.version_dir(model_type, model_id, name, v), exist_ok=False)
+                return v
+            except FileExistsError:
+                v += 1
+
+    # -------------------------------------------------------------- writes
+    def write(self, model_type: str, model_id: str, meta_fields: dict, content: bytes) -> DataRecord:
+        """Allocate a version and write it (content, then metadata)."""
+        name = meta_fields["name"]
+        version = self.allocate(model_type, model_id, name)
+        vdir = layout.version_dir(model_type, model_id, name, version)
+        self.ds.write_bytes(f"{vdir}/{layout.RAW}", content)
+        return self._finish(model_type, model_id, vdir, meta_fields, version, len(content),
+                            hashlib.sha256(content).hexdigest())
+
+    def finish_stream(self, model_type: str, model_id: str, meta_fields: dict, version: int,
+                      size: int, sha256: str) -> DataRecord:
+        """Complete a version whose raw file was streamed in place."""
+        vdir = layout.version_dir(model_type, model_id, meta_fields["name"], version)
+        return self._finish(model_type, model_id, vdir, meta_fields, version, size, sha256)
+
+    def _finish(self, model_type, model_id, vdir, meta_fields, version, size, sha256) -> DataRecord:
+        meta = DataMetadata(**{**meta_fields, "version": version, "size": size, "sha256": sha256})
+        self.ds.write_bytes(f"{vdir}/{layout.METADATA}",
+                            yamlio.dumps(meta.model_dump(exclude_none=True)).encode())
+        return DataRecord(model_type, model_id, meta)
+
+    # --------------------------------------------------------------- reads
+    def metadata(self, model_type: str, model_id: str, name: str, version: int) -> DataMetadata:
+        vdir = layout.version_dir(model_type, model_id, name, version)
+        rel = f"{vdir}/{layout.METADATA}"
+        try:
+            text = self.ds.read_bytes(rel).decode()
+        except NotFoundError:
+            raise NotFoundError(f"data {name!r} has no version {version}") from None
+        return documents.validate(DataMetadata, yamlio.loads(text, rel), rel)
+
+    def get(self, model_type: str, model_id: str, name: str, version: int | None = None) -> DataRecord:
+        if version is None:
+            version = self.latest_version(model_type, model_id, name)
+            if version is None:
+                raise NotFoundError(f"no data named {name!r}")
+        return DataRecord(model_type, model_id, self.metadata(model_type, model_id, name, version))
+
+    def content(self, record: DataRecord) -> bytes:
+        return self.ds.read_bytes(f"{record.path}/{layout.RAW}")
+
+    def names(self, model_type: str, model_id: str) -> list[str]:
+        return [n for n in self.ds.listdir(layout.model_dir(model_type, model_id)) if not n.startswith(".")]
+
+    def records(self, model_type: str, model_id: str, name: str) -> Iterator[DataRecord]:
+        for v in self.versions(model_type, model_id, name):
+            yield DataRecord(model_type, model_id, self.metadata(model_type, model_id, name, v))
+
+    # ------------------------------------------------------------- deletes
+    def delete(self, model_type: str, model_id: str, name: str, version: int | None = None) -> list[int]:
+        """Delete one version, or every version of a name. Returns what went."""
+        if version is None:
+            gone = self._version_dirs(model_type, model_id, name)
+            self.ds.delete(layout.name_dir(model_type, model_id, name))
+            return gone
+        if version not in self._version_dirs(model_type, model_id, name):
+            raise NotFoundError(f"data {name!r} has no version {version}")
+        self.ds.delete(layout.version_dir(model_type, model_id, name, version))
+        return [version]
+
+    def delete_model(self, model_type: str, model_id: str) -> None:
+        self.ds.delete(layout.model_dir(model_type, model_id))

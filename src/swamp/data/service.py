@@ -1,0 +1,127 @@
+"""Data services the CLI calls: one function per command."""
+
+from __future__ import annotations
+
+import json
+
+from swamp.data.lifetimes import versions_to_collect
+from swamp.data.repository import DataRecord, DataRepository
+from swamp.data.walk import iter_models
+from swamp.datastore.base import model_lock_name
+from swamp.errors import NotFoundError, SwampError
+from swamp.util import clock
+
+
+def _definition(repo, model: str):
+    from swamp.models.definitions import find_definition
+
+    return find_definition(repo, model)[1]
+
+
+def _names_by_id(repo) -> dict[str, str]:
+    from swamp.models.definitions import iter_definition_files, load_definition
+
+    out = {}
+    for p in iter_definition_files(repo):
+        try:
+            d = load_definition(p)
+        except SwampError:
+            continue
+        out[d.id] = d.name
+    return out
+
+
+def record_json(rec: DataRecord, content: bytes | None) -> dict:
+    m = rec.meta
+    out = {"name": m.name, "version": m.version, "specName": m.specName, "kind": m.kind,
+           "contentType": m.contentType, "createdAt": m.createdAt, "size": m.size, "sha256": m.sha256,
+           "tags": dict(sorted(m.tags.items())), "lifetime": m.lifetime}
+    if content is not None:
+        if m.contentType == "application/json":
+            out["content"] = json.loads(content)
+        else:
+            try:
+                out["content"] = content.decode()
+            except UnicodeDecodeError:
+                out["content"] = None
+                out["binary"] = True
+    return out
+
+
+def get_data(repo, model: str, name: str, version: int | None, *, content: bool = True,
+             offline: bool = False) -> dict:
+    d = _definition(repo, model)
+    ds = repo.datastore
+    with ds.session(mutating=False, offline=offline):
+        data = DataRepository(ds)
+        rec = data.get(d.type, d.id, name, version)
+        raw = data.content(rec) if content else None
+    return {"model": d.name, **record_json(rec, raw)}
+
+
+def list_data(repo, model: str | None) -> list[dict]:
+    ds = repo.datastore
+    names = _names_by_id(repo)
+    rows = []
+    only = _definition(repo, model).id if model else None
+    with ds.session(mutating=False):
+        data = DataRepository(ds)
+        for model_type, model_id in iter_models(ds):
+            if only and model_id != only:
+                continue
+            for name in data.names(model_type, model_id):
+                versions = data.versions(model_type, model_id, name)
+                if not versions:
+                    continue
+                meta = data.metadata(model_type, model_id, name, versions[-1])
+                rows.append({"model": names.get(model_id, model_id), "modelType": model_type,
+                             "modelId": model_id, "name": name, "latestVersion": versions[-1],
+                             "versions": len(versions), "specName": meta.specName, "kind": meta.kind,
+                             "updatedAt": meta.createdAt})
+    return sorted(rows, key=lambda r: (r["model"], r["name"]))
+
+
+def list_versions(repo, model: str, name: str) -> list[dict]:
+    d = _definition(repo, model)
+    ds = repo.datastore
+    with ds.session(mutating=False):
+        recs = list(DataRepository(ds).records(d.type, d.id, name))
+    if not recs:
+        raise NotFoundError(f"model {d.name!r} has no data named {name!r}")
+    return [{"version": r.meta.version, "createdAt": r.meta.createdAt, "size": r.meta.size,
+             "sha256": r.meta.sha256} for r in recs]
+
+
+def delete_data(repo, model: str, name: str, version: int | None) -> dict:
+    d = _definition(repo, model)
+    ds = repo.datastore
+    with ds.session(mutating=True, locks=[model_lock_name(d.type, d.id)],
+                    command=f"data delete {d.name} {name}") as counts:
+        data = DataRepository(ds)
+        if version is None and not data.versions(d.type, d.id, name):
+            raise NotFoundError(f"model {d.name!r} has no data named {name!r}")
+        gone = data.delete(d.type, d.id, name, version)
+    return {"model": d.name, "name": name, "deletedVersions": gone, "sync": counts.to_json()}
+
+
+def gc(repo, *, dry_run: bool) -> dict:
+    """Delete expired versions and versions beyond each name's policy. Each
+    model is collected under its own lock."""
+    ds = repo.datastore
+    names = _names_by_id(repo)
+    deleted = []
+    now = clock.now()
+    with ds.session(mutating=False):
+        models = list(iter_models(ds))
+    for model_type, model_id in models:
+        with ds.session(mutating=not dry_run, locks=[] if dry_run else [model_lock_name(model_type, model_id)],
+                        command="data gc"):
+            data = DataRepository(ds)
+            for name in data.names(model_type, model_id):
+                metas = [r.meta for r in data.records(model_type, model_id, name)]
+                for v in versions_to_collect(metas, now):
+                    if not dry_run:
+                        data.delete(model_type, model_id, name, v)
+                    deleted.append({"model": names.get(model_id, model_id), "name": name, "version": v})
+    deleted.sort(key=lambda r: (r["model"], r["name"], r["version"]))
+    return {"deleted": deleted, "dryRun": dry_run}

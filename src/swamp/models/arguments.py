@@ -1,0 +1,77 @@
+"""Resolving a method's arguments: definition values, inputs, expressions,
+then the type's schema. The one place expressions in definitions are
+evaluated, so the expression engine plugs in here."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+from swamp.errors import ValidationError
+from swamp.models.api import ModelType
+from swamp.models.definitions import Definition
+from swamp.models.inputs import CliString, coerce, validate_inputs
+from swamp.util.documents import format_errors
+
+#: (value, variables, source, field) -> value with ${{ }} evaluated.
+Renderer = Callable[[Any, dict, str, str], Any]
+
+
+def _verbatim(value: Any, variables: dict, source: str, field: str) -> Any:
+    return value
+
+
+def resolve_arguments(
+    definition: Definition,
+    model_type: ModelType,
+    method: str,
+    inputs: dict | None = None,
+    *,
+    source: str = "",
+    variables: dict | None = None,
+    renderer: Renderer | None = None,
+) -> tuple[BaseModel, dict]:
+    """Return (validated arguments, the inputs used)."""
+    inputs = dict(inputs or {})
+    schema_model = model_type.arguments_model(method)
+    raw: dict = {**definition.globalArguments}
+    mcfg = definition.methods.get(method)
+    if mcfg is not None:
+        raw.update(mcfg.arguments)
+    if definition.inputs is not None:
+        used_inputs = validate_inputs(definition.inputs, inputs, what=f"inputs of model {definition.name!r}")
+    else:
+        # Without declared inputs, each input overrides the argument of the
+        # same name; an unknown name is refused, not dropped.
+        fields = schema_model.model_fields
+        props = schema_model.model_json_schema().get("properties", {})
+        unknown = [k for k in inputs if k not in fields]
+        if unknown:
+            from swamp.util.names import did_you_mean
+
+            raise ValidationError(
+                f"model {definition.name!r} method {method!r}: unknown input(s) {', '.join(sorted(unknown))}",
+                hint=did_you_mean(unknown[0], fields) or f"arguments: {', '.join(sorted(fields))}",
+            )
+        used_inputs = {k: coerce(v, props.get(k)) for k, v in inputs.items()}
+        used_inputs = {k: str(v) if isinstance(v, CliString) else v for k, v in used_inputs.items()}
+        raw.update(used_inputs)
+    ctx_vars = {
+        "inputs": used_inputs,
+        "self": {"name": definition.name, "id": definition.id, "version": definition.version,
+                 "tags": definition.tags, "globalArguments": definition.globalArguments},
+        **(variables or {}),
+    }
+    render = renderer or _verbatim
+    resolved = render(raw, ctx_vars, source or f"models/{definition.type}/{definition.name}.yaml",
+                      "globalArguments")
+    from pydantic import ValidationError as PydanticError
+
+    try:
+        args = schema_model.model_validate(resolved)
+    except PydanticError as e:
+        msg, hint = format_errors(e, schema_model)
+        raise ValidationError(f"model {definition.name!r} method {method!r}: invalid arguments: {msg}",
+                              hint=hint) from None
+    return args, used_inputs

@@ -1,0 +1,225 @@
+"""The Context a method receives: write and read its model's versioned data,
+stream files, read other models' data, and log."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from swamp.data import layout
+from swamp.data.repository import DataRepository
+from swamp.errors import NotFoundError, ValidationError
+from swamp.models.api import ModelType
+from swamp.models.definitions import Definition
+from swamp.util import clock
+from swamp.util.ids import new_id
+from swamp.util.names import check_data_name
+from swamp.vault.redact import redact_bytes, redact_text
+
+
+@dataclass
+class Artifact:
+    name: str
+    specName: str
+    version: int
+    kind: str
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "specName": self.specName, "version": self.version, "kind": self.kind}
+
+
+@dataclass
+class RunInfo:
+    output_id: str
+    method: str
+    tags: dict[str, str] = field(default_factory=dict)
+    workflow_run_id: str | None = None
+    workflow_name: str | None = None
+    step_name: str | None = None
+
+
+class Context:
+    def __init__(self, repo, definition: Definition, model_type: ModelType, run: RunInfo,
+                 data: DataRepository) -> None:
+        self.repo = repo
+        self.definition = definition
+        self.model_type = model_type
+        self.run = run
+        self._data = data
+        self.artifacts: list[Artifact] = []
+        self._log: list[str] = []
+        self._ephemeral: dict[str, Any] = {}
+
+    # ---------------------------------------------------------------- ids
+    @property
+    def model_name(self) -> str:
+        return self.definition.name
+
+    @property
+    def method_name(self) -> str:
+        return self.run.method
+
+    @property
+    def repo_dir(self):
+        return self.repo.root if self.repo is not None else None
+
+    # ------------------------------------------------------------ secrets
+    def resolve_secrets(self, value: Any) -> Any:
+        """Vault references in ``value`` resolved to their secrets (which are
+        registered for redaction first)."""
+        from swamp.models import secrets
+
+        return secrets.resolve(self.repo, value)
+
+    def shell_secrets(self, command: str) -> tuple[str, dict[str, str]]:
+        """A shell command whose vault references became $VARIABLES, and the
+        environment that sets them: the secret never enters the command text."""
+        from swamp.models import secrets
+
+        return secrets.shell_env(self.repo, command)
+
+    # ------------------------------------------------------------ logging
+    def log(self, message: str) -> None:
+        self._log.append(f"{clock.isoformat()} {redact_text(str(message))}")
+
+    @property
+    def log_lines(self) -> list[str]:
+        return list(self._log)
+
+    # -------------------------------------------------------------- data
+    def _meta_fields(self, name: str, spec_name: str, kind: str, content_type: str,
+                     lifetime: str, gc, streaming: bool = False) -> dict:
+        return {
+            "id": new_id(), "name": name, "specName": spec_name, "kind": kind,
+            "contentType": content_type, "lifetime": lifetime, "garbageCollection": gc,
+            "streaming": streaming,
+            "tags": {**self.definition.tags, **self.run.tags, "type": kind, "specName": spec_name,
+                     "modelName": self.definition.name},
+            "owner": {
+                "definitionId": self.definition.id, "definitionName": self.definition.name,
+                "modelType": self.definition.type, "methodName": self.run.method,
+                "outputId": self.run.output_id, "workflowRunId": self.run.workflow_run_id,
+                "workflowName": self.run.workflow_name, "stepName": self.run.step_name,
+            },
+            "createdAt": clock.isoformat(),
+        }
+
+    def write_resource(self, spec_name: str, name: str, data: BaseModel | dict) -> Artifact:
+        spec = self.model_type.resources.get(spec_name)
+        if spec is None:
+            raise ValidationError(f"{self.model_type.type} declares no resource {spec_name!r}",
+                                  hint=f"declared: {', '.join(sorted(self.model_type.resources)) or 'none'}")
+        check_data_name(name)
+        if isinstance(data, BaseModel):
+            data = data.model_dump(mode="json")
+        if spec.schema is not None:
+            from pydantic import ValidationError as PydanticError
+
+            try:
+                data = spec.schema.model_validate(data).model_dump(mode="json")
+            except PydanticError as e:
+                from swamp.util.documents import format_errors
+
+                raise ValidationError(f"resource {spec_name!r}: {format_errors(e)[0]}") from None
+        if spec.lifetime == "ephemeral":
+            self._ephemeral[name] = data
+            return Artifact(name, spec_name, 0, "resource")
+        content = redact_bytes(json.dumps(data, indent=2, sort_keys=True).encode() + b"\n")
+        rec = self._data.write(self.definition.type, self.definition.id,
+                               self._meta_fields(name, spec_name, "resource", "application/json",
+                                                 spec.lifetime, spec.garbage_collection), content)
+        art = Artifact(name, spec_name, rec.meta.version, "resource")
+        self.artifacts.append(art)
+        return art
+
+    def read_resource(self, name: str, version: int | None = None) -> Any:
+        """The content of this model's data ``name`` (highest version when
+        none is given), or None when there is none."""
+        if version is None and name in self._ephemeral:
+            return self._ephemeral[name]
+        try:
+            rec = self._data.get(self.definition.type, self.definition.id, name, version)
+        except NotFoundError:
+            return None
+        return _decode(rec.meta.contentType, self._data.content(rec))
+
+    def delete_resource(self, name: str) -> None:
+        self._ephemeral.pop(name, None)
+        self._data.delete(self.definition.type, self.definition.id, name)
+
+    def file_writer(self, spec_name: str, name: str) -> "FileWriter":
+        spec = self.model_type.files.get(spec_name)
+        if spec is None:
+            raise ValidationError(f"{self.model_type.type} declares no file {spec_name!r}",
+                                  hint=f"declared: {', '.join(sorted(self.model_type.files)) or 'none'}")
+        check_data_name(name)
+        return FileWriter(self, spec_name, name, spec)
+
+    def read_model_data(self, model_name: str, name: str, version: int | None = None) -> Any:
+        from swamp.models.definitions import find_definition
+
+        _, d = find_definition(self.repo, model_name)
+        try:
+            rec = self._data.get(d.type, d.id, name, version)
+        except NotFoundError:
+            return None
+        return _decode(rec.meta.contentType, self._data.content(rec))
+
+
+class FileWriter:
+    """Streams a file version: bytes go straight to an atomic temp file; the
+    version becomes visible only when the writer closes cleanly."""
+
+    def __init__(self, ctx: Context, spec_name: str, name: str, spec) -> None:
+        self._ctx, self._spec_name, self._name, self._spec = ctx, spec_name, name, spec
+        self._hash = hashlib.sha256()
+        self._size = 0
+        self._cm = None
+        self._f = None
+        self._version = None
+        self.artifact: Artifact | None = None
+
+    def __enter__(self) -> "FileWriter":
+        d = self._ctx._data
+        t, mid = self._ctx.definition.type, self._ctx.definition.id
+        self._version = d.allocate(t, mid, self._name)
+        self._cm = d.ds.open_write(f"{layout.version_dir(t, mid, self._name, self._version)}/{layout.RAW}")
+        self._f = self._cm.__enter__()
+        return self
+
+    def write(self, chunk: bytes | str) -> None:
+        if isinstance(chunk, str):
+            chunk = chunk.encode()
+        chunk = redact_bytes(chunk)
+        self._hash.update(chunk)
+        self._size += len(chunk)
+        self._f.write(chunk)
+
+    def write_line(self, line: str) -> None:
+        self.write(line.rstrip("\n") + "\n")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._cm.__exit__(exc_type, exc, tb)
+        if exc_type is not None:
+            return
+        ctx = self._ctx
+        rec = ctx._data.finish_stream(
+            ctx.definition.type, ctx.definition.id,
+            ctx._meta_fields(self._name, self._spec_name, "file", self._spec.content_type,
+                             self._spec.lifetime, self._spec.garbage_collection, self._spec.streaming),
+            self._version, self._size, self._hash.hexdigest())
+        self.artifact = Artifact(self._name, self._spec_name, rec.meta.version, "file")
+        ctx.artifacts.append(self.artifact)
+
+
+def _decode(content_type: str, raw: bytes) -> Any:
+    if content_type == "application/json":
+        return json.loads(raw)
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return raw

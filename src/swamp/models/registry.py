@@ -1,0 +1,133 @@
+"""The model type registry: builtin types, and local types loaded from
+``extensions/models/*.py``. A broken local file is reported with its file
+and line, and breaks only the commands that need a type from it."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from swamp.errors import NotFoundError, SwampError
+from swamp.models.api import ModelType
+from swamp.util.names import did_you_mean
+
+BUILTINS = {
+    "command/shell": "swamp.models.builtin.shell",
+}
+
+
+@dataclass
+class LoadError:
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message}"
+
+
+class TypeLoadError(SwampError):
+    code = "type_load_error"
+
+
+class Registry:
+    def __init__(self, extensions_dir: Path | None = None) -> None:
+        self.extensions_dir = extensions_dir
+        self._types: dict[str, ModelType] = {}
+        self._sources: dict[str, str] = {}
+        self.errors: list[LoadError] = []
+        self._loaded_builtins = False
+        self._loaded_locals = False
+
+    def _load_builtins(self) -> None:
+        if self._loaded_builtins:
+            return
+        self._loaded_builtins = True
+        for name, module in BUILTINS.items():
+            for t in _types_in(importlib.import_module(module)):
+                self._add(t, "builtin")
+
+    def _load_locals(self) -> None:
+        if self._loaded_locals:
+            return
+        self._loaded_locals = True
+        if self.extensions_dir is None or not self.extensions_dir.is_dir():
+            return
+        for path in sorted(self.extensions_dir.glob("*.py")):
+            if path.name.startswith("_"):
+                continue
+            try:
+                module = _import_file(path)
+            except Exception as e:  # a broken extension must not break swamp
+                self.errors.append(_load_error(path, e))
+                continue
+            for t in _types_in(module):
+                if t.type in self._types:
+                    self.errors.append(LoadError(str(path), None,
+                                                 f"type {t.type!r} is already defined by {self._sources[t.type]}"))
+                    continue
+                self._add(t, str(path))
+
+    def _add(self, t: ModelType, source: str) -> None:
+        self._types[t.type] = t
+        self._sources[t.type] = source
+
+    def all(self) -> list[ModelType]:
+        self._load_builtins()
+        self._load_locals()
+        return [self._types[k] for k in sorted(self._types)]
+
+    def get(self, type_name: str) -> ModelType:
+        self._load_builtins()
+        if type_name in self._types:
+            return self._types[type_name]
+        self._load_locals()
+        if type_name in self._types:
+            return self._types[type_name]
+        if self.errors:
+            raise TypeLoadError(
+                f"model type {type_name!r} is not available; extension files failed to load: "
+                + "; ".join(str(e) for e in self.errors),
+            )
+        raise NotFoundError(f"unknown model type {type_name!r}",
+                            hint=did_you_mean(type_name, self._types) or "list types with 'swamp model type search'")
+
+    def source(self, type_name: str) -> str:
+        return self._sources.get(type_name, "?")
+
+
+def _types_in(module) -> list[ModelType]:
+    return [v for v in vars(module).values() if isinstance(v, ModelType)]
+
+
+def _import_file(path: Path):
+    mod_name = f"swamp_ext_{path.stem}_{abs(hash(str(path))) & 0xFFFFFF:x}"
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(mod_name, None)
+        raise
+    return module
+
+
+def _load_error(path: Path, e: BaseException) -> LoadError:
+    line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
+    if line is None:
+        for frame in reversed(traceback.extract_tb(e.__traceback__)):
+            if Path(frame.filename) == path:
+                line = frame.lineno
+                break
+    msg = e.msg if isinstance(e, SyntaxError) else f"{type(e).__name__}: {e}"
+    return LoadError(str(path), line, msg)
+
+
+def registry_for(repo) -> Registry:
+    return Registry(repo.extensions_dir if repo is not None else None)

@@ -1,0 +1,49 @@
+"""Late secret resolution. Expressions leave vault references as sentinels;
+they become values only here, when a method runs, and every value resolved
+is registered with the redactor first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def _lookup(repo):
+    from swamp.vault.service import VaultService
+
+    service = VaultService(repo)
+
+    def lookup(vault: str, key: str) -> str:
+        return service.get_secret(vault, key)
+
+    return lookup
+
+
+def resolve(repo, value: Any) -> Any:
+    from swamp.vault import sentinel
+
+    if not sentinel.find_sentinels(value):
+        return value
+    return sentinel.resolve_sentinels(value, _lookup(repo))
+
+
+def resolve_arguments(repo, args: BaseModel, passthrough: set[str]) -> BaseModel:
+    """Resolve vault references in every argument except those the type
+    resolves itself."""
+    from swamp.vault import sentinel
+
+    data = dict(args)
+    updates = {k: resolve(repo, v) for k, v in data.items()
+               if k not in passthrough and sentinel.find_sentinels(v)}
+    return args.model_copy(update=updates) if updates else args
+
+
+def shell_env(repo, command: str) -> tuple[str, dict[str, str]]:
+    """Replace vault references in a shell command by environment variable
+    references; return the command and the variables to set."""
+    from swamp.vault import sentinel
+
+    if not sentinel.find_sentinels(command):
+        return command, {}
+    return sentinel.to_env(command, _lookup(repo))

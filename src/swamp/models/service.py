@@ -1,0 +1,134 @@
+"""Model services the CLI calls: one function per command."""
+
+from __future__ import annotations
+
+from swamp.data.repository import DataRepository
+from swamp.datastore.base import model_lock_name
+from swamp.errors import ConflictError, SwampError, ValidationError
+from swamp.models.definitions import (Definition, definition_path, find_definition,
+                                      iter_definition_files, load_definition, save_definition)
+from swamp.models.inputs import CliString, coerce
+from swamp.models.registry import registry_for
+from swamp.util.names import check_name, did_you_mean
+
+
+def search_types(repo, query: str | None) -> dict:
+    reg = registry_for(repo)
+    q = (query or "").lower()
+    types = [{"type": t.type, "version": t.version, "description": t.description}
+             for t in reg.all() if q in t.type.lower() or q in t.description.lower()]
+    return {"types": types, "errors": [str(e) for e in reg.errors]}
+
+
+def describe_type(repo, type_name: str) -> dict:
+    return registry_for(repo).get(type_name).describe()
+
+
+def _coerce_global_args(model_type, pairs: dict[str, str]) -> dict:
+    props = model_type.global_arguments.model_json_schema().get("properties", {})
+    out = {}
+    for key, value in pairs.items():
+        if key not in props:
+            raise ValidationError(f"{model_type.type} has no global argument {key!r}",
+                                  hint=did_you_mean(key, props) or f"arguments: {', '.join(sorted(props))}")
+        prop = props[key]
+        if "anyOf" in prop:  # Optional[...]: use the non-null branch
+            prop = next((p for p in prop["anyOf"] if p.get("type") != "null"), prop)
+        out[key] = coerce(CliString(value), prop)
+    return out
+
+
+def create_model(repo, type_name: str, name: str, global_args: dict[str, str]) -> dict:
+    check_name(name, "model name")
+    model_type = registry_for(repo).get(type_name)
+    path = definition_path(repo, type_name, name)
+    for p in iter_definition_files(repo):
+        if p.stem == name:
+            raise ConflictError(f"a model named {name!r} already exists at {p.relative_to(repo.root)}")
+    definition = Definition(type=type_name, typeVersion=model_type.version, name=name,
+                            globalArguments=_coerce_global_args(model_type, global_args))
+    issues = _validate_definition(repo, definition, model_type)
+    if issues:
+        raise ValidationError(f"model {name!r}: " + "; ".join(issues))
+    save_definition(path, definition)
+    return {"id": definition.id, "name": name, "type": type_name, "path": str(path.relative_to(repo.root))}
+
+
+def get_model(repo, name: str) -> dict:
+    path, d = find_definition(repo, name)
+    return {**d.model_dump(exclude_none=True), "path": str(path.relative_to(repo.root))}
+
+
+def search_models(repo, query: str | None) -> list[dict]:
+    q = (query or "").lower()
+    out = []
+    for p in iter_definition_files(repo):
+        try:
+            d = load_definition(p)
+        except SwampError as e:
+            out.append({"name": p.stem, "type": None, "path": str(p.relative_to(repo.root)), "error": e.message})
+            continue
+        if q in d.name.lower() or q in d.type.lower():
+            out.append({"id": d.id, "name": d.name, "type": d.type, "path": str(p.relative_to(repo.root))})
+    return sorted(out, key=lambda r: r["name"])
+
+
+def _validate_definition(repo, d: Definition, model_type) -> list[str]:
+    """Static checks: methods exist, and arguments fit the schema wherever no
+    expression or input decides them at run time."""
+    from swamp.models.arguments import resolve_arguments
+
+    issues = []
+    for m in d.methods:
+        if m not in model_type.methods:
+            issues.append(f"methods.{m}: {model_type.type} has no method {m!r}")
+    for m in sorted(model_type.methods):
+        try:
+            _expr_free(d)
+            resolve_arguments(d, model_type, m, {} if d.inputs is None else None)
+        except _HasExpressions:
+            continue
+        except SwampError as e:
+            if d.inputs is not None and "required input" in e.message:
+                continue
+            issues.append(e.message)
+    return issues
+
+
+class _HasExpressions(Exception):
+    pass
+
+
+def _expr_free(d: Definition) -> None:
+    if "${{" in str(d.globalArguments) or "${{" in str({k: v.arguments for k, v in d.methods.items()}):
+        raise _HasExpressions
+
+
+def validate_models(repo, name: str | None) -> dict:
+    reg = registry_for(repo)
+    files = [find_definition(repo, name)[0]] if name else iter_definition_files(repo)
+    results = []
+    for p in files:
+        entry = {"name": p.stem, "path": str(p.relative_to(repo.root)), "valid": True, "errors": []}
+        try:
+            d = load_definition(p)
+            entry["errors"] = _validate_definition(repo, d, reg.get(d.type))
+        except SwampError as e:
+            entry["errors"] = [e.message]
+        entry["valid"] = not entry["errors"]
+        results.append(entry)
+    return {"valid": all(r["valid"] for r in results), "models": results}
+
+
+def delete_model(repo, name: str, *, force: bool) -> dict:
+    path, d = find_definition(repo, name)
+    ds = repo.datastore
+    data = DataRepository(ds)
+    with ds.session(mutating=True, locks=[model_lock_name(d.type, d.id)], command=f"model delete {name}"):
+        names = data.names(d.type, d.id)
+        if names and not force:
+            raise ConflictError(f"model {name!r} still has data ({', '.join(names)})",
+                                hint="delete its data first, or pass --force to delete it too")
+        data.delete_model(d.type, d.id)
+        path.unlink()
+    return {"name": name, "id": d.id, "deletedData": names}
