@@ -101,3 +101,32 @@ def gc(state: CliState, dry_run, yes):
             say(f"  {r['model']}/{r['name']} version {r['version']}")
 
     emit(state, result, human)
+
+
+@data.command("search")
+@click.argument("query", required=False)
+@click.option("--model", help="Only this model's data.")
+@click.option("--all-versions", is_flag=True, help="Every version, not only the latest.")
+@click.option("--limit", type=int, default=100, show_default=True)
+@global_options
+@click.pass_obj
+def search(state: CliState, query, model, all_versions, limit):
+    """Find data by name, spec, type or tag (from the local catalog)."""
+    from swamp.data.service import search_data
+
+    rows = search_data(state.repo(), query, model=model, limit=limit, all_versions=all_versions)
+    emit(state, rows, lambda: table(rows, ["model", "name", "version", "specName", "kind", "createdAt"]))
+
+
+@data.command("query")
+@click.argument("predicate")
+@click.option("--all-versions", is_flag=True, help="Every version, not only the latest.")
+@click.option("--limit", type=int, default=100, show_default=True)
+@global_options
+@click.pass_obj
+def query(state: CliState, predicate, all_versions, limit):
+    """Data for which a CEL PREDICATE holds, e.g. 'specName == "result" && size > 100'."""
+    from swamp.data.service import query_data
+
+    rows = query_data(state.repo(), predicate, limit=limit, all_versions=all_versions)
+    emit(state, rows, lambda: table(rows, ["model", "name", "version", "specName", "kind", "createdAt"]))

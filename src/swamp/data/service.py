@@ -125,3 +125,50 @@ def gc(repo, *, dry_run: bool) -> dict:
                     deleted.append({"model": names.get(model_id, model_id), "name": name, "version": v})
     deleted.sort(key=lambda r: (r["model"], r["name"], r["version"]))
     return {"deleted": deleted, "dryRun": dry_run}
+
+
+def _with_model_names(repo, rows: list[dict]) -> list[dict]:
+    names = _names_by_id(repo)
+    for r in rows:
+        r["model"] = names.get(r["modelId"], r["modelId"])
+    return sorted(rows, key=lambda r: (r["model"], r["name"], r["version"]))
+
+
+def search_data(repo, text: str | None, *, model: str | None = None, limit: int = 100,
+                all_versions: bool = False) -> list[dict]:
+    """Data whose name, spec, type or tags contain ``text`` (latest versions
+    unless ``all_versions``)."""
+    from swamp.data.catalog import open_catalog
+
+    with repo.datastore.session(mutating=False):
+        cat = open_catalog(repo)
+        try:
+            cat.refresh()
+            rows = cat.rows(text=text, model_id=_definition(repo, model).id if model else None,
+                            latest_only=not all_versions)
+        finally:
+            cat.close()
+    return _with_model_names(repo, rows)[:limit]
+
+
+def query_data(repo, predicate: str, *, limit: int = 100, all_versions: bool = False) -> list[dict]:
+    """Data versions for which the CEL ``predicate`` is true. Each row is
+    the variable ``data`` (name, version, specName, kind, tags, model, ...)."""
+    from swamp.data.catalog import open_catalog
+    from swamp.expr import api as expr
+
+    with repo.datastore.session(mutating=False):
+        cat = open_catalog(repo)
+        try:
+            cat.refresh()
+            rows = _with_model_names(repo, cat.rows(latest_only=not all_versions))
+        finally:
+            cat.close()
+    out = []
+    for r in rows:
+        ctx = expr.ExprContext(variables={"data": r, **r})
+        if expr.evaluate(predicate, ctx) is True:
+            out.append(r)
+            if len(out) >= limit:
+                break
+    return out

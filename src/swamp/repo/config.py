@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 
 class DatastoreConfig(BaseModel):
@@ -30,4 +30,3 @@ class RepoConfig(BaseModel):
     defaultVault: str | None = None
     autoGc: bool = False
     logLevel: str | None = None
-    extra: dict = Field(default_factory=dict)

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import sys
+
+import click
+
+from swamp.cli.options import CliState, global_options
+from swamp.cli.output import emit, say, table
+
+
+@click.group()
+def datastore():
+    """Where runtime state lives, and sharing it."""
+
+
+@datastore.group("setup")
+def setup():
+    """Choose the datastore for this repository."""
+
+
+@setup.command("filesystem")
+@click.option("--path", required=True, type=click.Path(file_okay=False), help="The directory to use.")
+@global_options
+@click.pass_obj
+def setup_filesystem(state: CliState, path):
+    """Use a directory (possibly shared by several processes) as the datastore."""
+    from swamp.repo.datastores import setup_filesystem as run
+
+    result = run(state.repo(), path)
+    emit(state, result, f"Datastore is now {result['location']} "
+                        f"({result['filesCopied']} files copied, {result['filesKept']} already there)")
+
+
+@datastore.command("status")
+@global_options
+@click.pass_obj
+def status(state: CliState):
+    """Show the datastore, its sync head and local changes."""
+    from swamp.repo.datastores import status as run
+
+    result = run(state.repo())
+
+    def human():
+        for k in sorted(result):
+            say(f"{k}: {result[k]}")
+
+    emit(state, result, human)
+
+
+def print_counts(counts: dict) -> None:
+    say(f"pulled {counts['filesPulled']} files ({counts['bytesPulled']} bytes), "
+        f"pushed {counts['filesPushed']} files ({counts['bytesPushed']} bytes), "
+        f"deleted {counts['filesDeleted']}, {counts['requests']} requests, head {counts['head']}")
+    for c in counts.get("conflicts", []):
+        say(f"conflict: {c}", err=True)
+
+
+@datastore.command("sync")
+@click.option("--pull", "pull_only", is_flag=True, help="Only pull.")
+@click.option("--push", "push_only", is_flag=True, help="Only push.")
+@global_options
+@click.pass_obj
+def sync(state: CliState, pull_only, push_only):
+    """Pull peers' commits and push local changes."""
+    from swamp.errors import UsageError
+    from swamp.repo.datastores import sync as run
+
+    if pull_only and push_only:
+        raise UsageError("--pull and --push exclude each other")
+    counts = run(state.repo(), pull=not push_only, push=not pull_only)
+    emit(state, counts, lambda: print_counts(counts))
+    if counts.get("conflicts"):
+        sys.exit(1)
+
+
+@datastore.group("lock")
+def lock():
+    """Inspect and break locks and leases."""
+
+
+@lock.command("status")
+@global_options
+@click.pass_obj
+def lock_status(state: CliState):
+    """List held locks and leases with their holders."""
+    from swamp.repo.datastores import lock_status as run
+
+    rows = run(state.repo())
+    emit(state, rows, lambda: table(rows, ["name", "holder", "pid", "acquiredAt", "stale"]))
+
+
+@lock.command("release")
+@click.argument("name")
+@click.option("--force", is_flag=True, required=True, help="Required: breaking a lock is never implicit.")
+@global_options
+@click.pass_obj
+def lock_release(state: CliState, name, force):
+    """Break the lock NAME (for a holder that died)."""
+    from swamp.repo.datastores import lock_release as run
+
+    result = run(state.repo(), name)
+    emit(state, result, f"{'released' if result['released'] else 'no lock named'} {name}")
