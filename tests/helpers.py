@@ -1,0 +1,211 @@
+"""Shared helpers for the core tests: run the CLI (in a subprocess, or in
+this process when exit codes and streams are all that matter), build
+repositories, write local model types, and check the datastore tree."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def data(self) -> Any:
+        """stdout parsed as exactly one JSON document (json.loads refuses
+        anything after the first document)."""
+        assert self.stdout.strip(), f"nothing on stdout; stderr: {self.stderr}"
+        return json.loads(self.stdout)
+
+    @property
+    def error(self) -> dict:
+        """stderr parsed as one JSON error document {"error", "code", "hint"?}."""
+        doc = json.loads(self.stderr)
+        assert isinstance(doc, dict) and set(doc) <= {"error", "code", "hint"}, doc
+        assert isinstance(doc["error"], str) and isinstance(doc["code"], str), doc
+        return doc
+
+    def __repr__(self) -> str:
+        return f"Result(code={self.code}, stdout={self.stdout[:2000]!r}, stderr={self.stderr[:2000]!r})"
+
+
+def _env(extra: dict | None = None) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SWAMP_")}
+    env["SWAMP_FSYNC"] = "0"
+    env["SWAMP_LOCK_TIMEOUT_MS"] = os.environ.get("SWAMP_LOCK_TIMEOUT_MS", "20000")
+    env["PYTHONPATH"] = str(REPO_ROOT / "src")
+    env.update(extra or {})
+    return env
+
+
+def _argv(repo: Path | None, args, json_mode: bool) -> list[str]:
+    argv = [str(a) for a in args]
+    if json_mode:
+        argv.append("--json")
+    if repo is not None:
+        argv += ["--repo-dir", str(repo)]
+    return argv
+
+
+def cli(repo: Path | None, *args, json: bool = True, input: str | None = None, env: dict | None = None,
+        cwd: Path | None = None, timeout: float = 60) -> Result:
+    """Run `python -m swamp ARGS` in a subprocess."""
+    p = subprocess.run([PYTHON, "-m", "swamp", *_argv(repo, args, json)], input=input, capture_output=True,
+                       text=True, env=_env(env), cwd=cwd or repo or REPO_ROOT, timeout=timeout)
+    return Result(p.returncode, p.stdout, p.stderr)
+
+
+def popen(repo: Path | None, *args, json: bool = True, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([PYTHON, "-m", "swamp", *_argv(repo, args, json)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=_env(env), cwd=repo or REPO_ROOT)
+
+
+def invoke(repo: Path | None, *args, json: bool = True, input: str | None = None) -> Result:
+    """Run the CLI in this process (same entry point and error handling as
+    the console script, without the interpreter start-up)."""
+    from click.testing import CliRunner
+
+    from swamp.cli.errors import run_cli
+    from swamp.cli.main import cli as root
+
+    runner = CliRunner()
+    with runner.isolation(input=input) as streams:
+        try:
+            code = run_cli(root, _argv(repo, args, json))
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        out, err = streams[0].getvalue().decode(), streams[1].getvalue().decode()
+    return Result(code, out, err)
+
+
+def init_repo(path: Path) -> Path:
+    from swamp.repo.init import init_repo as _init
+
+    _init(path)
+    return path
+
+
+def write_type(repo: Path, filename: str, source: str) -> Path:
+    path = repo / "extensions" / "models" / filename
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source).lstrip())
+    return path
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every file and directory under root, with a hash of each file."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        out[rel + "/"] = "dir"
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            with open(p, "rb") as fh:
+                out[os.path.join(rel, f)] = hashlib.sha256(fh.read()).hexdigest()
+    return out
+
+
+def datastore_root(repo: Path) -> Path:
+    return repo / ".swamp"
+
+
+def visible_versions(repo: Path) -> list[tuple[str, dict, bytes]]:
+    """Every complete (metadata present) data version in the tree:
+    (version dir, metadata, raw bytes)."""
+    from swamp.util import yamlio
+
+    out = []
+    data = datastore_root(repo) / "data"
+    for meta_path in sorted(data.rglob("metadata.yaml")):
+        meta = yamlio.load(meta_path)
+        raw = (meta_path.parent / "raw").read_bytes()
+        out.append((str(meta_path.parent.relative_to(data)), meta, raw))
+    return out
+
+
+def assert_no_torn_versions(repo: Path) -> int:
+    """Every visible version's raw matches its metadata's size and sha256.
+    Returns how many versions were checked."""
+    versions = visible_versions(repo)
+    for where, meta, raw in versions:
+        assert len(raw) == meta["size"], f"{where}: raw is {len(raw)} bytes, metadata says {meta['size']}"
+        assert hashlib.sha256(raw).hexdigest() == meta["sha256"], f"{where}: sha256 mismatch"
+    return len(versions)
+
+
+# A local type for most tests: global arguments of several types, a method
+# with its own arguments, a resource, a streamed file, and a method that
+# fails after writing.
+PROBE_TYPE = '''
+    from pydantic import BaseModel
+    from swamp import Context, ModelType
+
+
+    class Settings(BaseModel):
+        count: int = 1
+        label: str = "x"
+        ratio: float = 0.5
+        enabled: bool = False
+
+
+    class Extra(BaseModel):
+        note: str = ""
+        times: int = 1
+
+
+    class Out(BaseModel):
+        count: int
+        label: str
+        note: str
+        times: int
+
+
+    probe = ModelType("acme/probe", version="2026.01.01.1", global_arguments=Settings,
+                      description="A probe for tests")
+    probe.resource("out", schema=Out, lifetime="infinite", garbage_collection=3)
+    probe.resource("aged", lifetime="infinite", garbage_collection="1h")
+    probe.resource("all", lifetime="infinite")
+    probe.file("report", content_type="text/plain")
+
+
+    @probe.method(description="Write out", arguments=Extra)
+    def write(args, ctx: Context) -> None:
+        for i in range(args.times):
+            ctx.write_resource("out", "out", Out(count=args.count, label=args.label, note=args.note, times=i))
+        with ctx.file_writer("report", "report") as w:
+            w.write_line(f"count={args.count} label={args.label}")
+        ctx.log(f"wrote {args.times}")
+
+
+    @probe.method(description="Write, then fail")
+    def explode(args, ctx: Context) -> None:
+        ctx.write_resource("all", "partial", {"before": "failure"})
+        ctx.log("about to fail")
+        raise RuntimeError("boom")
+
+
+    @probe.method(description="Write one version of aged and all")
+    def stamp(args, ctx: Context) -> None:
+        ctx.write_resource("aged", "aged", {"n": args.count})
+        ctx.write_resource("all", "all", {"n": args.count})
+
+
+    @probe.method(description="Read the newest out")
+    def get(args, ctx: Context) -> None:
+        ctx.write_resource("all", "seen", {"last": ctx.read_resource("out")})
+'''

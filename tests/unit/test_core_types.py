@@ -1,0 +1,136 @@
+"""Model types: search, describe (argument schemas as JSON Schema), local
+types from extensions/models/, and broken local type files."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import PROBE_TYPE, init_repo, invoke, write_type
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return init_repo(tmp_path / "repo")
+
+
+def test_type_search_lists_builtin_and_local_types_sorted(repo):
+    write_type(repo, "probe.py", PROBE_TYPE)
+    r = invoke(repo, "model", "type", "search")
+    assert r.code == 0, r
+    rows = r.data
+    types = [row["type"] for row in rows]
+    assert types == sorted(types)
+    assert {"acme/probe", "command/shell"} <= set(types)
+    shell = next(row for row in rows if row["type"] == "command/shell")
+    assert set(shell) == {"type", "version", "description"}
+    assert shell["version"] and shell["description"]
+
+    r = invoke(repo, "model", "type", "search", "probe")
+    assert [row["type"] for row in r.data] == ["acme/probe"]
+    r = invoke(repo, "model", "type", "search", "nothing-matches-this")
+    assert r.code == 0 and r.data == []
+
+
+def test_type_search_works_outside_a_repository(tmp_path):
+    r = invoke(None, "model", "type", "search", "shell")
+    assert r.code == 0, r
+    assert [row["type"] for row in r.data] == ["command/shell"]
+
+
+def test_describe_shell_gives_json_schema(repo):
+    r = invoke(repo, "model", "type", "describe", "command/shell")
+    assert r.code == 0, r
+    d = r.data
+    assert d["type"] == "command/shell"
+    ga = d["globalArguments"]
+    assert ga["type"] == "object"
+    assert ga["required"] == ["run"]
+    assert ga["additionalProperties"] is False
+    props = ga["properties"]
+    assert props["run"]["type"] == "string"
+    assert props["env"]["type"] == "object"
+    assert props["ignoreExitCode"]["type"] == "boolean"
+    assert {"minimum": 1, "type": "integer"} in props["timeout"]["anyOf"]
+    assert "execute" in d["methods"]
+    assert set(d["resources"]["result"]["schema"]["properties"]) == {
+        "exitCode", "executedAt", "command", "durationMs", "stdout", "stderr"}
+    assert "log" in d["files"]
+
+
+def test_describe_local_type_shows_method_arguments(repo):
+    write_type(repo, "probe.py", PROBE_TYPE)
+    d = invoke(repo, "model", "type", "describe", "acme/probe").data
+    assert d["version"] == "2026.01.01.1"
+    assert d["globalArguments"]["properties"]["count"] == {"default": 1, "title": "Count", "type": "integer"}
+    write = d["methods"]["write"]
+    assert write["description"] == "Write out"
+    assert set(write["arguments"]["properties"]) == {"note", "times"}
+    assert d["methods"]["get"]["kind"] == "read"
+    assert d["methods"]["explode"]["kind"] == "action"
+    assert d["resources"]["out"]["garbageCollection"] == 3
+    assert d["resources"]["aged"]["garbageCollection"] == "1h"
+    assert d["files"]["report"]["contentType"] == "text/plain"
+
+
+def test_describe_unknown_type_suggests_the_close_one(repo):
+    r = invoke(repo, "model", "type", "describe", "command/shel")
+    assert r.code == 1, r
+    assert r.error["code"] == "not_found"
+    assert "command/shell" in r.error["hint"]
+
+
+BROKEN_SYNTAX = """\
+from swamp import ModelType
+
+broken = ModelType("acme/broken", version="2026.01.01.1")
+
+def oops(:
+    pass
+"""
+
+BROKEN_IMPORT = """\
+from swamp import ModelType
+
+x = 1
+raise RuntimeError("this extension cannot start")
+"""
+
+BAD_DECLARATION = """\
+from swamp import ModelType
+
+bad = ModelType("acme/bad", version="not-calver")
+"""
+
+
+@pytest.mark.parametrize("source,line,needle", [
+    (BROKEN_SYNTAX, 5, "invalid syntax"),
+    (BROKEN_IMPORT, 4, "RuntimeError: this extension cannot start"),
+    (BAD_DECLARATION, 3, "CalVer"),
+])
+def test_broken_local_type_is_reported_with_file_and_line(repo, source, line, needle):
+    path = write_type(repo, "broken.py", source)
+    write_type(repo, "probe.py", PROBE_TYPE)
+    # Search still lists every type that loaded, and warns about the file.
+    r = invoke(repo, "model", "type", "search")
+    assert r.code == 0, r
+    assert {"acme/probe", "command/shell"} <= {row["type"] for row in r.data}
+    assert f"{path}:{line}" in r.stderr
+    assert needle in r.stderr
+    # Asking for a type that is not there names the broken file.
+    r = invoke(repo, "model", "type", "describe", "acme/broken")
+    assert r.code == 1
+    assert f"{path}:{line}" in r.error["error"]
+    # Types that do not need the broken file keep working.
+    assert invoke(repo, "model", "type", "describe", "command/shell").code == 0
+    assert invoke(repo, "model", "type", "describe", "acme/probe").code == 0
+    r = invoke(repo, "model", "create", "acme/probe", "p1", "--global-arg", "count=2")
+    assert r.code == 0, r
+
+
+def test_two_files_declaring_one_type_is_reported(repo):
+    first = write_type(repo, "a_probe.py", PROBE_TYPE)
+    second = write_type(repo, "b_probe.py", PROBE_TYPE)
+    r = invoke(repo, "model", "type", "search", "probe")
+    assert r.code == 0
+    assert len(r.data) == 1
+    assert str(second) in r.stderr and str(first) in r.stderr
