@@ -42,6 +42,22 @@ class BackendRefused(ObjectStoreError):
     code = "backend_refused"
 
 
+def check_key(key: str) -> str:
+    """Return ``key`` if it is safe on every backend, else raise ValueError.
+
+    Keys are relative '/'-separated paths: no leading '/', no empty, '.' or
+    '..' segment, no NUL or backslash. That keeps a key from escaping a
+    directory root and makes it mean the same object on S3, GCS and disk.
+    """
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"invalid object key {key!r}: empty")
+    if "\0" in key or "\\" in key:
+        raise ValueError(f"invalid object key {key!r}: NUL or backslash")
+    if any(seg in ("", ".", "..") for seg in key.split("/")):
+        raise ValueError(f"invalid object key {key!r}: absolute, empty, '.' or '..' segment")
+    return key
+
+
 @dataclass(frozen=True)
 class ObjectMeta:
     key: str

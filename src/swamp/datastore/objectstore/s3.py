@@ -1,0 +1,231 @@
+"""S3 and S3-compatible servers (AWS, SeaweedFS, ...) through obstore.
+
+Credentials come from where AWS tools look: the AWS_* environment variables
+(read by obstore itself), else the shared credentials file
+(AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials, profile AWS_PROFILE or
+"default"). They stay in memory; nothing is written anywhere.
+
+obstore's own retries are switched off: they would retry 5xx after a
+conditional PUT too, and one retry layer (retry.py) that knows what a 412
+means is enough.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import re
+import urllib.error
+import urllib.request
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Iterator
+
+from .base import (
+    ObjectMeta,
+    ObjectNotFound,
+    ObjectStore,
+    ObjectStoreError,
+    PreconditionFailed,
+    TransientError,
+    check_key,
+)
+
+_STATUS = re.compile(r"status code: (\d{3})")
+
+
+def shared_file_credentials() -> dict[str, str]:
+    """Keys from the shared credentials file, unless the environment has some."""
+    if os.environ.get("AWS_ACCESS_KEY_ID"):
+        return {}
+    path = Path(os.environ.get("AWS_SHARED_CREDENTIALS_FILE", Path.home() / ".aws" / "credentials"))
+    parser = configparser.ConfigParser()
+    if not parser.read(path):
+        return {}
+    section = os.environ.get("AWS_PROFILE", "default")
+    if not parser.has_option(section, "aws_access_key_id"):
+        return {}
+    out = {"access_key_id": parser.get(section, "aws_access_key_id"),
+           "secret_access_key": parser.get(section, "aws_secret_access_key", fallback="")}
+    if parser.has_option(section, "aws_session_token"):
+        out["session_token"] = parser.get(section, "aws_session_token")
+    return out
+
+
+def _transient_status(status: int) -> bool:
+    # 409: ConditionalRequestConflict (a concurrent conditional write is in
+    # flight on AWS); 429 throttling; 5xx server trouble.
+    return status in (409, 429) or status >= 500
+
+
+class S3ObjectStore(ObjectStore):
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        allow_http: bool | None = None,
+        timeout_s: float = 30.0,
+        connect_timeout_s: float = 5.0,
+    ) -> None:
+        from obstore.store import S3Store
+
+        self.prefix = prefix.strip("/")
+        self.timeout_s = timeout_s
+        self.name = f"s3://{bucket}/{self.prefix + '/' if self.prefix else ''}"
+        config: dict[str, Any] = dict(shared_file_credentials())
+        if endpoint_url:
+            config["endpoint"] = endpoint_url
+            config["virtual_hosted_style_request"] = False  # S3-compatible servers want path style
+        if region:
+            config["region"] = region
+        if allow_http is None:
+            allow_http = bool(endpoint_url and endpoint_url.startswith("http://"))
+        self._store = S3Store(
+            bucket,
+            prefix=self.prefix or None,
+            config=config,
+            client_options={"allow_http": allow_http, "timeout": timedelta(seconds=timeout_s),
+                            "connect_timeout": timedelta(seconds=connect_timeout_s)},
+            retry_config={"max_retries": 0, "retry_timeout": timedelta(seconds=timeout_s)},
+        )
+
+    # ------------------------------------------------------------- errors
+    def _error(self, e: Exception, key: str) -> ObjectStoreError:
+        from obstore.exceptions import (
+            AlreadyExistsError,
+            PermissionDeniedError,
+            PreconditionError,
+            UnauthenticatedError,
+        )
+
+        where = f"{self.name}{key}"
+        if "NoSuchBucket" in str(e):
+            return ObjectStoreError(f"{self.name}: the bucket does not exist")
+        if isinstance(e, (AlreadyExistsError, PreconditionError)):
+            return PreconditionFailed(f"{where}: precondition failed")
+        if isinstance(e, FileNotFoundError):
+            return ObjectNotFound(f"{where} not found")
+        first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if isinstance(e, (PermissionDeniedError, UnauthenticatedError)):
+            return ObjectStoreError(f"{where}: access denied: {first_line}",
+                                    hint="check the AWS credentials and the bucket policy")
+        m = _STATUS.search(str(e))
+        if m and not _transient_status(int(m.group(1))):
+            return ObjectStoreError(f"{where}: {first_line}")
+        # 409/429/5xx, timeouts, refused or dropped connections
+        return TransientError(f"{where}: {first_line}")
+
+    # ------------------------------------------------------------ the API
+    def get(self, key: str) -> tuple[bytes, str]:
+        import obstore
+
+        try:
+            result = obstore.get(self._store, check_key(key))
+            data = bytes(result.bytes())
+        except Exception as e:
+            raise self._error(e, key) from e
+        return data, result.meta["e_tag"] or ""
+
+    def put(self, key: str, data: bytes, *, if_none_match: bool = False,
+            if_match: str | None = None) -> str:
+        import obstore
+
+        mode: Any = "overwrite"
+        if if_none_match:
+            mode = "create"
+        elif if_match is not None:
+            mode = {"e_tag": if_match}
+        try:
+            result = obstore.put(self._store, check_key(key), bytes(data), mode=mode, use_multipart=False)
+        except FileNotFoundError as e:
+            # If-Match on a missing key: AWS answers 404, SeaweedFS 412.
+            if if_match is not None and "NoSuchBucket" not in str(e):
+                raise PreconditionFailed(f"{self.name}{key}: missing (If-Match)") from e
+            raise self._error(e, key) from e
+        except Exception as e:
+            raise self._error(e, key) from e
+        return result["e_tag"] or ""
+
+    def head(self, key: str) -> ObjectMeta | None:
+        import obstore
+
+        try:
+            meta = obstore.head(self._store, check_key(key))
+        except FileNotFoundError:
+            return None
+        except Exception as e:
+            raise self._error(e, key) from e
+        return self._meta(meta)
+
+    @staticmethod
+    def _meta(meta: Any) -> ObjectMeta:
+        return ObjectMeta(meta["path"], meta["size"], meta["e_tag"] or "", meta["last_modified"].timestamp())
+
+    def list(self, prefix: str = "", start_after: str | None = None) -> Iterator[ObjectMeta]:
+        import obstore
+
+        # obstore lists whole '/'-segments; our prefix is a plain string
+        # prefix. So list the enclosing directory, starting just below the
+        # prefix, filter, and stop at the first key past it (S3 lists in
+        # ascending UTF-8 order, which is also str order).
+        parent = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
+        offset = start_after
+        if prefix:
+            below = prefix[:-1] + chr(ord(prefix[-1]) - 1)
+            if offset is None or offset < below:
+                offset = below
+        try:
+            for chunk in obstore.list(self._store, parent or None, offset=offset, chunk_size=1000):
+                for meta in chunk:
+                    key = meta["path"]
+                    if key.startswith(prefix):
+                        yield self._meta(meta)
+                    elif key > prefix:
+                        return
+        except Exception as e:
+            raise self._error(e, prefix) from e
+
+    def delete(self, key: str, *, if_match: str | None = None) -> None:
+        import obstore
+
+        check_key(key)
+        if if_match is None:
+            try:
+                obstore.delete(self._store, key)
+            except FileNotFoundError:
+                pass
+            except Exception as e:
+                raise self._error(e, key) from e
+            return
+        # Servers that ignore If-Match on DELETE (radosgw 16) would delete
+        # anyway: compare first, so only a race in between goes unnoticed
+        # there. AWS and SeaweedFS enforce the header itself.
+        meta = self.head(key)
+        if meta is None or meta.etag != if_match:
+            raise PreconditionFailed(f"{self.name}{key} changed or missing (etag mismatch)")
+        self._conditional_delete(key, if_match)
+
+    def _conditional_delete(self, key: str, if_match: str) -> None:
+        # obstore has no conditional delete; a presigned DELETE URL signs the
+        # host only, so an If-Match header can ride along unsigned.
+        import obstore
+
+        try:
+            url = obstore.sign(self._store, "DELETE", key, timedelta(minutes=5))
+        except Exception as e:
+            raise self._error(e, key) from e
+        request = urllib.request.Request(url, method="DELETE", headers={"If-Match": if_match})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s):
+                return
+        except urllib.error.HTTPError as e:
+            if e.code in (404, 412):
+                raise PreconditionFailed(f"{self.name}{key} changed or missing (etag mismatch)") from e
+            if _transient_status(e.code):
+                raise TransientError(f"{self.name}{key}: DELETE answered {e.code}") from e
+            raise ObjectStoreError(f"{self.name}{key}: DELETE answered {e.code} {e.reason}") from e
+        except (urllib.error.URLError, OSError) as e:
+            raise TransientError(f"{self.name}{key}: DELETE failed: {e}") from e
