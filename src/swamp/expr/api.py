@@ -1,0 +1,157 @@
+"""The expression API the rest of swamp uses. The CEL engine behind it is
+imported only when something is compiled or evaluated, and can be swapped
+without touching callers.
+
+- ``render(value, ctx)``: every `${{ }}` in a nested value. A string that is
+  exactly one expression takes the expression's native type; expressions
+  embedded in text print as JSON would, strings bare.
+- ``evaluate(expression, ctx)``: one bare CEL expression.
+- ``validate(value)``: compile-only check, for `validate` commands.
+- ``predicate(text, names)``: a compiled filter over records whose fields are
+  the variables (`data query`).
+
+Results are plain JSON-like Python values: None, bool, int, float, str,
+list, dict. Timestamps become RFC 3339 strings, durations CEL's `"90s"` form,
+bytes base64 text."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping, Protocol
+
+from swamp.expr import template
+from swamp.expr.errors import ExpressionError
+
+# Root variables an expression may name. `data` and `vault` are namespaces of
+# functions (`data.latest(...)`, `vault.get(...)`), served by the providers.
+ROOTS = ("inputs", "self", "model", "env", "run", "steps")
+NAMESPACES = ("data", "vault")
+
+
+class DataProvider(Protocol):
+    """Serves `data.*` during evaluation. Records are plain dicts such as
+    ``{"id", "name", "version", "createdAt", "attributes", "content",
+    "tags", ...}``; a missing record is None. Exceptions raised here become
+    the ExpressionError's cause (a SwampError keeps its hint)."""
+
+    def latest(self, model: str, name: str) -> dict | None: ...
+
+    def version(self, model: str, name: str, version: int) -> dict | None: ...
+
+    def list_versions(self, model: str, name: str) -> list[dict]: ...
+
+    def find_by_spec(self, model: str, spec: str) -> list[dict]: ...
+
+    def find_by_tag(self, key: str, value: str) -> list[dict]: ...
+
+    def query(self, predicate: str, select: str | None = None) -> list: ...
+
+
+class VaultProvider(Protocol):
+    """Secrets, for resolving vault sentinels when a method runs (``get``) and
+    for failing early on a missing secret during evaluation (``exists``).
+    ``get`` registers the value with the redactor before returning it."""
+
+    def get(self, vault: str, key: str) -> str: ...
+
+    def exists(self, vault: str, key: str) -> bool: ...
+
+
+class ExprContext:
+    """The variables (a subset of ROOTS) and providers an expression sees.
+    When ``env`` is not given, expressions see the process environment."""
+
+    __slots__ = ("variables", "data", "vault")
+
+    def __init__(
+        self,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        data: DataProvider | None = None,
+        vault: VaultProvider | None = None,
+    ):
+        variables = dict(variables or {})
+        unknown = sorted(set(variables) - set(ROOTS))
+        if unknown:
+            raise ValueError(f"unknown expression roots {unknown}; expected some of {list(ROOTS)}")
+        self.variables = variables
+        self.data = data
+        self.vault = vault
+
+    def extend(self, variables: Mapping[str, Any]) -> "ExprContext":
+        """A context with some variables replaced, e.g. ``self`` per forEach item."""
+        return ExprContext({**self.variables, **variables}, data=self.data, vault=self.vault)
+
+
+def evaluate(expression: str, ctx: ExprContext, *, source: str | None = None,
+             field: str | None = None) -> Any:
+    from swamp.expr import cel
+
+    try:
+        return cel.Session(ctx).evaluate(expression)
+    except ExpressionError as e:
+        raise e.located(source=source, field=field) from e.__cause__
+
+
+def render(value: Any, ctx: ExprContext, *, source: str | None = None, field: str | None = None) -> Any:
+    """A copy of ``value`` with every template string rendered; ``field`` is
+    the path of ``value`` in its document, for error messages."""
+    if not template.has_expressions(value):
+        return value
+    from swamp.expr import cel
+
+    session = cel.Session(ctx)
+
+    def one(expr: template.Expr, _template: str, path: str) -> Any:
+        try:
+            return session.evaluate(expr.text)
+        except ExpressionError as e:
+            raise e.located(source=source, field=path or None) from e.__cause__
+
+    try:
+        return template.render(value, one, field or "")
+    except template.TemplateSyntaxError as e:
+        raise _syntax_error(e, source) from None
+
+
+def validate(value: Any, *, source: str | None = None, field: str | None = None) -> list[ExpressionError]:
+    """Compile every expression in ``value`` (a template string or a nested
+    value) without evaluating; returns the errors, in document order."""
+    from swamp.expr import cel
+
+    errors: list[ExpressionError] = []
+    for path, text in template.iter_templates(value, field or ""):
+        try:
+            segments = template.parse(text)
+        except template.TemplateSyntaxError as e:
+            e.path = path
+            errors.append(_syntax_error(e, source))
+            continue
+        for seg in segments:
+            if isinstance(seg, template.Expr):
+                try:
+                    cel.compile(seg.text)
+                except ExpressionError as e:
+                    errors.append(e.located(source=source, field=path or None))
+    return errors
+
+
+def predicate(text: str, names: Iterable[str], *, source: str | None = None) -> Callable[[Mapping[str, Any]], bool]:
+    """Compile a boolean CEL expression over records whose fields ``names``
+    are the variables; the result tests one record."""
+    from swamp.expr import cel
+
+    try:
+        return cel.compile_predicate(text, tuple(sorted(set(names))))
+    except ExpressionError as e:
+        raise e.located(source=source) from e.__cause__
+
+
+def _syntax_error(e: template.TemplateSyntaxError, source: str | None) -> ExpressionError:
+    # Position within the field's string, 1-based, with the usual caret.
+    before = e.template[: e.position]
+    line = before.count("\n") + 1
+    column = e.position - (before.rfind("\n") + 1) + 1
+    text_line = e.template.splitlines()[line - 1] if e.template else ""
+    snippet = f" | {text_line}\n | {'.' * (column - 1)}^"
+    return ExpressionError(str(e), source=source, field=e.path or None, line=line, column=column,
+                           snippet=snippet)

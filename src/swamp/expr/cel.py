@@ -1,0 +1,345 @@
+"""The adapter to cel-expr-python, and the only module that imports it.
+
+One Env per process, built on first use: roots declared DYN, `data` and
+`vault` declared as map receivers (a DYN receiver does not dispatch member
+functions), the strings, math, encoders, optional and bindings extensions.
+Compiled programs are cached by text.
+
+cel-expr-python 0.1.3 binds function implementations when the Env is
+built (per-evaluation bindings are declared in its API but do not resolve),
+so the implementations are fixed dispatchers that find the caller's
+providers in a ContextVar set for the duration of each evaluation."""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import os
+import re
+import threading
+from contextvars import ContextVar
+from functools import lru_cache
+from typing import Any, Callable, Mapping, NamedTuple
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
+
+from swamp.expr.api import NAMESPACES, ROOTS, ExprContext
+from swamp.errors import NotFoundError
+from swamp.expr.errors import ExpressionError
+from swamp.vault.sentinel import make_sentinel
+
+_DYN, _STR, _INT = cel.Type.DYN, cel.Type.STRING, cel.Type.INT
+_RECEIVER = cel.Type.Map(_STR, _DYN)
+_LIST, _MAP, _ERROR = cel.Type.LIST, cel.Type.MAP, cel.Type.ERROR
+# Static result types whose plain_value() is already the final Python value.
+_SCALARS = frozenset({"STRING", "INT", "UINT", "BOOL", "DOUBLE", "NULL", "null_type"})
+
+
+class _Call:
+    """Providers and provider failures of one evaluation."""
+
+    __slots__ = ("data", "vault", "errors")
+
+    def __init__(self, ctx: ExprContext):
+        self.data = ctx.data
+        self.vault = ctx.vault
+        self.errors: list[BaseException] = []
+
+
+_current: ContextVar[_Call | None] = ContextVar("swamp_expr_call", default=None)
+
+
+def _failing(call: _Call | None, exc: BaseException) -> BaseException:
+    # CEL turns an exception in a function into an error value carrying only
+    # its text; keep the exception so the caller gets it back as the cause.
+    if call is not None:
+        call.errors.append(exc)
+    return exc
+
+
+def _data_function(cel_name: str, method: str) -> Callable[..., Any]:
+    def impl(_receiver: Any, *args: Any) -> Any:
+        call = _current.get()
+        provider = call.data if call else None
+        if provider is None:
+            raise _failing(call, ExpressionError(f"data.{cel_name}() is not available here"))
+        try:
+            return getattr(provider, method)(*args)
+        except Exception as e:
+            raise _failing(call, e)
+
+    return impl
+
+
+def _vault_get(_receiver: Any, vault: str, key: str) -> str:
+    # The secret itself never enters an expression result: a sentinel does,
+    # swapped for the value when a method runs (swamp.vault.sentinel).
+    call = _current.get()
+    try:
+        sentinel = make_sentinel(vault, key)
+        provider = call.vault if call else None
+        if provider is not None and not provider.exists(vault, key):
+            raise NotFoundError(f"vault {vault!r} has no secret {key!r}",
+                                hint=f"swamp vault put {vault} {key}")
+    except Exception as e:
+        raise _failing(call, e)
+    return sentinel
+
+
+# (CEL name, provider method, parameter types after the receiver)
+_DATA_FUNCTIONS = [
+    ("latest", "latest", [_STR, _STR]),
+    ("version", "version", [_STR, _STR, _INT]),
+    ("listVersions", "list_versions", [_STR, _STR]),
+    ("findBySpec", "find_by_spec", [_STR, _STR]),
+    ("findByTag", "find_by_tag", [_STR, _STR]),
+    ("query", "query", [_STR]),
+    ("query", "query", [_STR, _STR]),
+]
+
+
+def _declarations() -> list:
+    overloads: dict[str, list] = {}
+    for cel_name, method, params in _DATA_FUNCTIONS:
+        overloads.setdefault(cel_name, []).append(cel.Overload(
+            f"swamp_data_{cel_name}_{len(params)}", return_type=_DYN, parameters=[_RECEIVER, *params],
+            is_member=True, impl=_data_function(cel_name, method)))
+    overloads["get"] = [cel.Overload("swamp_vault_get", return_type=_STR, parameters=[_RECEIVER, _STR, _STR],
+                                     is_member=True, impl=_vault_get)]
+    return [cel.FunctionDecl(name, ovs) for name, ovs in overloads.items()]
+
+
+def _extensions() -> list:
+    return [ext_strings.ExtStrings(), ext_math.ExtMath(), ext_encoders.ExtEncoders(),
+            ext_optional.ExtOptional(), ext_bindings.ExtBindings()]
+
+
+_env_lock = threading.Lock()
+_envs: dict[tuple[str, ...] | None, Any] = {}
+
+
+def _env(names: tuple[str, ...] | None = None) -> Any:
+    """The main Env (``names`` None), or a plain one whose variables are
+    ``names`` (record predicates)."""
+    env = _envs.get(names)
+    if env is None:
+        with _env_lock:
+            env = _envs.get(names)
+            if env is None:
+                if names is None:
+                    variables = {**{r: _DYN for r in ROOTS}, **{ns: _RECEIVER for ns in NAMESPACES}}
+                    env = cel.NewEnv(variables=variables, extensions=_extensions(), functions=_declarations())
+                else:
+                    env = cel.NewEnv(variables={n: _DYN for n in names}, extensions=_extensions())
+                _envs[names] = env
+    return env
+
+
+class Program(NamedTuple):
+    expr: Any  # cel.Expression
+    text: str
+    scalar: bool  # the checked result type is a primitive
+    # Optionals can hide inside dyn values; converting those with
+    # plain_value() crashes the library, so such results are walked.
+    careful: bool
+    # Copying os.environ costs more than an evaluation: only when named.
+    uses_env: bool
+
+
+@lru_cache(maxsize=4096)
+def compile(text: str, names: tuple[str, ...] | None = None) -> Program:
+    try:
+        expr = _env(names).compile(text)
+    except RuntimeError as e:
+        raise _compile_error(str(e), text) from None
+    rtype = expr.return_type().name()
+    if "optional_type" in rtype:
+        raise ExpressionError("the result is an optional value", expression=text,
+                              hint="unwrap it with .orValue(default) or .value()")
+    careful = "?" in text or "optional" in text
+    return Program(expr, text, rtype in _SCALARS, careful, _ENV_NAME.search(text) is not None)
+
+
+_ENV_NAME = re.compile(r"\benv\b")
+
+
+class Session:
+    """Evaluations sharing one context. Variables are converted for CEL once
+    per session, on first use, so a session sees the values they had then."""
+
+    __slots__ = ("ctx", "_activation", "_with_env")
+
+    def __init__(self, ctx: ExprContext):
+        self.ctx = ctx
+        self._activation = None
+        self._with_env = False
+
+    def evaluate(self, text: str) -> Any:
+        program = compile(text)
+        if self._activation is None or (program.uses_env and not self._with_env):
+            data: dict[str, Any] = {}
+            if program.uses_env:
+                if "env" not in self.ctx.variables:
+                    data["env"] = dict(os.environ)
+                self._with_env = True
+            data.update(self.ctx.variables)
+            data.update((ns, {}) for ns in NAMESPACES)
+            self._activation = _env().Activation(data)
+        call = _Call(self.ctx)
+        token = _current.set(call)
+        try:
+            result = program.expr.eval(self._activation)
+        except RuntimeError as e:
+            raise ExpressionError(_clean(str(e)), expression=text, hint=_hint(text)) from None
+        finally:
+            _current.reset(token)
+        return _result(result, program, call)
+
+
+def compile_predicate(text: str, names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], bool]:
+    program = compile(text, names)
+    if program.expr.return_type().name() not in ("BOOL", "DYN"):
+        raise ExpressionError("a predicate must be true or false", expression=text)
+
+    def test(record: Mapping[str, Any]) -> bool:
+        try:
+            result = program.expr.eval(data={n: record.get(n) for n in names})
+        except RuntimeError as e:
+            raise ExpressionError(_clean(str(e)), expression=text) from None
+        value = _result(result, program, None)
+        if not isinstance(value, bool):
+            raise ExpressionError(f"a predicate must be true or false, not {value!r}", expression=text)
+        return value
+
+    return test
+
+
+def _result(value: Any, program: Program, call: _Call | None) -> Any:
+    if value.type() == _ERROR:
+        raise _eval_error(value, program.text, call)
+    if program.scalar:
+        return value.plain_value()
+    if program.careful:
+        return _walk(value, program.text)
+    return _jsonable(value.plain_value())
+
+
+def _walk(value: Any, text: str) -> Any:
+    t = value.type()
+    if t == _LIST:
+        return [_walk(v, text) for v in value.value()]
+    if t == _MAP:
+        return {_jsonable(k): _walk(v, text) for k, v in value.value().items()}
+    if t == _ERROR:
+        raise _eval_error(value, text, None)
+    return _jsonable(value.plain_value())
+
+
+def _eval_error(value: Any, text: str, call: _Call | None) -> ExpressionError:
+    try:
+        message = value.value()
+    except TypeError:
+        # An optional reached the result through a dyn value.
+        return ExpressionError("the result holds an optional value", expression=text,
+                               hint="unwrap it with .orValue(default) or .value()")
+    detail = _clean(str(message))
+    for exc in call.errors if call else ():
+        if str(exc) and str(exc) in detail:
+            hint = getattr(exc, "hint", None)
+            if isinstance(exc, ExpressionError):
+                detail = exc.detail
+            else:
+                detail = getattr(exc, "message", None) or str(exc)
+            err = ExpressionError(detail, expression=text, hint=hint)
+            err.__cause__ = exc
+            return err
+    return ExpressionError(detail, expression=text, hint=_hint(text))
+
+
+def _jsonable(value: Any) -> Any:
+    """The value with what JSON cannot hold (timestamps, durations, bytes,
+    types) turned into text; the very same object when nothing needs it."""
+    return _convert(value) if _needs_conversion(value) else value
+
+
+def _needs_conversion(value: Any) -> bool:
+    if isinstance(value, (str, bool, int, float)) or value is None:
+        return False
+    if isinstance(value, dict):
+        return any(_needs_conversion(k) or _needs_conversion(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_needs_conversion(v) for v in value)
+    return True
+
+
+def _convert(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_convert(k): _convert(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_convert(v) for v in value]
+    if isinstance(value, _dt.datetime):
+        return _timestamp_text(value)
+    if isinstance(value, _dt.timedelta):
+        return _duration_text(value)
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, cel.Type):
+        return value.name().lower()
+    return value
+
+
+def _timestamp_text(ts: _dt.datetime) -> str:
+    if ts.tzinfo is not None:
+        ts = ts.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    text = ts.isoformat(timespec="microseconds" if ts.microsecond else "seconds")
+    if ts.microsecond:
+        text = text.rstrip("0")
+    return text + "Z"
+
+
+def _duration_text(d: _dt.timedelta) -> str:
+    # CEL's own string(duration): seconds with a fraction only when needed.
+    seconds = d.total_seconds()
+    return f"{seconds:.9f}".rstrip("0").rstrip(".") + "s"
+
+
+_STATUS = re.compile(r"^[A-Z_]+: ")
+_STATUS_TAIL = re.compile(r"\s*\[[A-Z_]+\]\s*$")
+_POSITION = re.compile(r"ERROR: <input>:(\d+):(\d+): ")
+
+
+def _clean(message: str) -> str:
+    message = _STATUS_TAIL.sub("", _STATUS.sub("", message.strip()))
+    message = message.replace(" (in container '')", "")
+    m = re.match(r'No value with name "([^"]+)" found in Activation', message)
+    if m:
+        return f"{m.group(1)!r} is not available here"
+    return message
+
+
+def _compile_error(message: str, text: str) -> ExpressionError:
+    message = _clean(message)
+    # [before, line, column, body, line, column, body, ...]: one triple per error.
+    parts = _POSITION.split(message)
+    if len(parts) < 4:
+        return ExpressionError(message, expression=text, hint=_hint(text, message))
+    line, column, body = int(parts[1]), int(parts[2]), parts[3]
+    detail, _, snippet = body.partition("\n")
+    others = (len(parts) - 1) // 3 - 1
+    if others:
+        detail += f" (and {others} more error{'s' if others > 1 else ''})"
+    return ExpressionError(detail.strip(), expression=text, line=line, column=column,
+                           snippet=snippet.rstrip() or None, hint=_hint(text, detail))
+
+
+_HYPHEN_NAME = re.compile(r"\b(model|steps|inputs|self)\.([A-Za-z_]\w*-[\w-]+)")
+
+
+def _hint(text: str, detail: str = "") -> str | None:
+    m = _HYPHEN_NAME.search(text)
+    if m:
+        return f"a name with hyphens needs brackets: {m.group(1)}[\"{m.group(2)}\"]"
+    if "undeclared reference" in detail:
+        return f"expressions can use {', '.join(ROOTS)} and the functions of {' and '.join(NAMESPACES)}"
+    return None
