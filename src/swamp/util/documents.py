@@ -4,7 +4,8 @@ expected, and suggest a fix for unknown keys."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any, TypeVar, get_args, get_origin
 
 from swamp.errors import ValidationError
 from swamp.util.names import did_you_mean
@@ -34,17 +35,30 @@ def format_errors(exc, model_cls=None) -> tuple[str, str | None]:
     return "; ".join(lines), hint
 
 
+def _model_in(ann) -> tuple[Any, bool]:
+    """The pydantic model inside an annotation (``M``, ``list[M]``,
+    ``dict[str, M]``, ``M | None``), and whether it sits in a mapping, whose
+    keys then appear in error locations."""
+    if hasattr(ann, "model_fields"):
+        return ann, False
+    for arg in get_args(ann):
+        model, keyed = _model_in(arg)
+        if model is not None:
+            return model, keyed or get_origin(ann) in (dict, Mapping)
+    return None, False
+
+
 def _unknown_key_hint(model_cls, loc: tuple) -> str | None:
     fields: Any = model_cls
+    skip_key = False
     for part in loc[:-1]:
-        if isinstance(part, int):
+        if isinstance(part, int) or skip_key:
+            skip_key = False
             continue
         f = getattr(fields, "model_fields", {}).get(part)
         if f is None:
             return None
-        ann = f.annotation
-        inner = getattr(ann, "__args__", None)
-        fields = next((a for a in (inner or (ann,)) if hasattr(a, "model_fields")), None)
+        fields, skip_key = _model_in(f.annotation)
         if fields is None:
             return None
     names = set()
