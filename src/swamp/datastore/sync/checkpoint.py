@@ -1,0 +1,62 @@
+"""Checkpoints: the full tree as of a commit, ``checkpoints/<seq>.json.gz``,
+written create-only by the peer whose commit lands on a multiple of K. A new
+peer (or one whose head the retention window dropped) starts from the newest
+one and replays the log after it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
+
+from .commitlog import valid_path
+from .errors import CorruptRemoteError
+from .layout import SHA_RE, Layout
+
+Tree = dict[str, tuple[str, int]]
+
+
+def encode(seq: int, tree: Tree) -> bytes:
+    body = {"seq": seq, "files": {p: [sha, size] for p, (sha, size) in sorted(tree.items())}}
+    return gzip.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), mtime=0)
+
+
+def decode(seq: int, data: bytes) -> tuple[Tree, list[str]]:
+    """The tree and the rejected (invalid) paths."""
+    try:
+        body = json.loads(gzip.decompress(data))
+        if body["seq"] != seq:
+            raise ValueError(f"seq {body['seq']} in checkpoint {seq}")
+        tree: Tree = {}
+        rejected = []
+        for path, (sha, size) in body["files"].items():
+            if not valid_path(path):
+                rejected.append(repr(path))
+            elif not SHA_RE.match(sha):
+                raise ValueError(f"bad sha256 for {path!r}")
+            else:
+                tree[path] = (sha, int(size))
+        return tree, rejected
+    except (ValueError, KeyError, TypeError, OSError, EOFError) as e:
+        raise CorruptRemoteError(f"checkpoint {seq} is malformed: {e}") from None
+
+
+def seqs(store: ObjectStore, layout: Layout) -> list[int]:
+    found = (layout.checkpoint_seq(m.key) for m in store.list(layout.checkpoint_prefix))
+    return sorted(s for s in found if s is not None)
+
+
+def fetch(store: ObjectStore, layout: Layout, seq: int) -> tuple[Tree, list[str]]:
+    try:
+        data, _ = store.get(layout.checkpoint(seq))
+    except ObjectNotFound:
+        raise CorruptRemoteError(f"checkpoint {seq} was listed but is gone", hint="sync again") from None
+    return decode(seq, data)
+
+
+def write(store: ObjectStore, layout: Layout, seq: int, tree: Tree) -> None:
+    try:
+        store.put(layout.checkpoint(seq), encode(seq, tree), if_none_match=True)
+    except PreconditionFailed:
+        pass  # someone wrote it already; checkpoints of one seq are identical

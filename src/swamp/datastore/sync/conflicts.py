@@ -1,0 +1,86 @@
+"""What happens to a path that changed both locally and in a commit we pull
+(SYNC.md "Conflicts"). Never last-writer-wins:
+
+- mergeable documents: three-way merge per key; a clean merge is written
+  locally and journaled so the next push publishes it;
+- everything else, and a merge that fails: theirs goes in place, ours is
+  renamed to ``<path>.conflict-<peer>-<seq>`` (local-only, never pushed) and
+  the path is reported. Immutable paths land here too: the second publisher
+  of a version is refused and nothing is overwritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .blobs import sha256_bytes
+from .commitlog import Change
+from .journal import Journal
+from .localtree import BlockedPath, FileState, LocalTree
+from .merge import MergeConflict, NotMergeable, merge_document
+from .pathclass import PathClass, classify, conflict_copy_name, mergeable_format
+from .state import Base, SyncState
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """The net change a pull brings to one path, and the commit it came from."""
+
+    change: Change
+    seq: int
+    peer: str
+
+
+class Resolver:
+    def __init__(self, tree: LocalTree, state: SyncState, journal: Journal, peer: str,
+                 fetch: Callable[[str], bytes]) -> None:
+        self.tree = tree
+        self.state = state
+        self.journal = journal
+        self.peer = peer
+        self.fetch = fetch
+
+    def resolve(self, rel: str, base: Base | None, local: FileState | None, inc: Incoming) -> dict | None:
+        """Leave the disk holding the outcome; return the report entry, or
+        None when a merge settled it."""
+        cls = classify(rel)
+        theirs_change = inc.change
+        theirs = self.fetch(theirs_change.sha256) if theirs_change.op == "put" else None
+        report: dict = {"path": rel, "class": cls.value, "seq": inc.seq, "peer": inc.peer,
+                        "ours": "delete" if local is None else "put", "theirs": theirs_change.op}
+        fmt = mergeable_format(rel) if cls is PathClass.MERGEABLE else None
+        if fmt and local is not None and theirs is not None:
+            base_bytes = self.fetch(base.sha256) if base is not None else None
+            try:
+                merged = merge_document(fmt, base_bytes, self.tree.read(rel), theirs)
+            except MergeConflict as e:
+                report["keys"] = e.keys
+                report["reason"] = "the same key changed on both sides"
+            except NotMergeable as e:
+                report["reason"] = f"not a mergeable map ({e})"
+            else:
+                self._write(rel, merged)
+                if merged != theirs:
+                    self.journal.append(rel)  # our side of the merge still has to be pushed
+                return None
+        else:
+            report["reason"] = {
+                PathClass.IMMUTABLE: "immutable path published by another peer; yours was not published",
+            }.get(cls, "changed locally and by another peer")
+        report["savedAs"] = None
+        if local is not None:
+            saved = conflict_copy_name(rel, self.peer, inc.seq)
+            self.tree.move_aside(rel, saved)
+            self.state.add_conflict(saved, rel, inc.seq)
+            report["savedAs"] = saved
+        if theirs is not None:
+            try:
+                self._write(rel, theirs)
+            except BlockedPath as e:
+                report["reason"] += f"; theirs could not be written ({e})"
+        return report
+
+    def _write(self, rel: str, data: bytes) -> None:
+        st = self.tree.write(rel, data)
+        self.tree.remember(rel, st, sha256_bytes(data))

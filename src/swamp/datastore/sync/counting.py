@@ -1,0 +1,50 @@
+"""A view of an ObjectStore that counts every call into one sync's report,
+so ``requests`` in SyncCounts is the truth rather than an estimate."""
+
+from __future__ import annotations
+
+import threading
+from typing import Iterator
+
+from swamp.datastore.base import SyncCounts
+from swamp.datastore.objectstore.base import ObjectMeta, ObjectStore
+
+
+class Session(ObjectStore):
+    """One sync operation: the store as this operation sees it, and its counts.
+    Thread-safe: the transfer pool shares it."""
+
+    def __init__(self, inner: ObjectStore, counts: SyncCounts | None = None) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.counts = counts if counts is not None else SyncCounts()
+        self._lock = threading.Lock()
+
+    def add(self, **fields: int) -> None:
+        with self._lock:
+            for k, v in fields.items():
+                setattr(self.counts, k, getattr(self.counts, k) + v)
+
+    def conflict(self, entry: dict) -> None:
+        with self._lock:
+            self.counts.conflicts.append(entry)
+
+    def get(self, key: str) -> tuple[bytes, str]:
+        self.add(requests=1)
+        return self.inner.get(key)
+
+    def put(self, key: str, data: bytes, *, if_none_match: bool = False, if_match: str | None = None) -> str:
+        self.add(requests=1)
+        return self.inner.put(key, data, if_none_match=if_none_match, if_match=if_match)
+
+    def head(self, key: str) -> ObjectMeta | None:
+        self.add(requests=1)
+        return self.inner.head(key)
+
+    def list(self, prefix: str = "", start_after: str | None = None) -> Iterator[ObjectMeta]:
+        self.add(requests=1)
+        return self.inner.list(prefix, start_after)
+
+    def delete(self, key: str, *, if_match: str | None = None) -> None:
+        self.add(requests=1)
+        self.inner.delete(key, if_match=if_match)

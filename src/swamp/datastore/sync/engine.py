@@ -1,0 +1,513 @@
+"""The sync engine: one local cache directory <-> ``<namespace>/`` in an
+object store, by the protocol in SYNC.md.
+
+Pull lists the log after ``head`` and applies each path's net change where
+the local file still equals its base; push uploads the blobs of changed
+files and creates ``log/head+1``, the single commit point, rebasing on a lost
+race. Every operation returns honest SyncCounts.
+
+Conflicts never stop the safe part: pull, push and sync finish and record
+everything that can be applied, then raise SyncConflictError (exit 1) whose
+``counts`` lists each conflict. Concurrent operations on one cache (threads or
+processes) are serialized by ``.sync/lock``; peers never wait on each other
+except through the commit race and the per-model leases.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import random
+import re
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from swamp.datastore.base import SyncCounts
+from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, ObjectStoreError, PreconditionFailed
+from swamp.errors import SwampError, ValidationError
+from swamp.util import clock
+from swamp.util.ids import hostname
+from swamp.util.names import check_rel_path
+
+from . import checkpoint, commitlog
+from .blobs import fetch_blob, sha256_bytes, upload_blob
+from .commitlog import Change, Commit
+from .conflicts import Incoming, Resolver
+from .counting import Session
+from .errors import CorruptRemoteError, SyncConflictError
+from .journal import BULK, Journal
+from .layout import FORMAT_VERSION, Layout
+from .lease import DEFAULT_TTL_MS, Lease, force_release, lease_status
+from .localtree import Blocked, BlockedPath, FileState, LocalTree
+from .pathclass import is_lazy, is_synced
+from .state import Base, SyncState
+
+log = logging.getLogger(__name__)
+
+MAX_COMMIT_ATTEMPTS = 25
+_PEER_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _sha(x: FileState | Base | Change | None) -> str | None:
+    """Content identity of a local file, a base or a change (None = absent)."""
+    if x is None or (isinstance(x, Change) and x.op == "delete"):
+        return None
+    return x.sha256
+
+
+class SyncEngine:
+    def __init__(self, store: ObjectStore, cache_root: Path, *, namespace: str = "default",
+                 peer: str | None = None, concurrency: int = 16, checkpoint_every: int = 100,
+                 hydration: str = "full") -> None:
+        if hydration not in ("full", "lazy"):
+            raise ValidationError(f"hydration must be 'full' or 'lazy', not {hydration!r}")
+        self.store = store
+        self.root = Path(cache_root).absolute()
+        self.layout = Layout(namespace)
+        self.hydration = hydration
+        self.checkpoint_every = max(1, checkpoint_every)
+        sync_dir = self.root / ".sync"
+        sync_dir.mkdir(parents=True, exist_ok=True)
+        self.state = SyncState(sync_dir / "state.db")
+        self.peer = peer or self.state.get_meta("peer") or self._new_peer_id()
+        if not _PEER_RE.match(self.peer):
+            raise ValidationError(f"invalid peer name {self.peer!r}", hint="use letters, digits, '_', '.', '-'")
+        self.journal = Journal(sync_dir)
+        self.tree = LocalTree(self.root, self.state)
+        self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="sync")
+        self._lock_path = sync_dir / "lock"
+        self._mutex = threading.RLock()
+        self._depth = 0
+        self._lock_fd = -1
+        self._leases: set[Lease] = set()
+        self._leases_mutex = threading.Lock()
+
+    def _new_peer_id(self) -> str:
+        host = re.sub(r"[^A-Za-z0-9_.-]", "-", hostname())[:40] or "peer"
+        peer = f"{host}-{uuid.uuid4().hex[:8]}"
+        self.state.set_meta("peer", peer)
+        return peer
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self.state.close()
+
+    def __enter__(self) -> "SyncEngine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """One sync operation at a time on this cache, across threads and
+        processes (flock dies with its process, so kill -9 never leaves it)."""
+        with self._mutex:
+            if self._depth == 0:
+                fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._lock_fd = fd
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    os.close(self._lock_fd)
+                    self._lock_fd = -1
+
+    def _session(self) -> Session:
+        return Session(self.store)
+
+    def _finish(self, s: Session) -> SyncCounts:
+        s.counts.head = self.state.head
+        if s.counts.conflicts:
+            raise SyncConflictError(s.counts)
+        return s.counts
+
+    # ================================================================== API
+    def mark_dirty(self, rel: str) -> None:
+        """Call BEFORE every local write or delete of ``rel`` (a file or a
+        directory; "" means everything)."""
+        if rel in ("", "."):
+            self.journal.append(BULK)
+            return
+        check_rel_path(rel)
+        if not is_synced(rel):
+            return
+        if self.hydration == "lazy":
+            # From now on the local file (or its absence) is the truth, not
+            # "not fetched yet".
+            self.state.mark_hydrated(rel)
+        self.journal.append(rel)
+
+    def pull(self) -> SyncCounts:
+        with self._exclusive():
+            s = self._session()
+            self._pull_into(s)
+            return self._finish(s)
+
+    def push(self, command: str = "", *, full_walk: bool = False) -> SyncCounts:
+        """Publish local changes. ``full_walk`` ignores the journal and looks
+        at every file (for caches written without ``mark_dirty``)."""
+        with self._exclusive():
+            s = self._session()
+            self._push_into(s, command, full_walk)
+            return self._finish(s)
+
+    def sync(self, command: str = "") -> SyncCounts:
+        with self._exclusive():
+            s = self._session()
+            self._pull_into(s)
+            self._push_into(s, command, False)
+            return self._finish(s)
+
+    def status(self) -> dict:
+        taken = self.journal.peek()
+        cands = self._candidates(taken.paths, taken.bulk or not self.state.tracking)
+        conflicts = []
+        for saved, path, seq in self.state.conflicts():
+            if self.tree.abspath(saved).exists():
+                conflicts.append({"path": path, "savedAs": saved, "seq": seq})
+            else:
+                self.state.drop_conflict(saved)  # the user dealt with it
+        return {
+            "head": self.state.head, "peer": self.peer, "namespace": self.layout.namespace,
+            "store": self.store.name, "hydration": self.hydration,
+            "dirtyFiles": [c.path for c in self._diff(cands)], "conflicts": conflicts,
+        }
+
+    def init_remote(self) -> None:
+        """Write ``format.json`` create-only; idempotent. Refuses a remote
+        written by a newer protocol."""
+        self._ensure_format(self.store, create=True)
+
+    def hydrate(self, rel: str) -> bool:
+        """Fetch a lazily pulled file on first read. True if the file is now
+        on disk with its committed content."""
+        check_rel_path(rel)
+        with self._exclusive():
+            base = self.state.base(rel)
+            if base is None:
+                return False
+            if base.hydrated:
+                return self.tree.abspath(rel).is_file()
+            data = fetch_blob(self._session(), self.layout, base.sha256)
+            st = self.tree.write(rel, data)
+            self.tree.remember(rel, st, base.sha256)
+            with self.state.transaction():
+                self.state.set_base(rel, base.sha256, base.size)
+                self.tree.flush_stats()
+            return True
+
+    @contextlib.contextmanager
+    def lease(self, name: str, *, ttl_ms: int = DEFAULT_TTL_MS, timeout_ms: int | None = None) -> Iterator[Lease]:
+        """Hold lease ``name`` (e.g. ``model/<type>/<id>``). LockTimeoutError
+        (exit 75) names the holder; a push made while holding it refuses to
+        commit once it is lost (LeaseLostError)."""
+        if not name:
+            raise ValidationError("a lease needs a name")
+        held = Lease(self.store, self.layout, name, peer=self.peer, ttl_ms=ttl_ms, timeout_ms=timeout_ms)
+        with held:
+            with self._leases_mutex:
+                self._leases.add(held)
+            try:
+                yield held
+            finally:
+                with self._leases_mutex:
+                    self._leases.discard(held)
+
+    def lease_status(self) -> list[dict]:
+        return lease_status(self.store, self.layout)
+
+    def force_release_lease(self, name: str) -> bool:
+        return force_release(self.store, self.layout, name)
+
+    # ============================================================ internals
+    def _ensure_format(self, store: ObjectStore, *, create: bool) -> None:
+        try:
+            if create:
+                store.put(self.layout.format_key, _format_body(), if_none_match=True)
+                return
+            data, _ = store.get(self.layout.format_key)
+        except PreconditionFailed:
+            data, _ = store.get(self.layout.format_key)
+        except ObjectNotFound:
+            return  # a log without format.json was written by a first push racing setup
+        try:
+            version = int(json.loads(data)["version"])
+        except (ValueError, KeyError, TypeError):
+            raise CorruptRemoteError(f"{self.layout.format_key} is malformed") from None
+        if version > FORMAT_VERSION:
+            raise SwampError(
+                f"the remote datastore uses sync format {version}; this swamp understands {FORMAT_VERSION}",
+                hint="upgrade swamp", code="format_too_new")
+
+    def _local_view(self, rel: str, base: Base | None) -> tuple[FileState | None | Blocked, bool]:
+        """(what the path holds, whether that is only the not-yet-fetched base)."""
+        cur = self.tree.current(rel)
+        if cur is None and base is not None and not base.hydrated:
+            return FileState(base.sha256, base.size), True
+        return cur, False
+
+    # ----------------------------------------------------------------- pull
+    def _pull_into(self, s: Session) -> None:
+        head = self.state.head
+        seqs = commitlog.list_seqs(s, self.layout, head)
+        if not seqs:
+            return
+        start, tree, rejected = head, None, []
+        if head == 0:
+            self._ensure_format(s, create=False)
+        if head == 0 or seqs[0] != head + 1:
+            # A new peer, or one the retention window left behind: start
+            # from the newest checkpoint that the listed log continues.
+            usable = [c for c in checkpoint.seqs(s, self.layout) if head < c <= seqs[-1] and c >= seqs[0] - 1]
+            if usable:
+                start = usable[-1]
+                tree, rejected = checkpoint.fetch(s, self.layout, start)
+        seqs = [q for q in seqs if q > start]
+        commitlog.check_contiguous(seqs, start)
+        commits = commitlog.fetch(s, self.layout, seqs, self._pool)
+
+        incoming: dict[str, Incoming] = {}
+        own: dict[str, Change] = {}
+        if tree is not None:
+            bases = self.state.all_bases()
+            for path, (sha, size) in tree.items():
+                b = bases.get(path)
+                if b is None or b.sha256 != sha:
+                    incoming[path] = Incoming(Change(path, "put", sha, size), start, "checkpoint")
+            for path in bases.keys() - tree.keys():
+                incoming[path] = Incoming(Change(path, "delete"), start, "checkpoint")
+        pending = self.state.pending()
+        for c in commits:
+            rejected += c.rejected
+            mine = c.id in pending
+            for ch in c.changes:
+                if mine:
+                    # Our own commit from a push killed after its commit
+                    # point: it becomes the base, whatever the disk holds now.
+                    own[ch.path] = ch
+                    incoming.pop(ch.path, None)
+                else:
+                    incoming[ch.path] = Incoming(ch, c.seq, c.peer)
+        for path in rejected:
+            s.conflict({"path": path, "reason": "invalid path in a remote record; not applied"})
+        self._apply(s, incoming, own, commits[-1].seq if commits else start)
+
+    def _apply(self, s: Session, incoming: dict[str, Incoming], own: dict[str, Change], last: int) -> None:
+        lazy = self.hydration == "lazy"
+        fetches: dict[str, list[str]] = {}
+        removes: list[str] = []
+        conflicted: list[tuple[str, Base | None, FileState | None, Incoming]] = []
+        unhydrated: set[str] = set()
+        new_base: dict[str, Change] = dict(own)
+        for rel in sorted(incoming):
+            inc = incoming[rel]
+            theirs = inc.change
+            new_base[rel] = theirs
+            base = own_base(own[rel]) if rel in own else self.state.base(rel)
+            local, virtual = self._local_view(rel, base)
+            if isinstance(local, Blocked):
+                continue
+            if _sha(local) == _sha(theirs):
+                if virtual:
+                    unhydrated.add(rel)
+            elif _sha(local) == _sha(base):
+                if theirs.op == "delete":
+                    removes.append(rel)
+                elif lazy and is_lazy(rel):
+                    unhydrated.add(rel)
+                    removes.append(rel)  # never leave the old content readable
+                else:
+                    fetches.setdefault(theirs.sha256, []).append(rel)
+            else:
+                conflicted.append((rel, base, local, inc))
+
+        def fetch_and_write(item: tuple[str, list[str]]) -> list[str]:
+            sha, rels = item
+            data = fetch_blob(s, self.layout, sha)
+            blocked = []
+            for rel in rels:
+                try:
+                    st = self.tree.write(rel, data)
+                except BlockedPath:
+                    blocked.append(rel)
+                    continue
+                self.tree.remember(rel, st, sha)
+                s.add(filesPulled=1)
+            return blocked
+
+        for blocked in self._pool.map(fetch_and_write, fetches.items()):
+            for rel in blocked:
+                s.conflict({"path": rel, "reason": "a local file or directory is in the way; not written"})
+        for rel in removes:
+            if self.tree.abspath(rel).is_file():
+                s.add(filesDeleted=1)
+            self.tree.remove(rel)
+        resolver = Resolver(self.tree, self.state, self.journal, self.peer,
+                            lambda sha: fetch_blob(s, self.layout, sha))
+        for rel, base, local, inc in conflicted:
+            report = resolver.resolve(rel, base, local, inc)
+            if report is not None:
+                s.conflict(report)
+            if inc.change.op == "put":
+                s.add(filesPulled=1)
+            else:
+                s.add(filesDeleted=1)
+
+        with self.state.transaction():
+            for rel, ch in new_base.items():
+                if ch.op == "put":
+                    self.state.set_base(rel, ch.sha256, ch.size, hydrated=rel not in unhydrated)
+                else:
+                    self.state.drop_base(rel)
+            self.tree.flush_stats()
+            self.state.set_head(last)
+            self.state.clear_pending(last)
+
+    # ----------------------------------------------------------------- push
+    def _candidates(self, paths: Iterable[str], full: bool) -> set[str]:
+        if full:
+            return set(self.tree.walk()) | self.state.all_bases().keys()
+        out: set[str] = set()
+        for p in paths:
+            out.add(p)
+            out.update(self.tree.files_under(p))
+            out.update(self.state.base_paths_under(p))
+        return out
+
+    def _diff(self, cands: Iterable[str]) -> list[Change]:
+        """Local changes against the bases: a pure function of disk and base."""
+        changes = []
+        for rel in sorted(cands):
+            try:
+                check_rel_path(rel)
+            except ValidationError:
+                log.warning("not syncing %r: not a valid datastore path", rel)
+                continue
+            if not is_synced(rel):
+                continue
+            base = self.state.base(rel)
+            cur = self.tree.current(rel)
+            if isinstance(cur, Blocked):
+                continue
+            if cur is None:
+                if base is not None and base.hydrated:
+                    changes.append(Change(rel, "delete"))
+            elif base is None or cur.sha256 != base.sha256:
+                changes.append(Change(rel, "put", cur.sha256, cur.size))
+        self.tree.flush_stats()
+        return changes
+
+    def _upload(self, s: Session, changes: list[Change], uploaded: set[str]) -> list[Change]:
+        """Upload the blobs of ``changes`` (concurrently, create-only, each
+        content once). Returns the changes as uploaded: a file rewritten since
+        it was hashed is committed with the bytes actually sent."""
+        claim = threading.Lock()
+
+        def one(ch: Change) -> Change | None:
+            if ch.op == "delete":
+                return ch
+            try:
+                data = self.tree.read(ch.path)
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                return None  # gone since the diff; its delete is journaled for the next push
+            sha = sha256_bytes(data)
+            with claim:
+                fresh = sha not in uploaded and not self.state.has_blob(sha)
+                uploaded.add(sha)
+            if fresh:
+                upload_blob(s, self.layout, sha, data)
+            return ch if sha == ch.sha256 else Change(ch.path, "put", sha, len(data))
+
+        return [c for c in self._pool.map(one, changes) if c is not None]
+
+    def _push_into(self, s: Session, command: str, full_walk: bool) -> None:
+        taken = self.journal.take()
+        full = full_walk or taken.bulk or not self.state.tracking
+        cands = self._candidates(taken.paths, full)
+        seen = {} if full else {rel: _stat_key(self.tree.abspath(rel)) for rel in cands}
+        changes = self._diff(cands)
+        if changes:
+            if self.state.head == 0:
+                self._ensure_format(s, create=True)
+            uploaded: set[str] = set()
+            changes = self._upload(s, changes, uploaded)
+            attempt = 0
+            while changes:
+                with self._leases_mutex:
+                    leases = list(self._leases)
+                for held in leases:
+                    held.ensure_held(s)
+                head = self.state.head
+                commit = Commit(head + 1, head, uuid.uuid4().hex, commitlog.writer_info(self.peer),
+                                clock.isoformat(), command, changes)
+                self.state.add_pending(commit.id, commit.seq)
+                try:
+                    s.put(self.layout.log(commit.seq), commit.encode(), if_none_match=True)
+                except PreconditionFailed:
+                    # Lost the race for this seq: take the peers' commits,
+                    # resolve, and try again at the new head.
+                    attempt += 1
+                    if attempt >= MAX_COMMIT_ATTEMPTS:
+                        raise SwampError(f"push gave up after losing {attempt} commit races in a row",
+                                         hint="the datastore is very busy; try again", code="push_contended")
+                    time.sleep(random.uniform(0, min(1.0, 0.01 * 2 ** attempt)))
+                    self._pull_into(s)
+                    changes = self._upload(s, self._diff(cands), uploaded)
+                    continue
+                self._record(s, commit)
+                break
+        with self.state.transaction():
+            if full:
+                self.state.set_meta("tracking", "1")
+        self.journal.done(taken)
+        # A write that marked its path before we took the journal but landed
+        # after we looked at the file must not be forgotten.
+        for rel, key in seen.items():
+            if _stat_key(self.tree.abspath(rel)) != key:
+                self.journal.append(rel)
+
+    def _record(self, s: Session, commit: Commit) -> None:
+        with self.state.transaction():
+            for ch in commit.changes:
+                if ch.op == "put":
+                    self.state.set_base(ch.path, ch.sha256, ch.size)
+                else:
+                    self.state.drop_base(ch.path)
+            self.state.set_head(commit.seq)
+            self.state.clear_pending(commit.seq)
+        s.add(filesPushed=sum(c.op == "put" for c in commit.changes),
+              filesDeleted=sum(c.op == "delete" for c in commit.changes))
+        if commit.seq % self.checkpoint_every == 0:
+            tree = {p: (b.sha256, b.size) for p, b in self.state.all_bases().items()}
+            try:
+                checkpoint.write(s, self.layout, commit.seq, tree)
+            except ObjectStoreError as e:
+                # Only costs newcomers a longer replay; the next mark retries.
+                log.warning("could not write checkpoint %d: %s", commit.seq, e)
+
+
+def own_base(change: Change) -> Base | None:
+    return None if change.op == "delete" else Base(change.sha256, change.size)
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _format_body() -> bytes:
+    return json.dumps({"format": "swamp-sync", "version": FORMAT_VERSION, "createdAt": clock.isoformat()}).encode()

@@ -1,0 +1,58 @@
+"""Where everything lives in the remote namespace (SYNC.md "Remote layout").
+
+Only ``log/``, ``checkpoints/`` and ``format.json`` are authoritative; blobs
+are content-addressed and leases are coordination, not state.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+from swamp.util.names import check_name
+
+FORMAT_VERSION = 1
+SEQ_DIGITS = 20
+_LOG_RE = re.compile(r"^(\d{%d})\.json$" % SEQ_DIGITS)
+_CKPT_RE = re.compile(r"^(\d{%d})\.json\.gz$" % SEQ_DIGITS)
+SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+
+
+class Layout:
+    def __init__(self, namespace: str = "default") -> None:
+        self.namespace = check_name(namespace, "namespace")
+        root = f"{namespace}/"
+        self.format_key = root + "format.json"
+        self.log_prefix = root + "log/"
+        self.checkpoint_prefix = root + "checkpoints/"
+        self.blob_prefix = root + "blobs/"
+        self.lease_prefix = root + "leases/"
+        self.gc_mark_key = root + "gc/mark.json"
+
+    def blob(self, sha256: str) -> str:
+        return f"{self.blob_prefix}{sha256[:2]}/{sha256}"
+
+    def blob_sha(self, key: str) -> str | None:
+        sha = key.rsplit("/", 1)[-1]
+        return sha if key.startswith(self.blob_prefix) and SHA_RE.match(sha) else None
+
+    def log(self, seq: int) -> str:
+        return f"{self.log_prefix}{seq:0{SEQ_DIGITS}d}.json"
+
+    def log_seq(self, key: str) -> int | None:
+        m = _LOG_RE.match(key[len(self.log_prefix):]) if key.startswith(self.log_prefix) else None
+        return int(m.group(1)) if m else None
+
+    def checkpoint(self, seq: int) -> str:
+        return f"{self.checkpoint_prefix}{seq:0{SEQ_DIGITS}d}.json.gz"
+
+    def checkpoint_seq(self, key: str) -> int | None:
+        m = _CKPT_RE.match(key[len(self.checkpoint_prefix):]) if key.startswith(self.checkpoint_prefix) else None
+        return int(m.group(1)) if m else None
+
+    def lease(self, name: str) -> str:
+        # One object per lease even when the name has slashes (model/<type>/<id>).
+        return self.lease_prefix + urllib.parse.quote(name, safe="")
+
+    def lease_name(self, key: str) -> str:
+        return urllib.parse.unquote(key[len(self.lease_prefix):])

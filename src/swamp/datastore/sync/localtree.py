@@ -1,0 +1,162 @@
+"""The cache directory as the engine sees it: what a path holds now (through
+the stat cache), atomic writes that never leave the cache, and deletes that
+prune empty directories (an empty version directory would still count as a
+version)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat as statmod
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from swamp.datastore.base import LOCAL_ONLY_DIRS
+from swamp.util.atomic import TMP_PREFIX, atomic_write
+
+from .state import SyncState
+
+# A stat entry taken within this long of the file's mtime may hide a same-size
+# rewrite in the same timestamp tick, so it is re-hashed next time.
+RACY_NS = 2_000_000_000
+_CHUNK = 1 << 20
+
+
+class Blocked:
+    """The path cannot hold a file here (it is a directory, or a parent is a
+    file). It counts as unchanged: neither a local edit nor a delete."""
+
+    def __repr__(self) -> str:
+        return "BLOCKED"
+
+
+BLOCKED = Blocked()
+
+
+class BlockedPath(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class FileState:
+    sha256: str
+    size: int
+
+
+class LocalTree:
+    def __init__(self, root: Path, state: SyncState) -> None:
+        self.root = root
+        self._real_root = os.path.realpath(root)
+        self.state = state
+        self._fresh: list[tuple[str, os.stat_result, str, int]] = []
+
+    def abspath(self, rel: str) -> Path:
+        return self.root / rel
+
+    # ------------------------------------------------------------------ reads
+    def current(self, rel: str) -> FileState | None | Blocked:
+        path = self.abspath(rel)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:
+            return BLOCKED
+        if not statmod.S_ISREG(st.st_mode):
+            return BLOCKED
+        cached = self.state.stat_entry(rel)
+        if (cached is not None and (cached.size, cached.mtime_ns, cached.ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+                and st.st_mtime_ns + RACY_NS <= cached.checked_ns):
+            return FileState(cached.sha256, st.st_size)
+        return self._hash(rel, path)
+
+    def _hash(self, rel: str, path: Path) -> FileState | None:
+        for _ in range(5):
+            checked = time.time_ns()
+            h = hashlib.sha256()
+            try:
+                with open(path, "rb") as f:
+                    before = os.fstat(f.fileno())
+                    while chunk := f.read(_CHUNK):
+                        h.update(chunk)
+                after = os.stat(path)
+            except FileNotFoundError:
+                return None
+            if (before.st_size, before.st_mtime_ns, before.st_ino) == (after.st_size, after.st_mtime_ns, after.st_ino):
+                sha = h.hexdigest()
+                self._fresh.append((rel, after, sha, checked))
+                return FileState(sha, after.st_size)
+        # rewritten under us again and again: report the last content, cache nothing
+        return FileState(h.hexdigest(), after.st_size)
+
+    def read(self, rel: str) -> bytes:
+        return self.abspath(rel).read_bytes()
+
+    def flush_stats(self) -> None:
+        """Persist what hashing learnt (one transaction)."""
+        fresh, self._fresh = self._fresh, []
+        self.state.record_stats(fresh)
+
+    def remember(self, rel: str, st: os.stat_result, sha256: str) -> None:
+        self._fresh.append((rel, st, sha256, time.time_ns()))
+
+    def walk(self) -> Iterator[str]:
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            if dirpath == str(self.root):
+                dirnames[:] = [d for d in dirnames if d not in LOCAL_ONLY_DIRS]
+            dirnames.sort()
+            rel_dir = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
+            for name in sorted(filenames):
+                if not name.startswith(TMP_PREFIX):
+                    yield name if rel_dir == "." else f"{rel_dir}/{name}"
+
+    def files_under(self, rel: str) -> list[str]:
+        path = self.abspath(rel)
+        if not path.is_dir() or path.is_symlink():
+            return []
+        out = []
+        for dirpath, _dirs, filenames in os.walk(path):
+            rel_dir = os.path.relpath(dirpath, self.root).replace(os.sep, "/")
+            out += [f"{rel_dir}/{n}" for n in filenames if not n.startswith(TMP_PREFIX)]
+        return out
+
+    # ----------------------------------------------------------------- writes
+    def _checked_parent(self, rel: str) -> Path:
+        path = self.abspath(rel)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise BlockedPath(rel) from None
+        real = os.path.realpath(path.parent)
+        if real != self._real_root and not real.startswith(self._real_root + os.sep):
+            raise BlockedPath(f"{rel} resolves outside the cache")  # a symlinked directory
+        if path.is_dir() and not path.is_symlink():
+            raise BlockedPath(rel)
+        return path
+
+    def write(self, rel: str, data: bytes) -> os.stat_result:
+        """Atomic write (readers never see a torn file); returns its stat."""
+        path = self._checked_parent(rel)
+        atomic_write(path, data)
+        return os.stat(path)
+
+    def remove(self, rel: str) -> None:
+        path = self.abspath(rel)
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            path.unlink()
+        self._prune(path.parent)
+
+    def move_aside(self, rel: str, to_rel: str) -> None:
+        """Rename the local file (atomic; the content is never copied)."""
+        os.replace(self.abspath(rel), self._checked_parent(to_rel))
+
+    def _prune(self, directory: Path) -> None:
+        while directory != self.root and self.root in directory.parents:
+            try:
+                directory.rmdir()
+            except OSError:
+                return
+            directory = directory.parent

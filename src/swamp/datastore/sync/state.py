@@ -1,0 +1,190 @@
+"""Local sync state in ``<cache>/.sync/state.db`` (SQLite, never synced).
+
+- ``head``: the last commit applied to this cache;
+- ``base``: per path, the sha256/size last seen committed (the tree at
+  ``head``), plus ``hydrated`` (0 when a lazy cache has not fetched it yet);
+- ``stat``: (size, mtime_ns, inode) -> sha256, so unchanged files are never
+  re-hashed; ``checked_ns`` says when, to distrust racy entries;
+- ``pending``: the commit this cache is about to create, so a push killed
+  after its commit point recognises its own commit on the next pull.
+
+``head`` and the bases it implies always change in one transaction. WAL mode
+keeps every transaction intact across a kill -9.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS base (
+    path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
+    hydrated INTEGER NOT NULL DEFAULT 1) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS base_sha ON base(sha256);
+CREATE TABLE IF NOT EXISTS stat (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    ino INTEGER NOT NULL, sha256 TEXT NOT NULL, checked_ns INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS conflict (
+    saved_as TEXT PRIMARY KEY, path TEXT NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
+"""
+
+
+@dataclass(frozen=True)
+class Base:
+    sha256: str
+    size: int
+    hydrated: bool = True
+
+
+@dataclass(frozen=True)
+class StatEntry:
+    size: int
+    mtime_ns: int
+    ino: int
+    sha256: str
+    checked_ns: int
+
+
+def _range_end(prefix: str) -> str:
+    # every string that starts with ``prefix`` sorts in [prefix, prefix+U+10FFFF)
+    return prefix + "\U0010ffff"
+
+
+class SyncState:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=60)
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        with self.transaction():
+            for stmt in filter(str.strip, _SCHEMA.split(";")):
+                self._db.execute(stmt)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # ------------------------------------------------------------ transactions
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything inside commits together or not at all (nests)."""
+        with self._lock:
+            if self._depth == 0:
+                self._db.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._db.execute("ROLLBACK")
+                raise
+            self._depth -= 1
+            if self._depth == 0:
+                self._db.execute("COMMIT")
+
+    def _q(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    # -------------------------------------------------------------------- meta
+    def get_meta(self, key: str) -> str | None:
+        rows = self._q("SELECT v FROM meta WHERE k=?", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        if value is None:
+            self._q("DELETE FROM meta WHERE k=?", (key,))
+        else:
+            self._q("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", (key, value))
+
+    @property
+    def head(self) -> int:
+        return int(self.get_meta("head") or 0)
+
+    def set_head(self, seq: int) -> None:
+        self.set_meta("head", str(seq))
+
+    @property
+    def tracking(self) -> bool:
+        """True once a full walk has been pushed: from then on the dirty
+        journal alone says what changed."""
+        return self.get_meta("tracking") == "1"
+
+    def pending(self) -> dict[str, int]:
+        """Commit ids this cache tried to create (id -> seq) and has not seen
+        applied yet: any of them found in the log is ours."""
+        raw = self.get_meta("pending")
+        return json.loads(raw) if raw else {}
+
+    def add_pending(self, commit_id: str, seq: int) -> None:
+        self.set_meta("pending", json.dumps({**self.pending(), commit_id: seq}))
+
+    def clear_pending(self, upto: int) -> None:
+        left = {k: v for k, v in self.pending().items() if v > upto}
+        self.set_meta("pending", json.dumps(left) if left else None)
+
+    # -------------------------------------------------------------------- base
+    def base(self, path: str) -> Base | None:
+        rows = self._q("SELECT sha256, size, hydrated FROM base WHERE path=?", (path,))
+        return Base(rows[0][0], rows[0][1], bool(rows[0][2])) if rows else None
+
+    def set_base(self, path: str, sha256: str, size: int, *, hydrated: bool = True) -> None:
+        self._q("INSERT OR REPLACE INTO base(path, sha256, size, hydrated) VALUES (?, ?, ?, ?)",
+                (path, sha256, size, int(hydrated)))
+
+    def drop_base(self, path: str) -> None:
+        self._q("DELETE FROM base WHERE path=?", (path,))
+        self._q("DELETE FROM stat WHERE path=?", (path,))
+
+    def all_bases(self) -> dict[str, Base]:
+        return {p: Base(s, z, bool(h)) for p, s, z, h in self._q("SELECT path, sha256, size, hydrated FROM base")}
+
+    def base_paths_under(self, directory: str) -> list[str]:
+        lo = directory.rstrip("/") + "/"
+        return [r[0] for r in self._q("SELECT path FROM base WHERE path >= ? AND path < ?", (lo, _range_end(lo)))]
+
+    def has_blob(self, sha256: str) -> bool:
+        """A committed path has this content, so its blob is already remote."""
+        return bool(self._q("SELECT 1 FROM base WHERE sha256=? LIMIT 1", (sha256,)))
+
+    def mark_hydrated(self, path: str) -> None:
+        """The local file at (or under) ``path`` is now authoritative."""
+        lo = path.rstrip("/") + "/"
+        self._q("UPDATE base SET hydrated=1 WHERE hydrated=0 AND (path=? OR (path >= ? AND path < ?))",
+                (path, lo, _range_end(lo)))
+
+    # -------------------------------------------------------------- stat cache
+    def stat_entry(self, path: str) -> StatEntry | None:
+        rows = self._q("SELECT size, mtime_ns, ino, sha256, checked_ns FROM stat WHERE path=?", (path,))
+        return StatEntry(*rows[0]) if rows else None
+
+    def record_stats(self, entries: Iterable[tuple[str, os.stat_result, str, int]]) -> None:
+        """(path, stat, sha256, checked_ns) for files whose content we know."""
+        rows = [(p, st.st_size, st.st_mtime_ns, st.st_ino, sha, checked) for p, st, sha, checked in entries]
+        if rows:
+            with self.transaction():
+                with self._lock:
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO stat(path, size, mtime_ns, ino, sha256, checked_ns)"
+                        " VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    # --------------------------------------------------------------- conflicts
+    def add_conflict(self, saved_as: str, path: str, seq: int) -> None:
+        self._q("INSERT OR REPLACE INTO conflict(saved_as, path, seq) VALUES (?, ?, ?)", (saved_as, path, seq))
+
+    def conflicts(self) -> list[tuple[str, str, int]]:
+        return [tuple(r) for r in self._q("SELECT saved_as, path, seq FROM conflict ORDER BY saved_as")]
+
+    def drop_conflict(self, saved_as: str) -> None:
+        self._q("DELETE FROM conflict WHERE saved_as=?", (saved_as,))
