@@ -334,12 +334,25 @@ def _compile_error(message: str, text: str) -> ExpressionError:
 
 
 _HYPHEN_NAME = re.compile(r"\b(model|steps|inputs|self)\.([A-Za-z_]\w*-[\w-]+)")
+_FUNCTION_NAME = re.compile(r"(?:undeclared reference to|no matching overload for) '(\w+)'")
+_USAGE = {
+    "latest": "data.latest(model, name)",
+    "version": "data.version(model, name, version)",
+    "listVersions": "data.listVersions(model, name)",
+    "findBySpec": "data.findBySpec(model, spec)",
+    "findByTag": "data.findByTag(key, value)",
+    "query": "data.query(predicate[, select])",
+    "get": "vault.get(vault, key)",
+}
 
 
 def _hint(text: str, detail: str = "") -> str | None:
     m = _HYPHEN_NAME.search(text)
     if m:
         return f"a name with hyphens needs brackets: {m.group(1)}[\"{m.group(2)}\"]"
+    m = _FUNCTION_NAME.search(detail)
+    if m and m.group(1) in _USAGE:
+        return f"usage: {_USAGE[m.group(1)]}"
     if "undeclared reference" in detail:
         return f"expressions can use {', '.join(ROOTS)} and the functions of {' and '.join(NAMESPACES)}"
     return None

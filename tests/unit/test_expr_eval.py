@@ -1,0 +1,144 @@
+"""Evaluating and rendering: namespaces, native types, interpolation."""
+
+import pytest
+
+from swamp.expr import ExprContext, ExpressionError, evaluate, predicate, render
+
+
+class Data:
+    def __init__(self):
+        self.calls = []
+
+    def latest(self, model, name):
+        self.calls.append(("latest", model, name))
+        return {"name": name, "version": 3, "attributes": {"id": f"{model}-{name}"}}
+
+    def version(self, model, name, version):
+        return {"name": name, "version": version}
+
+    def list_versions(self, model, name):
+        return [{"version": 1}, {"version": 2}]
+
+    def find_by_spec(self, model, spec):
+        return [{"name": "a", "specName": spec}]
+
+    def find_by_tag(self, key, value):
+        return [{"name": "t", "tags": {key: value}}]
+
+    def query(self, predicate, select=None):
+        return [{"predicate": predicate, "select": select}]
+
+
+@pytest.fixture
+def ctx():
+    return ExprContext(
+        {
+            "inputs": {"count": 3, "names": ["a", "b"], "flag": True, "region": "eu"},
+            "self": {"name": "web", "globalArguments": {"port": 8080}},
+            "model": {"my-model": {"input": {"globalArguments": {"size": 2}}}},
+            "env": {"HOME": "/home/x"},
+            "run": {"id": "r1", "workflowName": "deploy"},
+            "steps": {"build": {"status": "succeeded"}},
+        },
+        data=Data(),
+    )
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("inputs.count + 1", 4),
+    ("inputs.names", ["a", "b"]),
+    ("inputs.flag", True),
+    ("self.name", "web"),
+    ("self.globalArguments.port", 8080),
+    ('model["my-model"].input.globalArguments.size', 2),
+    ("env.HOME", "/home/x"),
+    ("run.workflowName", "deploy"),
+    ("steps.build.status", "succeeded"),
+    ("{'a': [1, 2.5, null]}", {"a": [1, 2.5, None]}),
+    ("inputs.names.map(n, n.upperAscii())", ["A", "B"]),
+    ("'%s-%d'.format([self.name, inputs.count])", "web-3"),
+    ("inputs.?missing.orValue('dflt')", "dflt"),
+    ("inputs.?region.orValue('dflt')", "eu"),
+    ("self.?globalArguments.?port.orValue(0)", 8080),
+    ("{?'k': inputs.?missing}", {}),
+    ("has(inputs.flag) ? 'yes' : 'no'", "yes"),
+    ("timestamp('2020-01-01T00:00:00Z')", "2020-01-01T00:00:00Z"),
+    ("duration('90m')", "5400s"),
+    ("b'hi'", "aGk="),
+])
+def test_evaluate_native_values(ctx, expr, expected):
+    assert evaluate(expr, ctx) == expected
+
+
+def test_whole_expression_keeps_native_type(ctx):
+    assert render("${{ inputs.names }}", ctx) == ["a", "b"]
+    assert render("${{ inputs.count }}", ctx) == 3
+    assert render("${{ inputs.flag }}", ctx) is True
+    assert render("${{ {'k': inputs.count} }}", ctx) == {"k": 3}
+
+
+def test_embedded_expressions_print_as_json_with_strings_bare(ctx):
+    out = render("n=${{ inputs.count }} f=${{ inputs.flag }} l=${{ inputs.names }} s=${{ self.name }}"
+                 " z=${{ null }} m=${{ {'a': 1} }}", ctx)
+    assert out == 'n=3 f=true l=["a","b"] s=web z=null m={"a":1}'
+
+
+def test_render_walks_nested_values_and_leaves_the_rest(ctx):
+    value = {"a": ["${{ inputs.count }}", 7, None], "b": {"c": "x-${{ self.name }}"}, "d": "plain"}
+    assert render(value, ctx) == {"a": [3, 7, None], "b": {"c": "x-web"}, "d": "plain"}
+    assert value["a"][0] == "${{ inputs.count }}"  # input untouched
+
+
+def test_close_braces_inside_string_literal(ctx):
+    assert render("${{ self.name + '}}' }}", ctx) == "web}}"
+    assert render("[${{ '}}' }}]", ctx) == "[}}]"
+
+
+def test_hyphenated_model_names_with_brackets(ctx):
+    assert render('${{ model["my-model"].input.globalArguments.size }}', ctx) == 2
+
+
+def test_data_namespace(ctx):
+    assert evaluate('data.latest("vpc", "main").attributes.id', ctx) == "vpc-main"
+    assert evaluate('data.version("vpc", "main", 2).version', ctx) == 2
+    assert evaluate('data.version("vpc", "main", inputs.count).version', ctx) == 3
+    assert evaluate('data.listVersions("vpc", "main").size()', ctx) == 2
+    assert evaluate('data.findBySpec("vpc", "state")[0].specName', ctx) == "state"
+    assert evaluate('data.findByTag("env", "prod")[0].tags.env', ctx) == "prod"
+    assert evaluate('data.query("name == \'x\'")[0].predicate', ctx) == "name == 'x'"
+    assert evaluate('data.query("true", "name")[0].select', ctx) == "name"
+    assert ctx.data.calls == [("latest", "vpc", "main")]
+
+
+def test_env_defaults_to_the_process_environment(monkeypatch):
+    monkeypatch.setenv("SWAMP_TEST_VAR", "hello")
+    assert render("${{ env.SWAMP_TEST_VAR }}", ExprContext()) == "hello"
+    # A later expression in the same render that needs env still sees it.
+    assert render(["${{ 1 }}", "${{ env.SWAMP_TEST_VAR }}"], ExprContext()) == [1, "hello"]
+
+
+def test_extend_replaces_variables(ctx):
+    item = ctx.extend({"self": {"name": "item-1"}})
+    assert evaluate("self.name", item) == "item-1"
+    assert evaluate("inputs.count", item) == 3
+
+
+def test_unknown_root_is_a_programming_error():
+    with pytest.raises(ValueError):
+        ExprContext({"nope": 1})
+
+
+def test_predicate():
+    test = predicate("modelName == 'vpc' && version >= 2", ["modelName", "version"])
+    assert test({"modelName": "vpc", "version": 2}) is True
+    assert test({"modelName": "vpc", "version": 1}) is False
+
+
+def test_predicate_must_be_boolean():
+    with pytest.raises(ExpressionError, match="true or false"):
+        predicate("'x'", ["a"])
+
+
+def test_strings_without_expressions_are_returned_as_is(ctx):
+    value = {"a": "x"}
+    assert render(value, ctx) is value
