@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from swamp.errors import ValidationError
 from swamp.models.api import ModelType
 from swamp.models.definitions import Definition
-from swamp.models.inputs import CliString, coerce, validate_inputs
+from swamp.models.inputs import CliString, coerce_field, validate_inputs
 from swamp.util.documents import format_errors
 
 #: (value, variables, source, field) -> value with ${{ }} evaluated.
@@ -54,7 +54,10 @@ def resolve_arguments(
                 f"model {definition.name!r} method {method!r}: unknown input(s) {', '.join(sorted(unknown))}",
                 hint=did_you_mean(unknown[0], fields) or f"arguments: {', '.join(sorted(fields))}",
             )
-        used_inputs = {k: coerce(v, props.get(k)) for k, v in inputs.items()}
+        try:
+            used_inputs = {k: coerce_field(k, v, props.get(k)) for k, v in inputs.items()}
+        except ValidationError as e:
+            raise ValidationError(f"model {definition.name!r} method {method!r}: invalid input {e.message}") from None
         used_inputs = {k: str(v) if isinstance(v, CliString) else v for k, v in used_inputs.items()}
         raw.update(used_inputs)
     ctx_vars = {

@@ -46,6 +46,17 @@ def coerce(value: Any, prop: dict | None) -> Any:
     return text
 
 
+def coerce_field(key: str, value: Any, prop: dict | None) -> Any:
+    """coerce() for one named field of a JSON Schema: an Optional's non-null
+    branch decides the type, and an error names the field."""
+    if prop and "anyOf" in prop:
+        prop = next((p for p in prop["anyOf"] if p.get("type") != "null"), prop)
+    try:
+        return coerce(value, prop)
+    except ValidationError as e:
+        raise ValidationError(f"{key}: {e.message}") from None
+
+
 def validate_inputs(schema: dict | None, values: dict, *, what: str = "inputs") -> dict:
     """Return the inputs with defaults applied and CLI strings coerced; raise
     one ValidationError listing every problem by name."""

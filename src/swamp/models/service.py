@@ -7,7 +7,7 @@ from swamp.datastore.base import model_lock_name
 from swamp.errors import ConflictError, SwampError, ValidationError
 from swamp.models.definitions import (Definition, definition_path, find_definition,
                                       iter_definition_files, load_definition, save_definition)
-from swamp.models.inputs import CliString, coerce
+from swamp.models.inputs import CliString, coerce_field
 from swamp.models.registry import registry_for
 from swamp.util.names import check_name, did_you_mean
 
@@ -31,10 +31,7 @@ def _coerce_global_args(model_type, pairs: dict[str, str]) -> dict:
         if key not in props:
             raise ValidationError(f"{model_type.type} has no global argument {key!r}",
                                   hint=did_you_mean(key, props) or f"arguments: {', '.join(sorted(props))}")
-        prop = props[key]
-        if "anyOf" in prop:  # Optional[...]: use the non-null branch
-            prop = next((p for p in prop["anyOf"] if p.get("type") != "null"), prop)
-        out[key] = coerce(CliString(value), prop)
+        out[key] = coerce_field(key, CliString(value), props[key])
     return out
 
 
