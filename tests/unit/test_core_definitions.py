@@ -44,9 +44,9 @@ def test_create_shell_model(repo):
 
 
 @pytest.mark.parametrize("arg,needle,hint", [
-    ("count=many", "integer", None),
+    ("count=many", "count: 'many' is not a valid integer", None),
     ("cuont=3", "cuont", "did you mean 'count'?"),
-    ("enabled=perhaps", "boolean", None),
+    ("enabled=perhaps", "enabled: 'perhaps' is not a valid boolean", None),
 ])
 def test_create_with_bad_global_args_writes_nothing(repo, arg, needle, hint):
     before = snapshot(repo)
