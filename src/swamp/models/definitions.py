@@ -4,6 +4,7 @@ method runs (see arguments.py)."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,13 @@ def definition_path(repo, model_type: str, name: str) -> Path:
 
 
 def load_definition(path: Path) -> Definition:
-    d = documents.validate(Definition, yamlio.load(path), str(path))
+    raw = yamlio.load(path)
+    if isinstance(raw, dict) and "id" not in raw and isinstance(raw.get("type"), str) \
+            and isinstance(raw.get("name"), str):
+        # A hand-written file without an id must name the same model (and so
+        # the same data) on every load: derive the id from type and name.
+        raw = {**raw, "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"swamp:model:{raw['type']}/{raw['name']}"))}
+    d = documents.validate(Definition, raw, str(path))
     if path.stem != d.name:
         raise ValidationError(f"{path}: name {d.name!r} does not match the file name {path.stem!r}")
     return d
