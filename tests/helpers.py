@@ -180,6 +180,7 @@ PROBE_TYPE = '''
     probe.resource("out", schema=Out, lifetime="infinite", garbage_collection=3)
     probe.resource("aged", lifetime="infinite", garbage_collection="1h")
     probe.resource("all", lifetime="infinite")
+    probe.resource("temp", lifetime="1h")
     probe.file("report", content_type="text/plain")
 
 
@@ -199,10 +200,11 @@ PROBE_TYPE = '''
         raise RuntimeError("boom")
 
 
-    @probe.method(description="Write one version of aged and all")
+    @probe.method(description="Write one version of aged, all and temp")
     def stamp(args, ctx: Context) -> None:
         ctx.write_resource("aged", "aged", {"n": args.count})
         ctx.write_resource("all", "all", {"n": args.count})
+        ctx.write_resource("temp", "temp", {"n": args.count})
 
 
     @probe.method(description="Read the newest out")
