@@ -1,0 +1,152 @@
+"""Conflicts by path class (SYNC.md "Conflicts"): mergeable documents merge
+per key, immutable paths refuse the second publisher, everything else keeps
+both. Never last-writer-wins (S1, S3)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from swamp.datastore.sync import SyncConflictError
+from swamp.errors import ConflictError
+
+from .conftest import delete, files, read, write
+
+LOCKFILE = "extensions/lockfile.json"
+
+
+def _doc(e, rel=LOCKFILE) -> dict:
+    return json.loads(read(e, rel))
+
+
+def test_two_stale_peers_add_different_keys_to_a_mergeable_doc(make_peer, store):
+    a, b, c = make_peer("a"), make_peer("b"), make_peer("c")
+    write(a, LOCKFILE, json.dumps({"extensions": {"@x/base": {"version": "1"}}}))
+    a.push()
+    b.pull()
+    # both edit from the same (soon stale) base, neither pulls before pushing
+    write(a, LOCKFILE, json.dumps({"extensions": {"@x/base": {"version": "1"}, "@a/one": {"version": "1"}}}))
+    write(b, LOCKFILE, json.dumps({"extensions": {"@x/base": {"version": "1"}, "@b/two": {"version": "2"}}}))
+    a.push("extension pull @a/one")
+    counts = b.push("extension pull @b/two")  # loses the race, merges, commits
+    assert counts.conflicts == [] and counts.head == 3
+    a.pull()
+    c.pull()
+    want = {"extensions": {"@x/base": {"version": "1"}, "@a/one": {"version": "1"}, "@b/two": {"version": "2"}}}
+    assert _doc(a) == _doc(b) == _doc(c) == want
+
+
+def test_both_peers_create_the_doc_from_nothing(make_peer):
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "config/shared.json", json.dumps({"a": 1}))
+    write(b, "config/shared.json", json.dumps({"b": 2}))
+    a.push()
+    b.push()
+    a.pull()
+    assert _doc(a, "config/shared.json") == _doc(b, "config/shared.json") == {"a": 1, "b": 2}
+
+
+def test_same_key_changed_differently_names_the_key_and_loses_nothing(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
+    write(a, LOCKFILE, json.dumps({"extensions": {"@x/e": {"version": "1"}}}))
+    a.push()
+    b.pull()
+    write(a, LOCKFILE, json.dumps({"extensions": {"@x/e": {"version": "2"}}}))
+    write(b, LOCKFILE, json.dumps({"extensions": {"@x/e": {"version": "3"}, "@b/new": {}}}))
+    a.push()
+    with pytest.raises(ConflictError) as err:
+        b.push()
+    assert "extensions.@x/e.version" in str(err.value)
+    (conflict,) = err.value.counts.conflicts
+    assert conflict["keys"] == ["extensions.@x/e.version"] and conflict["path"] == LOCKFILE
+    # theirs in place, ours kept aside (never pushed), the remote has a's version
+    assert _doc(b)["extensions"]["@x/e"]["version"] == "2"
+    assert json.loads(read(b, conflict["savedAs"]))["extensions"]["@x/e"]["version"] == "3"
+    assert json.loads(read(b, conflict["savedAs"]))["extensions"]["@b/new"] == {}
+    assert b.status()["conflicts"] == [{"path": LOCKFILE, "savedAs": conflict["savedAs"], "seq": 2}]
+    a.pull()
+    assert _doc(a)["extensions"] == {"@x/e": {"version": "2"}}
+    assert not any(".conflict-" in k for k in store._objects)
+    assert b.push().filesPushed == 0
+
+
+def test_yaml_documents_merge_and_keep_our_comments(make_peer):
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "config/shared.yaml", "# team settings\nregion: eu\nsize: 1\n")
+    a.push()
+    b.pull()
+    write(a, "config/shared.yaml", "# team settings\nregion: eu\nsize: 2\n")
+    write(b, "config/shared.yaml", "# team settings\nregion: eu  # moved\nsize: 1\non: yes\n")
+    a.push()
+    b.push()
+    a.pull()
+    text = read(b, "config/shared.yaml").decode()
+    assert "# team settings" in text and "# moved" in text
+    from ruamel.yaml import YAML
+
+    assert YAML(typ="safe").load(read(a, "config/shared.yaml")) == {"region": "eu", "size": 2, "on": "yes"}
+    assert read(a, "config/shared.yaml") == read(b, "config/shared.yaml")
+
+
+def test_other_files_keep_theirs_and_save_ours(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "files/notes.txt", b"base")
+    a.push()
+    b.pull()
+    write(a, "files/notes.txt", b"theirs")
+    write(b, "files/notes.txt", b"ours")
+    a.push()
+    with pytest.raises(SyncConflictError) as err:
+        b.sync()
+    (c,) = err.value.counts.conflicts
+    assert c["savedAs"] == "files/notes.txt.conflict-b-2" and c["peer"] == "a"
+    assert read(b, "files/notes.txt") == b"theirs" and read(b, c["savedAs"]) == b"ours"
+    assert err.value.exit_code == 1
+    # ours is never pushed; a later sync is clean
+    assert b.sync().conflicts == []
+    a.pull()
+    assert files(a) == {"files/notes.txt": b"theirs"}
+
+
+def test_same_change_on_both_sides_is_no_conflict(make_peer):
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "files/f", b"same")
+    write(b, "files/f", b"same")
+    a.push()
+    counts = b.sync()
+    assert counts.conflicts == [] and counts.filesPushed == 0
+
+
+def test_delete_against_modify_keeps_both(make_peer):
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "files/f", b"v1")
+    a.push()
+    b.pull()
+    delete(a, "files/f")
+    a.push()
+    write(b, "files/f", b"v2 edited")
+    with pytest.raises(SyncConflictError) as err:
+        b.sync()
+    (c,) = err.value.counts.conflicts
+    assert c["theirs"] == "delete" and read(b, "files/f") is None and read(b, c["savedAs"]) == b"v2 edited"
+
+
+def test_two_peers_publishing_the_same_version_second_is_refused(make_peer, store):
+    a, b, c = make_peer("a"), make_peer("b"), make_peer("c")
+    v1 = "data/acme-counter/m1/count/1"
+    write(a, f"{v1}/raw", b'{"value": 1}')
+    write(a, f"{v1}/metadata.yaml", b"version: 1\nby: a\n")
+    write(b, f"{v1}/raw", b'{"value": 100}')
+    write(b, f"{v1}/metadata.yaml", b"version: 1\nby: b\n")
+    a.push("model method run")
+    with pytest.raises(SyncConflictError) as err:
+        b.push("model method run")
+    reported = {x["path"]: x for x in err.value.counts.conflicts}
+    assert set(reported) == {f"{v1}/raw", f"{v1}/metadata.yaml"}
+    assert all(x["class"] == "immutable" for x in reported.values())
+    assert err.value.counts.head == 1  # nothing of b's was committed
+    c.pull()
+    assert read(c, f"{v1}/raw") == b'{"value": 1}' and read(c, f"{v1}/metadata.yaml") == b"version: 1\nby: a\n"
+    assert read(b, f"{v1}/raw") == b'{"value": 1}'
+    assert read(b, reported[f"{v1}/raw"]["savedAs"]) == b'{"value": 100}'
