@@ -4,6 +4,8 @@ secret on disk outside its ciphertext."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -130,3 +132,10 @@ def test_subprocess_round_trip_and_exit_codes(repo):
     assert (got.code, got.stdout) == (0, "abc-123\n")
     bad = cli(repo, "vault", "get", "prod", "missing")
     assert bad.code == 1 and bad.error["code"] == "not_found"
+
+
+def test_cli_and_expression_api_do_not_load_heavy_modules():
+    code = ("import sys, swamp.cli.main, swamp.cli.vault, swamp.expr, swamp.vault.sentinel; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('cel_expr_python', 'cryptography')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

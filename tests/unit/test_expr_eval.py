@@ -1,5 +1,7 @@
 """Evaluating and rendering: namespaces, native types, interpolation."""
 
+import threading
+
 import pytest
 
 from swamp.expr import ExprContext, ExpressionError, evaluate, predicate, render
@@ -142,3 +144,28 @@ def test_predicate_must_be_boolean():
 def test_strings_without_expressions_are_returned_as_is(ctx):
     value = {"a": "x"}
     assert render(value, ctx) is value
+
+
+def test_each_thread_sees_its_own_providers():
+    class Named:
+        def __init__(self, name):
+            self.name = name
+
+        def latest(self, model, name):
+            return {"who": self.name}
+
+    failures = []
+
+    def work(name):
+        ctx = ExprContext(data=Named(name))
+        for _ in range(300):
+            got = evaluate("data.latest('m', 'n').who", ctx)
+            if got != name:
+                failures.append((name, got))
+
+    threads = [threading.Thread(target=work, args=(f"t{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []

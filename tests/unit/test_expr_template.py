@@ -9,7 +9,6 @@ from swamp.expr.template import (
     has_expressions,
     parse,
     to_text,
-    whole_expression,
 )
 
 
@@ -19,12 +18,11 @@ def texts(template):
 
 def test_literal_only():
     assert parse("plain") == ("plain",)
-    assert whole_expression("plain") is None
 
 
 def test_whole_and_embedded():
-    assert whole_expression("${{ inputs.x }}").text == "inputs.x"
-    assert whole_expression(" ${{ inputs.x }}") is None
+    assert texts("${{ inputs.x }}") == ["inputs.x"]
+    assert texts(" ${{ inputs.x }}") == [" ", "inputs.x"]
     assert texts("a ${{ x }} b ${{y}}") == ["a ", "x", " b ", "y"]
 
 

@@ -129,7 +129,7 @@ def validate(value: Any, *, source: str | None = None, field: str | None = None)
         for seg in segments:
             if isinstance(seg, template.Expr):
                 try:
-                    cel.compile(seg.text)
+                    cel.compile_program(seg.text)
                 except ExpressionError as e:
                     errors.append(e.located(source=source, field=path or None))
     return errors

@@ -24,8 +24,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
-from swamp.expr.api import NAMESPACES, ROOTS, ExprContext
 from swamp.errors import NotFoundError
+from swamp.expr.api import NAMESPACES, ROOTS, ExprContext
 from swamp.expr.errors import ExpressionError
 from swamp.vault.sentinel import make_sentinel
 
@@ -33,7 +33,7 @@ _DYN, _STR, _INT = cel.Type.DYN, cel.Type.STRING, cel.Type.INT
 _RECEIVER = cel.Type.Map(_STR, _DYN)
 _LIST, _MAP, _ERROR = cel.Type.LIST, cel.Type.MAP, cel.Type.ERROR
 # Static result types whose plain_value() is already the final Python value.
-_SCALARS = frozenset({"STRING", "INT", "UINT", "BOOL", "DOUBLE", "NULL", "null_type"})
+_SCALARS = frozenset({"STRING", "INT", "UINT", "BOOL", "DOUBLE", "NULL"})
 
 
 class _Call:
@@ -148,7 +148,7 @@ class Program(NamedTuple):
 
 
 @lru_cache(maxsize=4096)
-def compile(text: str, names: tuple[str, ...] | None = None) -> Program:
+def compile_program(text: str, names: tuple[str, ...] | None = None) -> Program:
     try:
         expr = _env(names).compile(text)
     except RuntimeError as e:
@@ -176,7 +176,7 @@ class Session:
         self._with_env = False
 
     def evaluate(self, text: str) -> Any:
-        program = compile(text)
+        program = compile_program(text)
         if self._activation is None or (program.uses_env and not self._with_env):
             data: dict[str, Any] = {}
             if program.uses_env:
@@ -198,7 +198,7 @@ class Session:
 
 
 def compile_predicate(text: str, names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], bool]:
-    program = compile(text, names)
+    program = compile_program(text, names)
     if program.expr.return_type().name() not in ("BOOL", "DYN"):
         raise ExpressionError("a predicate must be true or false", expression=text)
 

@@ -71,17 +71,6 @@ def _parse(template: str) -> tuple[Segment, ...]:
     return tuple(out)
 
 
-def whole_expression(template: str) -> Expr | None:
-    """The expression if the string is exactly one `${{ }}` and nothing else
-    (such a value keeps its native type)."""
-    if OPEN not in template:
-        return None
-    segments = parse(template)
-    if len(segments) == 1 and isinstance(segments[0], Expr):
-        return segments[0]
-    return None
-
-
 def _scan_body(s: str, i: int) -> int:
     """Index of the `}}` that closes the expression starting at ``i``."""
     depth = 0
@@ -171,7 +160,8 @@ def find_expressions(value: Any, path: str = "") -> Iterator[Found]:
                 yield Found(p, s, seg)
 
 
-def iter_templates(value: Any, path: str) -> Iterator[tuple[str, str]]:
+def iter_templates(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """(field path, string) for every string in ``value`` holding `${{`."""
     if isinstance(value, str):
         if OPEN in value:
             yield path, value
