@@ -76,9 +76,11 @@ class SyncEngine:
         sync_dir = self.root / ".sync"
         sync_dir.mkdir(parents=True, exist_ok=True)
         self.state = SyncState(sync_dir / "state.db")
-        self.peer = peer or self.state.get_meta("peer") or self._new_peer_id()
+        self.peer = peer or self.state.get_meta("peer") or _default_peer()
         if not _PEER_RE.match(self.peer):
             raise ValidationError(f"invalid peer name {self.peer!r}", hint="use letters, digits, '_', '.', '-'")
+        if self.state.get_meta("peer") != self.peer:
+            self.state.set_meta("peer", self.peer)
         self.journal = Journal(sync_dir)
         self.tree = LocalTree(self.root, self.state)
         self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="sync")
@@ -88,12 +90,6 @@ class SyncEngine:
         self._lock_fd = -1
         self._leases: set[Lease] = set()
         self._leases_mutex = threading.Lock()
-
-    def _new_peer_id(self) -> str:
-        host = re.sub(r"[^A-Za-z0-9_.-]", "-", hostname())[:40] or "peer"
-        peer = f"{host}-{uuid.uuid4().hex[:8]}"
-        self.state.set_meta("peer", peer)
-        return peer
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -305,6 +301,7 @@ class SyncEngine:
 
     def _apply(self, s: Session, incoming: dict[str, Incoming], own: dict[str, Change], last: int) -> None:
         lazy = self.hydration == "lazy"
+        intents = self.state.intents()
         fetches: dict[str, list[str]] = {}
         removes: list[str] = []
         conflicted: list[tuple[str, Base | None, FileState | None, Incoming]] = []
@@ -321,7 +318,7 @@ class SyncEngine:
             if _sha(local) == _sha(theirs):
                 if virtual:
                     unhydrated.add(rel)
-            elif _sha(local) == _sha(base):
+            elif _sha(local) == _sha(base) or _sha(local) in intents.get(rel, ()):
                 if theirs.op == "delete":
                     removes.append(rel)
                 elif lazy and is_lazy(rel):
@@ -331,6 +328,10 @@ class SyncEngine:
                     fetches.setdefault(theirs.sha256, []).append(rel)
             else:
                 conflicted.append((rel, base, local, inc))
+        # Before the first byte hits the disk: say what we are about to write.
+        self.state.add_intents([(rel, sha) for sha, rels in fetches.items() for rel in rels]
+                               + [(rel, None) for rel in removes]
+                               + [(rel, inc.change.sha256) for rel, _b, _l, inc in conflicted])
 
         def fetch_and_write(item: tuple[str, list[str]]) -> list[str]:
             sha, rels = item
@@ -373,6 +374,7 @@ class SyncEngine:
             self.tree.flush_stats()
             self.state.set_head(last)
             self.state.clear_pending(last)
+            self.state.clear_intents()
 
     # ----------------------------------------------------------------- push
     def _candidates(self, paths: Iterable[str], full: bool) -> set[str]:
@@ -388,6 +390,7 @@ class SyncEngine:
     def _diff(self, cands: Iterable[str]) -> list[Change]:
         """Local changes against the bases: a pure function of disk and base."""
         changes = []
+        intents = self.state.intents()
         for rel in sorted(cands):
             try:
                 check_rel_path(rel)
@@ -398,8 +401,8 @@ class SyncEngine:
                 continue
             base = self.state.base(rel)
             cur = self.tree.current(rel)
-            if isinstance(cur, Blocked):
-                continue
+            if isinstance(cur, Blocked) or (rel in intents and _sha(cur) in intents[rel]):
+                continue  # left by an interrupted pull: the next pull settles it
             if cur is None:
                 if base is not None and base.hydrated:
                     changes.append(Change(rel, "delete"))
@@ -495,6 +498,11 @@ class SyncEngine:
             except ObjectStoreError as e:
                 # Only costs newcomers a longer replay; the next mark retries.
                 log.warning("could not write checkpoint %d: %s", commit.seq, e)
+
+
+def _default_peer() -> str:
+    host = re.sub(r"[^A-Za-z0-9_.-]", "-", hostname())[:40] or "peer"
+    return f"{host}-{uuid.uuid4().hex[:8]}"
 
 
 def own_base(change: Change) -> Base | None:

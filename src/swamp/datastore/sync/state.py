@@ -6,7 +6,10 @@
 - ``stat``: (size, mtime_ns, inode) -> sha256, so unchanged files are never
   re-hashed; ``checked_ns`` says when, to distrust racy entries;
 - ``pending``: the commit this cache is about to create, so a push killed
-  after its commit point recognises its own commit on the next pull.
+  after its commit point recognises its own commit on the next pull;
+- ``intent``: what a pull is about to write (path, sha256 or '' for a
+  delete), recorded before it touches the disk, so a file left by a killed
+  pull is known to come from the remote and is not mistaken for a local edit.
 
 ``head`` and the bases it implies always change in one transaction. WAL mode
 keeps every transaction intact across a kill -9.
@@ -32,6 +35,8 @@ CREATE INDEX IF NOT EXISTS base_sha ON base(sha256);
 CREATE TABLE IF NOT EXISTS stat (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     ino INTEGER NOT NULL, sha256 TEXT NOT NULL, checked_ns INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS intent (path TEXT NOT NULL, sha256 TEXT NOT NULL,
+    PRIMARY KEY (path, sha256)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS conflict (
     saved_as TEXT PRIMARY KEY, path TEXT NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
 """
@@ -178,6 +183,24 @@ class SyncState:
                     self._db.executemany(
                         "INSERT OR REPLACE INTO stat(path, size, mtime_ns, ino, sha256, checked_ns)"
                         " VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    # ----------------------------------------------------------------- intents
+    def add_intents(self, items: Iterable[tuple[str, str | None]]) -> None:
+        rows = [(p, sha or "") for p, sha in items]
+        if rows:
+            with self.transaction():
+                with self._lock:
+                    self._db.executemany("INSERT OR IGNORE INTO intent(path, sha256) VALUES (?, ?)", rows)
+
+    def intents(self) -> dict[str, set[str | None]]:
+        """path -> contents an interrupted pull may have left there."""
+        out: dict[str, set[str | None]] = {}
+        for p, sha in self._q("SELECT path, sha256 FROM intent"):
+            out.setdefault(p, set()).add(sha or None)
+        return out
+
+    def clear_intents(self) -> None:
+        self._q("DELETE FROM intent")
 
     # --------------------------------------------------------------- conflicts
     def add_conflict(self, saved_as: str, path: str, seq: int) -> None:
