@@ -4,8 +4,9 @@ stale takeover, correct across processes on one machine or a shared disk.
 A lock is a file created with O_EXCL holding ``{holder, host, pid, nonce,
 ttlMs, acquiredAt}``. Its mtime is the heartbeat: the holder touches it every
 ttl/3 after checking that the nonce is still its own. A lock whose mtime is
-older than its TTL is stale; takers serialize through a short-lived
-``.takeover`` file so that of several takers exactly one wins.
+older than its TTL, or whose holder process on this host has exited, is
+stale; takers serialize through a short-lived ``.takeover`` file so that of
+several takers exactly one wins.
 """
 
 from __future__ import annotations
@@ -60,7 +61,23 @@ def read_lock_info(path: Path) -> dict | None:
 
 def _is_stale(info: dict) -> bool:
     ttl = info.get("ttlMs", DEFAULT_TTL_MS) / 1000.0
-    return info["_mtime"] + ttl < time.time()
+    return info["_mtime"] + ttl < time.time() or _holder_exited(info)
+
+
+def _holder_exited(info: dict) -> bool:
+    """A holder on this host whose process is gone (killed with SIGKILL, say)
+    will never release nor heartbeat: no need to wait out its TTL. A holder
+    elsewhere, or one we cannot check, counts as alive."""
+    pid = info.get("pid")
+    if info.get("host") != hostname() or not isinstance(pid, int) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 class FileLock:
