@@ -152,8 +152,9 @@ def search_data(repo, text: str | None, *, model: str | None = None, limit: int 
 
 
 def query_data(repo, predicate: str, *, limit: int = 100, all_versions: bool = False) -> list[dict]:
-    """Data versions for which the CEL ``predicate`` is true. Each row is
-    the variable ``data`` (name, version, specName, kind, tags, model, ...)."""
+    """Data versions for which the CEL ``predicate`` is true; each field of
+    a row (name, version, specName, kind, size, tags, model, ...) is a
+    variable."""
     from swamp.data.catalog import open_catalog
     from swamp.expr import api as expr
 
@@ -164,10 +165,12 @@ def query_data(repo, predicate: str, *, limit: int = 100, all_versions: bool = F
             rows = _with_model_names(repo, cat.rows(latest_only=not all_versions))
         finally:
             cat.close()
+    fields = ("model", "modelType", "modelId", "name", "version", "specName", "kind", "contentType",
+              "lifetime", "size", "sha256", "createdAt", "tags", "owner")
+    test = expr.predicate(predicate, fields, source="data query")
     out = []
     for r in rows:
-        ctx = expr.ExprContext(variables={"data": r, **r})
-        if expr.evaluate(predicate, ctx) is True:
+        if test(r):
             out.append(r)
             if len(out) >= limit:
                 break

@@ -30,9 +30,9 @@ def _data_provider(repo):
 def _vault_provider(repo):
     if repo is None:
         return None
-    from swamp.vault.service import VaultService
+    from swamp.vault.service import RepoVaults
 
-    return VaultService(repo).provider()
+    return RepoVaults(repo)
 
 
 def _mentions_expression(value: Any) -> bool:

@@ -10,14 +10,9 @@ from pydantic import BaseModel
 
 
 def _lookup(repo):
-    from swamp.vault.service import VaultService
+    from swamp.vault.service import RepoVaults
 
-    service = VaultService(repo)
-
-    def lookup(vault: str, key: str) -> str:
-        return service.get_secret(vault, key)
-
-    return lookup
+    return RepoVaults(repo).get
 
 
 def resolve(repo, value: Any) -> Any:
@@ -46,4 +41,4 @@ def shell_env(repo, command: str) -> tuple[str, dict[str, str]]:
 
     if not sentinel.find_sentinels(command):
         return command, {}
-    return sentinel.to_env(command, _lookup(repo))
+    return sentinel.to_env(command, None, _lookup(repo))

@@ -123,3 +123,9 @@ def _strings(value: Any):
     elif isinstance(value, (list, tuple)):
         for v in value:
             yield from _strings(v)
+
+
+def describe_sentinels(text: str) -> str:
+    """Text fit to record: each sentinel shown as the expression that made
+    it, so records stay readable and carry no per-process token."""
+    return _RE.sub(lambda m: "${{ vault.get('%s', '%s') }}" % (m.group(1), m.group(2)), text)

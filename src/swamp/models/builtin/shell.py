@@ -13,6 +13,7 @@ from swamp.errors import SwampError
 from swamp.models.api import ModelType
 from swamp.models.context import Context
 from swamp.util import clock
+from swamp.vault.sentinel import describe_sentinels
 
 
 class ShellArguments(BaseModel):
@@ -66,7 +67,7 @@ def execute(args: ShellArguments, ctx: Context) -> None:
     stdout = out.decode(errors="replace")
     stderr = err.decode(errors="replace")
     ctx.write_resource("result", "result", ShellResult(
-        exitCode=code, executedAt=executed_at, command=args.run, durationMs=duration,
+        exitCode=code, executedAt=executed_at, command=describe_sentinels(args.run), durationMs=duration,
         stdout=stdout.rstrip("\n"), stderr=stderr.rstrip("\n")))
     with ctx.file_writer("log", "log") as w:
         w.write(out)
