@@ -128,6 +128,11 @@ class Context:
         if spec.lifetime == "ephemeral":
             self._ephemeral[name] = data
             return Artifact(name, spec_name, 0, "resource")
+        from swamp.models import sensitive
+
+        data = sensitive.store_sensitive(
+            self.repo, data, sensitive.sensitive_fields(spec),
+            f"{self.definition.type.replace('/', '-').lstrip('@')}-{self.definition.id}-{spec_name}-{name}")
         content = redact_bytes(json.dumps(data, indent=2, sort_keys=True).encode() + b"\n")
         rec = self._data.write(self.definition.type, self.definition.id,
                                self._meta_fields(name, spec_name, "resource", "application/json",
@@ -145,7 +150,9 @@ class Context:
             rec = self._data.get(self.definition.type, self.definition.id, name, version)
         except NotFoundError:
             return None
-        return _decode(rec.meta.contentType, self._data.content(rec))
+        from swamp.models.sensitive import reveal
+
+        return reveal(self.repo, _decode(rec.meta.contentType, self._data.content(rec)))
 
     def delete_resource(self, name: str) -> None:
         self._ephemeral.pop(name, None)
