@@ -122,8 +122,9 @@ class S3ObjectStore(ObjectStore):
     def get(self, key: str) -> tuple[bytes, str]:
         import obstore
 
+        check_key(key)
         try:
-            result = obstore.get(self._store, check_key(key))
+            result = obstore.get(self._store, key)
             data = bytes(result.bytes())
         except Exception as e:
             raise self._error(e, key) from e
@@ -138,8 +139,9 @@ class S3ObjectStore(ObjectStore):
             mode = "create"
         elif if_match is not None:
             mode = {"e_tag": if_match}
+        check_key(key)
         try:
-            result = obstore.put(self._store, check_key(key), bytes(data), mode=mode, use_multipart=False)
+            result = obstore.put(self._store, key, bytes(data), mode=mode, use_multipart=False)
         except FileNotFoundError as e:
             # If-Match on a missing key: AWS answers 404, SeaweedFS 412.
             if if_match is not None and "NoSuchBucket" not in str(e):
@@ -152,8 +154,9 @@ class S3ObjectStore(ObjectStore):
     def head(self, key: str) -> ObjectMeta | None:
         import obstore
 
+        check_key(key)
         try:
-            meta = obstore.head(self._store, check_key(key))
+            meta = obstore.head(self._store, key)
         except FileNotFoundError:
             return None
         except Exception as e:
@@ -168,25 +171,26 @@ class S3ObjectStore(ObjectStore):
         import obstore
 
         # obstore lists whole '/'-segments; our prefix is a plain string
-        # prefix. So list the enclosing directory, starting just below the
-        # prefix, filter, and stop at the first key past it (S3 lists in
-        # ascending UTF-8 order, which is also str order).
+        # prefix: list the enclosing directory and filter. Without a
+        # start_after, start at prefix[:-1], which sorts before every key
+        # with the prefix in plain and in per-segment order alike.
         parent = prefix.rsplit("/", 1)[0] if "/" in prefix else ""
         offset = start_after
-        if prefix:
-            below = prefix[:-1] + chr(ord(prefix[-1]) - 1)
-            if offset is None or offset < below:
-                offset = below
+        below = prefix[:-1] if prefix and not prefix.endswith("/") else None
+        if below and (offset is None or offset < below):
+            offset = below
         try:
-            for chunk in obstore.list(self._store, parent or None, offset=offset, chunk_size=1000):
-                for meta in chunk:
-                    key = meta["path"]
-                    if key.startswith(prefix):
-                        yield self._meta(meta)
-                    elif key > prefix:
-                        return
+            found = [self._meta(meta)
+                     for chunk in obstore.list(self._store, parent or None, offset=offset, chunk_size=1000)
+                     for meta in chunk
+                     if meta["path"].startswith(prefix) and (start_after is None or meta["path"] > start_after)]
         except Exception as e:
             raise self._error(e, prefix) from e
+        # AWS lists in UTF-8 order; SeaweedFS walks its directory tree instead
+        # ("a/b" before "a-b"), so sort here. Its start-after follows the same
+        # tree order: a start_after key that is also the directory of other
+        # keys skips them there (swamp's fixed-width log names never are).
+        yield from sorted(found, key=lambda m: m.key)
 
     def delete(self, key: str, *, if_match: str | None = None) -> None:
         import obstore
