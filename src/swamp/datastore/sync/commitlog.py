@@ -102,16 +102,17 @@ def list_seqs(store: ObjectStore, layout: Layout, after: int) -> list[int]:
     return [s for s in seqs if s is not None]
 
 
-def fetch(store: ObjectStore, layout: Layout, seqs: list[int], pool: ThreadPoolExecutor) -> list[Commit]:
-    def one(seq: int) -> Commit:
-        try:
-            data, _ = store.get(layout.log(seq))
-        except ObjectNotFound:
-            raise CorruptRemoteError(f"commit {seq} was listed but is gone (trimmed by gc?)",
-                                     hint="sync again") from None
-        return decode(seq, data)
+def fetch_one(store: ObjectStore, layout: Layout, seq: int) -> Commit:
+    try:
+        data, _ = store.get(layout.log(seq))
+    except ObjectNotFound:
+        raise CorruptRemoteError(f"commit {seq} was listed but is gone (trimmed by gc?)",
+                                 hint="sync again") from None
+    return decode(seq, data)
 
-    return list(pool.map(one, seqs))
+
+def fetch(store: ObjectStore, layout: Layout, seqs: list[int], pool: ThreadPoolExecutor) -> list[Commit]:
+    return list(pool.map(lambda seq: fetch_one(store, layout, seq), seqs))
 
 
 def check_contiguous(seqs: list[int], after: int) -> None:

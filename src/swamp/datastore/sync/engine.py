@@ -42,6 +42,8 @@ from .commitlog import Change, Commit
 from .conflicts import Incoming, Resolver
 from .counting import Session
 from .errors import CorruptRemoteError, SyncConflictError
+from .gc import DEFAULT_GRACE_S, gc
+from .history import history, verify
 from .journal import BULK, Journal
 from .layout import FORMAT_VERSION, Layout
 from .lease import DEFAULT_TTL_MS, Lease, force_release, lease_status
@@ -225,6 +227,21 @@ class SyncEngine:
 
     def force_release_lease(self, name: str) -> bool:
         return force_release(self.store, self.layout, name)
+
+    def log(self, limit: int | None = None) -> list[dict]:
+        """The team's history, newest first: who changed what, when."""
+        return history(self.store, self.layout, self._pool, limit)
+
+    def verify(self) -> dict:
+        """Every referenced blob exists and matches its hash; the log has no
+        gaps. ``{"ok", "commits", "checkpoints", "blobs", "errors"}``."""
+        return verify(self.store, self.layout, self._pool)
+
+    def gc(self, retention_days: float = 30, *, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = False) -> dict:
+        """Trim commits outside the window and sweep blobs marked
+        unreferenced at least ``grace_s`` ago (see gc.py)."""
+        return gc(self.store, self.layout, self._pool, retention_days=retention_days, grace_s=grace_s,
+                  dry_run=dry_run)
 
     # ============================================================ internals
     def _ensure_format(self, store: ObjectStore, *, create: bool) -> None:
@@ -425,9 +442,12 @@ class SyncEngine:
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 return None  # gone since the diff; its delete is journaled for the next push
             sha = sha256_bytes(data)
+            # A base with this content means it is committed, so its blob is
+            # kept remote; checked again on every attempt, after each rebase.
             with claim:
                 fresh = sha not in uploaded and not self.state.has_blob(sha)
-                uploaded.add(sha)
+                if fresh:
+                    uploaded.add(sha)
             if fresh:
                 upload_blob(s, self.layout, sha, data)
             return ch if sha == ch.sha256 else Change(ch.path, "put", sha, len(data))

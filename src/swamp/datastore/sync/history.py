@@ -1,0 +1,78 @@
+"""Reading the log as the team's history: ``log`` (who changed what, when)
+and ``verify`` (every referenced blob exists and matches its hash; the log
+has no gaps and every record is well formed)."""
+
+from __future__ import annotations
+
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+
+from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore
+
+from . import checkpoint, commitlog
+from .errors import CorruptRemoteError
+from .layout import Layout
+
+
+def history(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, limit: int | None = None) -> list[dict]:
+    """Commits, newest first."""
+    seqs = commitlog.list_seqs(store, layout, 0)
+    if limit is not None:
+        seqs = seqs[-limit:] if limit > 0 else []
+    out = []
+    for c in reversed(commitlog.fetch(store, layout, seqs, pool)):
+        out.append({"seq": c.seq, "writer": c.writer, "time": c.time, "command": c.command,
+                    "changes": [ch.to_json() for ch in c.changes]})
+    return out
+
+
+def verify(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor) -> dict:
+    errors: list[str] = []
+    seqs = commitlog.list_seqs(store, layout, 0)
+    ckpts = checkpoint.seqs(store, layout)
+    if seqs:
+        try:
+            commitlog.check_contiguous(seqs, seqs[0] - 1)
+        except CorruptRemoteError as e:
+            errors.append(e.message)
+        if seqs[0] != 1 and not any(c >= seqs[0] - 1 for c in ckpts):
+            errors.append(f"the log starts at {seqs[0]} but no checkpoint covers the commits before it")
+
+    def load(seq: int) -> commitlog.Commit | str:
+        try:
+            return commitlog.fetch_one(store, layout, seq)
+        except CorruptRemoteError as e:
+            return e.message
+
+    referenced: dict[str, str] = {}  # sha -> where it is referenced
+    for c in pool.map(load, seqs):
+        if isinstance(c, str):
+            errors.append(c)
+            continue
+        errors += [f"commit {c.seq} has an invalid path {p}" for p in c.rejected]
+        for ch in c.changes:
+            if ch.op == "put":
+                referenced.setdefault(ch.sha256, f"commit {c.seq} ({ch.path})")
+    for seq in ckpts:
+        try:
+            tree, rejected = checkpoint.fetch(store, layout, seq)
+        except CorruptRemoteError as e:
+            errors.append(e.message)
+            continue
+        errors += [f"checkpoint {seq} has an invalid path {p}" for p in rejected]
+        for path, (sha, _size) in tree.items():
+            referenced.setdefault(sha, f"checkpoint {seq} ({path})")
+
+    def check(item: tuple[str, str]) -> str | None:
+        sha, where = item
+        try:
+            data, _ = store.get(layout.blob(sha))
+        except ObjectNotFound:
+            return f"blob {sha} referenced by {where} is missing"
+        if hashlib.sha256(data).hexdigest() != sha:
+            return f"blob {sha} referenced by {where} does not match its hash"
+        return None
+
+    errors += [e for e in pool.map(check, sorted(referenced.items())) if e]
+    return {"ok": not errors, "commits": len(seqs), "checkpoints": len(ckpts), "blobs": len(referenced),
+            "errors": errors}
