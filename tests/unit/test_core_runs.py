@@ -212,3 +212,33 @@ def test_shell_timeout(repo):
     r = run(repo, "slow", "execute")
     assert r.code == 1 and r.data["status"] == "failed" and "timed out" in r.data["error"]
     assert r.data["durationMs"] < 4000
+
+
+def test_method_arguments_from_the_definition_and_input_overrides(repo):
+    from swamp.util import yamlio
+
+    path = repo / "models" / "acme" / "probe" / "p.yaml"
+    doc = yamlio.load(path)
+    doc["methods"] = {"write": {"arguments": {"note": "from-definition", "times": 2}}}
+    path.write_text(yamlio.dumps(doc))
+    assert run(repo, "p", "write").code == 0
+    c = out_content(repo)["content"]
+    assert c["note"] == "from-definition" and c["times"] == 1 and c["count"] == 7
+    assert run(repo, "p", "write", "--input", "note=override").code == 0
+    assert out_content(repo)["content"]["note"] == "override"
+    doc["methods"]["write"]["arguments"]["times"] = "twice"
+    path.write_text(yamlio.dumps(doc))
+    before = snapshot(repo)
+    r = run(repo, "p", "write")
+    assert r.code == 1 and "times" in r.error["error"]
+    assert snapshot(repo) == before
+
+
+def test_malformed_input_file_names_the_file_and_line(repo, tmp_path):
+    f = tmp_path / "bad.yaml"
+    f.write_text("note: ok\ntimes: [1,\n")
+    r = run(repo, "p", "write", "--input-file", f)
+    assert r.code == 1
+    assert f"malformed YAML in {f}:" in r.error["error"]
+    r = run(repo, "p", "write", "--stdin", input="{note: [")
+    assert r.code == 1 and "malformed YAML in <stdin>:" in r.error["error"]
