@@ -1,0 +1,233 @@
+from __future__ import annotations
+
+import sys
+
+import click
+
+from swamp.cli.inputs import collect_inputs, input_options
+from swamp.cli.options import CliState, global_options
+from swamp.cli.output import emit, say, table
+
+
+@click.group()
+def workflow():
+    """Chain methods in jobs and steps."""
+
+
+@workflow.command("create")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def create(state: CliState, name):
+    """Write a skeleton workflow NAME to workflows/workflow-NAME.yaml."""
+    from swamp.workflows import service
+
+    result = service.create(state.repo(), name)
+    emit(state, result, f"Created workflow {result['name']} at {result['path']}")
+
+
+@workflow.command("get")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def get(state: CliState, name):
+    """Show a workflow (by name or id)."""
+    from swamp.util import yamlio
+    from swamp.workflows import service
+
+    result = service.get(state.repo(), name)
+    emit(state, result, lambda: say(yamlio.dumps(result).rstrip()))
+
+
+@workflow.command("search")
+@click.argument("query", required=False)
+@global_options
+@click.pass_obj
+def search(state: CliState, query):
+    """List workflows whose name or description contains QUERY."""
+    from swamp.workflows import service
+
+    rows = service.search(state.repo(), query)
+    emit(state, rows, lambda: table(rows, ["name", "jobs", "description", "path"]))
+
+
+@workflow.command("validate")
+@click.argument("name", required=False)
+@global_options
+@click.pass_obj
+def validate(state: CliState, name):
+    """Check workflows: schema, dependencies, expressions, and the models,
+    methods and workflows they name. Exits 1 when any is invalid."""
+    from swamp.workflows import service
+
+    result = service.validate(state.repo(), name)
+
+    def human():
+        for w in result["workflows"]:
+            say(f"{'ok     ' if w['valid'] else 'INVALID'} {w['name']}")
+            for e in w["errors"]:
+                say(f"        {e}")
+
+    emit(state, result, human)
+    if not result["valid"]:
+        sys.exit(1)
+
+
+@workflow.command("evaluate")
+@click.argument("name")
+@input_options
+@global_options
+@click.pass_obj
+def evaluate(state: CliState, name, input_, input_file, stdin_input):
+    """Show NAME with its expressions resolved where they can be now, and
+    forEach steps expanded."""
+    from swamp.util import yamlio
+    from swamp.workflows import service
+
+    result = service.evaluate(state.repo(), name, collect_inputs(input_, input_file, stdin_input))
+    emit(state, result, lambda: say(yamlio.dumps(result).rstrip()))
+
+
+def _observer(state: CliState):
+    """Step progress on a terminal (stderr), never in --json or -q."""
+    if state.json or state.quiet or not sys.stderr.isatty():
+        return None
+    marks = {"running": "…", "succeeded": "✓", "failed": "✗", "skipped": "-", "waiting_approval": "?"}
+
+    def show(run, job, step):
+        extra = f" ({step.skipReason})" if step.skipReason else (f": {step.error}" if step.error else "")
+        say(f"  {marks.get(step.status, ' ')} {job.name}/{step.name} {step.status}{extra}", err=True)
+
+    return show
+
+
+def _finish(state: CliState, run, junit: str | None) -> None:
+    from swamp.workflows.service import run_json
+
+    if junit:
+        from swamp.util.atomic import atomic_write
+        from swamp.workflows.junit import junit_xml
+
+        atomic_write(junit, junit_xml(run))
+    data = run_json(run)
+
+    def human():
+        say(f"workflow {run.workflowName}: run {run.id} {run.status}"
+            + (f" in {run.durationMs} ms" if run.durationMs is not None else ""))
+        rows = [{"job": j.name, "step": s.name, "status": s.status,
+                 "detail": s.skipReason or s.error or (s.approval.prompt if s.approval and
+                                                       s.status == "waiting_approval" else None)}
+                for j, s in run.steps()]
+        table(rows, ["job", "step", "status", "detail"])
+        if run.status == "suspended":
+            for w in data.get("approvalRequired", []):
+                say(f"waiting for approval: {w['step']}"
+                    f" (swamp workflow approve {run.workflowName} {w['step']}, then swamp workflow resume "
+                    f"{run.workflowName})")
+
+    emit(state, data, human)
+    if run.status in ("failed", "cancelled"):
+        sys.exit(1)
+
+
+_junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE",
+                      help="Also write a JUnit XML report to FILE.")
+
+
+@workflow.command("run")
+@click.argument("name")
+@input_options
+@_junit
+@click.option("--fail-on", type=click.Choice(["low", "medium", "high"]), default="low", show_default=True,
+              help="The lowest severity of a failed assert that fails the run.")
+@global_options
+@click.pass_obj
+def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on):
+    """Run workflow NAME and print its run record. Exits 1 when the run fails."""
+    from swamp.workflows import service
+
+    inputs = collect_inputs(input_, input_file, stdin_input)
+    result = service.run(state.repo(), name, inputs, fail_on=fail_on, observer=_observer(state))
+    _finish(state, result, junit)
+
+
+@workflow.command("resume")
+@click.argument("name")
+@click.option("--run", "run_id", metavar="ID", help="The run to resume (default: the newest suspended one).")
+@input_options
+@_junit
+@global_options
+@click.pass_obj
+def resume(state: CliState, name, run_id, input_, input_file, stdin_input, junit):
+    """Continue a suspended run; steps that finished are not run again."""
+    from swamp.workflows import service
+
+    inputs = collect_inputs(input_, input_file, stdin_input)
+    result = service.resume(state.repo(), name, run_id, inputs, observer=_observer(state))
+    _finish(state, result, junit)
+
+
+def _decision(decision: str):
+    verb = "approve" if decision == "approved" else "reject"
+
+    @workflow.command(verb)
+    @click.argument("name")
+    @click.argument("step")
+    @click.option("--run", "run_id", metavar="ID", help="The run (default: the newest suspended one).")
+    @click.option("--reason", help="Why; kept in the run record.")
+    @global_options
+    @click.pass_obj
+    def command(state: CliState, name, step, run_id, reason):
+        from swamp.workflows import service
+
+        result = service.decide(state.repo(), name, step, decision, run_id, reason)
+        emit(state, result, f"{decision} {result['job']}/{result['step']} of run {result['runId']}; "
+                            f"continue with: swamp workflow resume {name}")
+
+    command.__doc__ = f"{verb.capitalize()} STEP of a suspended run of NAME (STEP or JOB/STEP)."
+    command.help = command.__doc__
+    return command
+
+
+approve = _decision("approved")
+reject = _decision("rejected")
+
+
+@workflow.command("history")
+@click.argument("name")
+@click.option("--limit", type=int, help="At most this many runs.")
+@global_options
+@click.pass_obj
+def history(state: CliState, name, limit):
+    """Runs of NAME, newest first."""
+    from swamp.workflows import service
+
+    rows = service.history(state.repo(), name, limit)
+    emit(state, rows, lambda: table(rows, ["id", "status", "startedAt", "durationMs", "steps", "failedSteps"]))
+
+
+@workflow.command("logs")
+@click.argument("name")
+@click.option("--run", "run_id", metavar="ID", help="The run (default: the newest).")
+@global_options
+@click.pass_obj
+def logs(state: CliState, name, run_id):
+    """Print a run's log."""
+    from swamp.workflows import service
+
+    result = service.logs(state.repo(), name, run_id)
+    emit(state, result, lambda: click.echo(result["log"], nl=False))
+
+
+@workflow.command("cancel")
+@click.argument("name")
+@click.option("--run", "run_id", metavar="ID", help="The run (default: the newest unfinished one).")
+@global_options
+@click.pass_obj
+def cancel(state: CliState, name, run_id):
+    """Cancel a suspended run, or ask a running one to stop."""
+    from swamp.workflows import service
+
+    result = service.cancel(state.repo(), name, run_id)
+    emit(state, result, f"run {result['id']}: " + ("cancel requested" if result["cancelRequested"]
+                                                  else result["status"]))

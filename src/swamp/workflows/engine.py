@@ -1,0 +1,630 @@
+"""Running a workflow: jobs level by level, the steps of each job level by
+level, each level's units concurrently within their caps (scheduler.py).
+
+Per step, in order: its dependency conditions (unmet: skipped, reason
+``dependency`` or ``condition``), forEach expansion, its guard (truthy:
+skipped, ``guarded``), its task. A step waiting for approval suspends the
+run once nothing else can proceed; ``resume`` continues from the saved
+record and never reruns a finished step.
+
+The run record is the one state: every decision is written into it, and it
+is flushed to the datastore at most every FLUSH_INTERVAL seconds while the
+run goes, and always when it suspends or ends."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from swamp.errors import SwampError, ValidationError
+from swamp.util import clock
+from swamp.workflows import conditions, dag, records
+from swamp.workflows.expressions import UNSET, Scope, truthy
+from swamp.workflows.records import Approval, AssertResult, JobRun, StepRun, WorkflowRun
+from swamp.workflows.scheduler import Gate, Unit, run_parallel, run_units
+from swamp.workflows.schema import Job, Step, Workflow, workflow_id
+
+MAX_DEPTH = 10
+DEFAULT_MAX_CONCURRENT_STEPS = 4
+FLUSH_INTERVAL = 0.5
+CANCEL_CHECK_INTERVAL = 0.5
+SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
+
+
+def max_concurrent_steps() -> int:
+    raw = os.environ.get("SWAMP_MAX_CONCURRENT_STEPS")
+    if not raw:
+        return DEFAULT_MAX_CONCURRENT_STEPS
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValidationError(f"SWAMP_MAX_CONCURRENT_STEPS={raw!r} is not a number") from None
+    if value < 1:
+        raise ValidationError("SWAMP_MAX_CONCURRENT_STEPS must be at least 1")
+    return value
+
+
+@dataclass
+class Parent:
+    """Where a nested run was started from."""
+
+    run: WorkflowRun
+    stack: tuple[str, ...]  # workflow ids from the outermost run down to the parent
+
+
+Observer = Callable[[WorkflowRun, JobRun, StepRun], None]
+
+
+class Engine:
+    """Runs the workflows of one repository. One Runner (and so one type
+    registry) serves every step of every run, nested ones included."""
+
+    def __init__(self, repo, *, observer: Observer | None = None) -> None:
+        from swamp.models.runner import Runner
+
+        self.repo = repo
+        self.ds = repo.datastore
+        self.runner = Runner(repo)
+        self.observer = observer
+        self.max_concurrent = max_concurrent_steps()
+        self._registry_ready = False
+
+    def _prime(self) -> None:
+        # The registry loads lazily and is not safe to load from two threads.
+        if not self._registry_ready:
+            self.runner.registry.all()
+            self._registry_ready = True
+
+    # ---------------------------------------------------------------- start
+    def start(self, wf: Workflow, source: str, inputs: dict, *, fail_on: str = "low",
+              parent: Parent | None = None) -> WorkflowRun:
+        """Check the workflow's structure and inputs (raising before anything
+        is written), then run it to its end or its suspension."""
+        problems = dag.check_structure(wf)
+        if problems:
+            raise ValidationError(f"{source}: " + "; ".join(problems))
+        values = validate_workflow_inputs(wf, inputs)
+        from swamp.util.ids import holder, hostname, new_id
+
+        wid = workflow_id(wf)
+        run = WorkflowRun(
+            id=new_id(), workflowId=wid, workflowName=wf.name, workflowVersion=wf.version,
+            startedAt=clock.isoformat(), inputKeys=sorted(values), failOn=fail_on, tags=dict(wf.tags),
+            parentRunId=parent.run.id if parent else None,
+            parentWorkflowId=parent.run.workflowId if parent else None,
+            depth=len(parent.stack) if parent else 0,
+            initiatedBy=holder(), host=hostname(), pid=os.getpid(),
+        )
+        run.logFile = records.log_path(wid, run.id)
+        run.jobs = plan(wf)
+        stack = (parent.stack if parent else ()) + (wid,)
+        return _Execution(self, wf, source, run, values, stack, log="").go()
+
+    def resume(self, wf: Workflow, source: str, run: WorkflowRun, extra_inputs: dict | None = None,
+               *, stack: tuple[str, ...] | None = None) -> WorkflowRun:
+        """Continue a suspended run (the caller has marked it running)."""
+        values = validate_workflow_inputs(wf, {**(run.inputs or {}), **(extra_inputs or {})})
+        run.inputKeys = sorted(values)
+        _check_record_matches(wf, run)
+        log = records.read_log(self.ds, run.workflowId, run.id)
+        return _Execution(self, wf, source, run, values, stack or (run.workflowId,), log=log).go()
+
+
+def validate_workflow_inputs(wf: Workflow, inputs: dict) -> dict:
+    from swamp.models.inputs import validate_inputs
+
+    if wf.inputs is None and not inputs:
+        return {}
+    schema = wf.inputs if wf.inputs is not None else {"properties": {}}
+    return validate_inputs(schema, inputs, what=f"inputs of workflow {wf.name!r}")
+
+
+def plan(wf: Workflow) -> list[JobRun]:
+    """The record's skeleton: jobs and their steps in the order they run
+    (a forEach step is one entry until it expands)."""
+    jobs = {j.name: j for j in wf.jobs}
+    out = []
+    for level in dag.job_levels(wf):
+        for jname in level:
+            job = jobs[jname]
+            steps = {s.name: s for s in job.steps}
+            entries = [StepRun(name=sname, task=steps[sname].task.type)
+                       for slevel in dag.step_levels(job) for sname in slevel]
+            out.append(JobRun(name=jname, steps=entries))
+    return out
+
+
+def _check_record_matches(wf: Workflow, run: WorkflowRun) -> None:
+    jobs = {j.name: {s.name for s in j.steps} for j in wf.jobs}
+    for jr in run.jobs:
+        if jr.name not in jobs or any(s.declared not in jobs[jr.name] for s in jr.steps):
+            raise ValidationError(
+                f"workflow {wf.name!r} changed since run {run.id} was suspended: "
+                f"job {jr.name!r} no longer matches the record",
+                hint="restore the workflow file, or cancel this run and start a new one")
+
+
+@dataclass
+class _Prepared:
+    """A model_method step ready to run: everything was checked."""
+
+    definition: Any
+    method: str
+    inputs: dict
+    prepared: Any
+
+
+@dataclass
+class _JobState:
+    job: Job
+    index: int
+    record: JobRun
+    steps: dict[str, tuple[int, Step]] = field(default_factory=dict)
+
+
+class _Execution:
+    def __init__(self, engine: Engine, wf: Workflow, source: str, run: WorkflowRun, inputs: dict,
+                 stack: tuple[str, ...], *, log: str) -> None:
+        self.engine = engine
+        self.wf = wf
+        self.source = source
+        self.run = run
+        self.inputs = inputs
+        self.stack = stack
+        self.lock = threading.RLock()
+        self.flush_lock = threading.Lock()
+        self.stop = threading.Event()
+        self.cancel_requested = False
+        self._last_flush = 0.0
+        self._last_cancel_check = time.monotonic()
+        self._log: list[str] = [log] if log else []
+        self._t0 = time.perf_counter()
+        self._started: dict[int, float] = {}
+        run_info = {"id": run.id, "workflowId": run.workflowId, "workflowName": run.workflowName,
+                    "startedAt": run.startedAt, "tags": dict(run.tags), "depth": run.depth}
+        self.run_info = run_info
+        self.scope = Scope(engine.repo, source, inputs, run_info)
+        self.jobs: dict[str, _JobState] = {}
+        for i, job in enumerate(wf.jobs):
+            st = _JobState(job, i, run.job(job.name))
+            st.steps = {s.name: (k, s) for k, s in enumerate(job.steps)}
+            self.jobs[job.name] = st
+
+    # ------------------------------------------------------------ the run
+    def go(self) -> WorkflowRun:
+        self.engine._prime()
+        with self.lock:
+            self.run.status = "running"
+        self.log(f"run {self.run.id} of workflow {self.wf.name}: running")
+        self.flush(force=True)
+        interrupted = False
+        try:
+            cap = self.wf.concurrency or 0
+            for level in dag.job_levels(self.wf):
+                if self.should_stop():
+                    break
+                run_parallel([lambda n=n: self.run_job(self.jobs[n]) for n in level], cap, self.stop)
+        except KeyboardInterrupt:
+            interrupted = True
+            self.cancel_requested = True
+            raise
+        finally:
+            self.finish(interrupted)
+        return self.run
+
+    def finish(self, interrupted: bool) -> None:
+        with self.lock:
+            run = self.run
+            for jr in run.jobs:
+                if jr.status == "running":
+                    jr.status = _job_status(jr)
+            failed = [(jr, s) for jr, s in run.steps() if s.status == "failed" and not s.allowedFailure]
+            waiting = any(jr.status in ("pending", "waiting_approval") for jr in run.jobs)
+            if self.cancel_requested or interrupted:
+                run.status = "cancelled"
+            elif waiting:
+                run.status = "suspended"
+            elif failed:
+                run.status = "failed"
+            else:
+                run.status = "succeeded"
+            if failed:
+                jr, s = failed[0]
+                run.failedStep = f"{jr.name}/{s.name}"
+                run.failureReason = s.error
+            else:
+                run.failedStep = run.failureReason = None
+            if run.status == "suspended":
+                run.inputs = dict(self.inputs)
+                run.completedAt = None
+            else:
+                run.inputs = None
+                run.completedAt = clock.isoformat()
+            run.durationMs = (run.durationMs or 0) + int((time.perf_counter() - self._t0) * 1000)
+        self.log(f"run {run.id}: {run.status}" + (f" ({run.failedStep}: {run.failureReason})"
+                                                  if run.status == "failed" else ""))
+        self.flush(force=True)
+        if run.status != "running":
+            # A cancel request has been answered; it must not cancel a resume.
+            self.engine.ds.delete(records.cancel_path(run.workflowId, run.id))
+
+    def should_stop(self) -> bool:
+        if self.stop.is_set():
+            return True
+        now = time.monotonic()
+        if now - self._last_cancel_check >= CANCEL_CHECK_INTERVAL:
+            self._last_cancel_check = now
+            if self.engine.ds.exists(records.cancel_path(self.run.workflowId, self.run.id)):
+                self.log("cancel requested")
+                self.cancel_requested = True
+                self.stop.set()
+                return True
+        return False
+
+    # ------------------------------------------------------------- a job
+    def run_job(self, st: _JobState) -> None:
+        jr = st.record
+        if jr.status in conditions.TERMINAL:
+            return
+        verdict = self.dependencies(
+            [(d.condition, self.job_status(d.job)) for d in st.job.dependsOn])
+        if verdict == "blocked":
+            with self.lock:
+                jr.status = "pending"
+            return
+        if verdict is not None:
+            self.skip_job(st, verdict)
+            return
+        with self.lock:
+            jr.status = "running"
+            jr.startedAt = jr.startedAt or clock.isoformat()
+        gate = Gate(self.cap(st.job.concurrency))
+        for level in dag.step_levels(st.job):
+            if self.should_stop():
+                break
+            units: list[Unit] = []
+            for sname in level:
+                k, step = st.steps[sname]
+                units += self.step_units(st, k, step, gate)
+            run_units(units, self.stop, self.should_stop)
+            self.flush()
+        with self.lock:
+            jr.status = _job_status(jr)
+            if jr.status in conditions.TERMINAL:
+                jr.completedAt = clock.isoformat()
+        self.log(f"job {jr.name}: {jr.status}")
+
+    def cap(self, own: int | None) -> int:
+        """step > job > workflow > SWAMP_MAX_CONCURRENT_STEPS: the most
+        specific cap that is set (0 means no cap)."""
+        for c in (own, self.wf.concurrency):
+            if c is not None:
+                return c
+        return self.engine.max_concurrent
+
+    def job_status(self, name: str) -> str:
+        with self.lock:
+            status = self.jobs[name].record.status
+        return status if status in conditions.TERMINAL else "pending"
+
+    def step_status(self, st: _JobState, declared: str) -> str:
+        with self.lock:
+            return conditions.aggregate(s.status for s in st.record.steps if s.declared == declared)
+
+    def dependencies(self, deps: list[tuple[Any, str]]) -> tuple[str, str] | str | None:
+        """None when every dependency's condition holds; "blocked" while a
+        dependency has not finished; else (skipReason, detail)."""
+        if any(status not in conditions.TERMINAL for _, status in deps):
+            return "blocked"
+        for cond, status in deps:
+            if not conditions.holds(cond, status):
+                return conditions.skip_reason(cond), f"condition {cond.type!r} does not hold: the dependency {status}"
+        return None
+
+    def skip_job(self, st: _JobState, verdict: tuple[str, str]) -> None:
+        reason, detail = verdict
+        with self.lock:
+            st.record.status = "skipped"
+            st.record.skipReason = reason
+            for s in st.record.steps:
+                if s.status == "pending":
+                    s.status, s.skipReason, s.detail = "skipped", reason, "the job was skipped"
+        self.log(f"job {st.record.name}: skipped ({reason}: {detail})")
+        self.flush()
+
+    # ------------------------------------------------------------ a step
+    def entries(self, st: _JobState, declared: str) -> list[StepRun]:
+        with self.lock:
+            return [s for s in st.record.steps if s.declared == declared]
+
+    def step_units(self, st: _JobState, k: int, step: Step, job_gate: Gate) -> list[Unit]:
+        entries = self.entries(st, step.name)
+        if all(e.status in conditions.TERMINAL for e in entries):
+            return []
+        deps = [(d.condition, self.step_status(st, d.step)) for d in step.dependsOn]
+        names = [d.step for d in step.dependsOn]
+        verdict = self.dependencies(deps)
+        if verdict == "blocked":
+            return []
+        if verdict is not None:
+            reason, _ = verdict
+            failed_dep = next((n for (c, s), n in zip(deps, names) if not conditions.holds(c, s)), "")
+            for e in entries:
+                if e.status == "pending":
+                    self.set_skipped(st, e, reason, f"dependency {failed_dep!r}: {verdict[1]}")
+            return []
+        where = f"jobs[{st.index}].steps[{k}]"
+        if step.forEach is not None and len(entries) == 1 and entries[0].forEachOf is None:
+            entries = self.expand(st, step, entries[0], where)
+        gate = Gate(step.concurrency) if step.concurrency is not None else job_gate
+        units = []
+        for e in entries:
+            if e.status in conditions.TERMINAL:
+                continue
+            unit = self.unit(st, step, e, where, gate)
+            if unit is not None:
+                units.append(unit)
+        return units
+
+    def expand(self, st: _JobState, step: Step, placeholder: StepRun, where: str) -> list[StepRun]:
+        from swamp.expr.template import has_expressions
+        from swamp.workflows import foreach
+
+        var = step.forEach.item
+        try:
+            value = self.scope.render(step.forEach.in_, f"{where}.forEach.in")
+            render_name = None
+            if has_expressions(step.name):
+                def render_name(item):
+                    return self.scope.render(step.name, f"{where}.name", {var: item})
+            expansions = foreach.expand(step.name, value, render_name)
+        except SwampError as e:
+            self.set_failed(st, placeholder, e.message, step)
+            return []
+        new = [StepRun(name=x.name, task=step.task.type, forEachOf=step.name, item=x.item) for x in expansions]
+        with self.lock:
+            steps = st.record.steps
+            i = steps.index(placeholder)
+            steps[i:i + 1] = new
+        self.log(f"step {st.record.name}/{step.name}: {len(new)} item(s)")
+        return new
+
+    def unit(self, st: _JobState, step: Step, e: StepRun, where: str, gate: Gate) -> Unit | None:
+        """Decide what can be decided now (guard, approval, assert, and a
+        model_method step's checks), in plan order; return the work left to
+        run concurrently, if any."""
+        item = {step.forEach.item: e.item} if step.forEach is not None else UNSET
+        try:
+            if step.guard is not None and e.status == "pending":
+                if truthy(self.scope.condition(step.guard, f"{where}.guard", item)):
+                    self.set_skipped(st, e, "guarded", "the guard is true")
+                    return None
+            task = step.task
+            if task.type == "manual_approval":
+                self.approval(st, step, e, where, item)
+                return None
+            if task.type == "assert":
+                self.assertion(st, step, e, where, item)
+                return None
+            if task.type == "model_method":
+                ready = self.prepare_method(step, e, where, item)
+                return Unit(("model", ready.definition.id), gate, lambda: self.run_method(st, step, e, ready))
+            child = self.prepare_workflow(step, e, where, item)
+            return Unit(("step", st.record.name, e.name), gate, lambda: self.run_workflow(st, step, e, *child))
+        except SwampError as err:
+            self.set_failed(st, e, err.message, step)
+            return None
+
+    # ----------------------------------------------------------- tasks
+    def prepare_method(self, step: Step, e: StepRun, where: str, item: Any) -> _Prepared:
+        task = step.task
+        model = self.scope.render(task.modelIdOrName, f"{where}.task.modelIdOrName", item)
+        method = self.scope.render(task.methodName, f"{where}.task.methodName", item)
+        inputs = self.scope.render(task.inputs, f"{where}.task.inputs", item) or {}
+        if not isinstance(model, str) or not isinstance(method, str):
+            raise ValidationError("modelIdOrName and methodName must give strings")
+        if not isinstance(inputs, dict):
+            raise ValidationError(f"task inputs must give a map, not {type(inputs).__name__}")
+        with self.lock:
+            e.model, e.method = model, method
+        prepared = self.engine.runner.prepare(model, method, inputs, variables={"run": self.run_info})
+        return _Prepared(prepared[0], method, inputs, prepared)
+
+    def run_method(self, st: _JobState, step: Step, e: StepRun, ready: _Prepared) -> None:
+        self.set_running(st, e)
+        try:
+            rec = self.engine.runner.run(
+                ready.definition, ready.method, inputs=ready.inputs, triggered_by="workflow",
+                workflow_run_id=self.run.id, workflow_name=self.run.workflowName, step_name=e.name,
+                variables={"run": self.run_info}, prepared=ready.prepared)
+        except SwampError as err:
+            self.set_failed(st, e, err.message, step)
+            return
+        except Exception as err:  # a bug, recorded where the user will look
+            self.log("".join(traceback.format_exception(err)).rstrip())
+            self.set_failed(st, e, f"internal error: {type(err).__name__}: {err}", step)
+            return
+        with self.lock:
+            e.outputId = rec.id
+            e.dataArtifacts = list(rec.dataArtifacts)
+        if rec.dataArtifacts:
+            self.scope.data_changed()
+        if rec.status == "succeeded":
+            self.set_done(st, e, "succeeded")
+        else:
+            self.set_failed(st, e, rec.error or rec.status, step)
+
+    def prepare_workflow(self, step: Step, e: StepRun, where: str, item: Any) -> tuple:
+        from swamp.workflows.files import find_workflow
+
+        task = step.task
+        name = self.scope.render(task.workflowIdOrName, f"{where}.task.workflowIdOrName", item)
+        inputs = self.scope.render(task.inputs, f"{where}.task.inputs", item) or {}
+        if not isinstance(name, str):
+            raise ValidationError("workflowIdOrName must give a string")
+        if not isinstance(inputs, dict):
+            raise ValidationError(f"task inputs must give a map, not {type(inputs).__name__}")
+        path, child = find_workflow(self.engine.repo, name)
+        cid = workflow_id(child)
+        if cid in self.stack:
+            names = [self.run.workflowName] if len(self.stack) == 1 else list(self.stack)
+            raise ValidationError(f"workflow cycle: {' -> '.join(names + [child.name])}",
+                                  hint="a workflow cannot run itself, directly or through others")
+        if len(self.stack) > MAX_DEPTH:  # the child's depth would be len(self.stack)
+            raise ValidationError(f"workflows nest deeper than {MAX_DEPTH} levels")
+        with self.lock:
+            e.childWorkflow, e.childWorkflowId = child.name, cid
+        return path, child, inputs
+
+    def run_workflow(self, st: _JobState, step: Step, e: StepRun, path, child: Workflow, inputs: dict) -> None:
+        source = str(path.relative_to(self.engine.repo.root))
+        self.set_running(st, e)
+        try:
+            if e.childRunId:
+                result = self.resume_child(child, source, e.childRunId)
+            else:
+                result = self.engine.start(child, source, inputs, fail_on=self.run.failOn,
+                                           parent=Parent(self.run, self.stack))
+        except SwampError as err:
+            self.set_failed(st, e, err.message, step)
+            return
+        with self.lock:
+            e.childRunId = result.id
+        if result.status == "succeeded":
+            self.set_done(st, e, "succeeded")
+        elif result.status == "suspended":
+            self.set_done(st, e, "waiting_approval")
+        else:
+            self.set_failed(st, e, f"nested run {result.id} of {child.name} {result.status}"
+                            + (f": {result.failureReason}" if result.failureReason else ""), step)
+
+    def resume_child(self, child: Workflow, source: str, run_id: str) -> WorkflowRun:
+        run = records.load(self.engine.ds, workflow_id(child), run_id)
+        if run.status != "suspended":
+            return run  # finished (resumed on its own, or cancelled)
+        from swamp.workflows.runs import claim_for_resume
+
+        run = claim_for_resume(self.engine.ds, workflow_id(child), run_id)
+        return self.engine.resume(child, source, run, stack=self.stack + (run.workflowId,))
+
+    def approval(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any) -> None:
+        task = step.task
+        a = e.approval
+        if a is None:
+            prompt = self.scope.render(task.prompt, f"{where}.task.prompt", item)
+            with self.lock:
+                e.approval = Approval(prompt=str(prompt), requestedAt=clock.isoformat(),
+                                      timeoutSeconds=task.timeout)
+                e.startedAt = e.startedAt or e.approval.requestedAt
+                e.status = "waiting_approval"
+            self.log(f"step {st.record.name}/{e.name}: waiting for approval: {prompt}")
+            self.notify(st, e)
+            return
+        if a.decision == "approved":
+            self.set_done(st, e, "succeeded")
+        elif a.decision == "rejected":
+            self.set_failed(st, e, f"rejected by {a.decidedBy}" + (f": {a.reason}" if a.reason else ""), step)
+        elif a.timeoutSeconds and clock.now() > clock.parse_iso(a.requestedAt).timestamp() + a.timeoutSeconds:
+            self.set_failed(st, e, f"no decision within {a.timeoutSeconds} s", step)
+
+    def assertion(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any) -> None:
+        task = step.task
+        self.set_running(st, e)
+        value = self.scope.condition(task.expr, f"{where}.task.expr", item)
+        if not isinstance(value, bool):
+            raise ValidationError(f"an assert's expr must give true or false, not {value!r}")
+        severity = task.assert_severity
+        if value:
+            with self.lock:
+                e.assertResult = AssertResult(passed=True, severity=severity)
+            self.set_done(st, e, "succeeded")
+            return
+        message = str(self.scope.render(task.message, f"{where}.task.message", item))
+        fails_run = SEVERITY_RANK[severity] >= SEVERITY_RANK[self.run.failOn]
+        with self.lock:
+            e.assertResult = AssertResult(passed=False, severity=severity, message=message, failsRun=fails_run)
+        # Below the --fail-on threshold a failed assert is a warning: the
+        # step fails, the job and the run do not.
+        self.set_failed(st, e, f"assertion failed ({severity}): {message}", step, tolerated=not fails_run)
+
+    # ------------------------------------------------------ bookkeeping
+    def set_running(self, st: _JobState, e: StepRun) -> None:
+        with self.lock:
+            e.status = "running"
+            e.startedAt = clock.isoformat()
+            self._started[id(e)] = time.perf_counter()
+        self.notify(st, e)
+
+    def _end(self, e: StepRun) -> None:
+        e.completedAt = clock.isoformat()
+        t0 = self._started.pop(id(e), None)
+        if t0 is not None:
+            e.durationMs = int((time.perf_counter() - t0) * 1000)
+
+    def set_done(self, st: _JobState, e: StepRun, status: str) -> None:
+        with self.lock:
+            e.status = status
+            if status == "succeeded":
+                self._end(e)
+        self.log(f"step {st.record.name}/{e.name}: {status}"
+                 + (f" (output {e.outputId})" if e.outputId else ""))
+        self.notify(st, e)
+        self.flush()
+
+    def set_failed(self, st: _JobState, e: StepRun, message: str, step: Step, *, tolerated: bool = False) -> None:
+        with self.lock:
+            e.status = "failed"
+            e.error = message
+            if step.allowFailure or tolerated:
+                e.allowedFailure = True
+            self._end(e)
+        self.log(f"step {st.record.name}/{e.name}: failed"
+                 + (" (allowed)" if e.allowedFailure else "") + f": {message}")
+        self.notify(st, e)
+        self.flush()
+
+    def set_skipped(self, st: _JobState, e: StepRun, reason: str, detail: str) -> None:
+        with self.lock:
+            e.status, e.skipReason, e.detail = "skipped", reason, detail
+        self.log(f"step {st.record.name}/{e.name}: skipped ({reason}: {detail})")
+        self.notify(st, e)
+
+    def notify(self, st: _JobState, e: StepRun) -> None:
+        if self.engine.observer is not None:
+            self.engine.observer(self.run, st.record, e)
+
+    def log(self, line: str) -> None:
+        with self.lock:
+            self._log.append(f"{clock.isoformat()} {line}\n")
+
+    def flush(self, *, force: bool = False) -> None:
+        """Write the record and the log, at most every FLUSH_INTERVAL
+        seconds unless forced."""
+        now = time.monotonic()
+        if not force and now - self._last_flush < FLUSH_INTERVAL:
+            return
+        with self.flush_lock:
+            with self.lock:
+                self._last_flush = now
+                data = records.dump(self.run)
+                log = "".join(self._log)
+            ds = self.engine.ds
+            run = self.run
+            with ds.session(mutating=True, locks=[records.run_lock(run.id)],
+                            command=f"workflow run {run.workflowName}"):
+                records.write(ds, run.workflowId, run.id, data, log)
+
+
+def _job_status(jr: JobRun) -> str:
+    statuses = [s.status for s in jr.steps]
+    if "waiting_approval" in statuses:
+        return "waiting_approval"
+    if any(s in ("pending", "running") for s in statuses):
+        return "pending"
+    if any(s.status == "failed" and not s.allowedFailure for s in jr.steps):
+        return "failed"
+    return "succeeded"

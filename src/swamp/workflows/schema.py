@@ -1,0 +1,210 @@
+"""The workflow document (``workflows/workflow-<name>.yaml``): jobs of steps,
+each with a task, joined by ``dependsOn`` conditions. One pydantic schema;
+unknown keys are refused with a did-you-mean hint (swamp.util.documents)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from swamp.util.names import NAME_MAX, NAME_RE
+
+CONDITION_TYPES = ("always", "succeeded", "failed", "completed", "skipped", "and", "or", "not")
+SEVERITIES = ("low", "medium", "high")
+IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Condition(_Strict):
+    """``{type: always|succeeded|failed|completed|skipped}``, or
+    ``{type: and|or, conditions: [...]}`` (two or more), or
+    ``{type: not, condition: {...}}``. ``completed`` is succeeded or failed."""
+
+    type: Literal["always", "succeeded", "failed", "completed", "skipped", "and", "or", "not"]
+    conditions: list[Condition] | None = None
+    condition: Condition | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bare_string(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            raise ValueError(f"a condition is a map: write {{type: {v}}}")
+        return v
+
+    @model_validator(mode="after")
+    def _shape(self) -> "Condition":
+        if self.type in ("and", "or"):
+            if not self.conditions or len(self.conditions) < 2:
+                raise ValueError(f"'{self.type}' needs 'conditions' with at least two entries")
+            if self.condition is not None:
+                raise ValueError(f"'{self.type}' takes 'conditions', not 'condition'")
+        elif self.type == "not":
+            if self.condition is None:
+                raise ValueError("'not' needs one 'condition'")
+            if self.conditions is not None:
+                raise ValueError("'not' takes one 'condition', not 'conditions'")
+        elif self.conditions is not None or self.condition is not None:
+            raise ValueError(f"'{self.type}' takes no nested conditions")
+        return self
+
+
+SUCCEEDED = Condition(type="succeeded")
+
+
+def _refuse_bare_dependency(v: Any, key: str) -> Any:
+    if isinstance(v, str):
+        raise ValueError(f"a bare name is not allowed here: write {{{key}: {v}, condition: {{type: succeeded}}}}")
+    return v
+
+
+class JobDependency(_Strict):
+    job: str
+    condition: Condition = SUCCEEDED
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare(cls, v: Any) -> Any:
+        return _refuse_bare_dependency(v, "job")
+
+
+class StepDependency(_Strict):
+    step: str
+    condition: Condition = SUCCEEDED
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare(cls, v: Any) -> Any:
+        return _refuse_bare_dependency(v, "step")
+
+
+# Which keys each task type requires and allows. One flat model (rather
+# than a tagged union) keeps error paths plain (`task.methodName`) and lets
+# the unknown-key hint see every task key.
+TASK_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "model_method": (frozenset({"modelIdOrName", "methodName"}), frozenset({"inputs"})),
+    "workflow": (frozenset({"workflowIdOrName"}), frozenset({"inputs"})),
+    "manual_approval": (frozenset({"prompt"}), frozenset({"timeout"})),
+    "assert": (frozenset({"expr", "message"}), frozenset({"severity"})),
+}
+
+
+class Task(_Strict):
+    """``model_method {modelIdOrName, methodName, inputs?}``,
+    ``workflow {workflowIdOrName, inputs?}``, ``manual_approval {prompt,
+    timeout? (seconds)}``, ``assert {expr, message, severity? (high)}``."""
+
+    type: Literal["model_method", "workflow", "manual_approval", "assert"]
+    modelIdOrName: str | None = None
+    methodName: str | None = None
+    workflowIdOrName: str | None = None
+    inputs: dict[str, Any] | str | None = None
+    prompt: str | None = None
+    timeout: int | None = Field(default=None, ge=1)
+    expr: str | bool | None = None
+    message: str | None = None
+    severity: Literal["low", "medium", "high"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_shell(cls, v: Any) -> Any:
+        if isinstance(v, dict) and v.get("type") == "shell":
+            raise ValueError("'shell' tasks are gone: define a command/shell model and call it with "
+                             "{type: model_method, modelIdOrName: <model>, methodName: execute}")
+        return v
+
+    @model_validator(mode="after")
+    def _keys(self) -> "Task":
+        required, optional = TASK_KEYS[self.type]
+        given = self.model_fields_set - {"type"}
+        missing = sorted(required - given)
+        if missing:
+            raise ValueError(f"a {self.type} task needs {', '.join(missing)}")
+        foreign = sorted(given - required - optional)
+        if foreign:
+            raise ValueError(f"{', '.join(foreign)} {'does' if len(foreign) == 1 else 'do'} not belong in a "
+                             f"{self.type} task (it takes {', '.join(sorted(required | optional))})")
+        return self
+
+    @property
+    def assert_severity(self) -> str:
+        return self.severity or "high"
+
+
+class ForEach(_Strict):
+    item: str
+    in_: Any = Field(alias="in")
+
+    @field_validator("item")
+    @classmethod
+    def _ident(cls, v: str) -> str:
+        if not IDENT_RE.match(v):
+            raise ValueError("must be an identifier (letters, digits, '_'), reached as self.<item>")
+        return v
+
+
+class Step(_Strict):
+    name: str = Field(min_length=1)
+    description: str | None = None
+    dependsOn: list[StepDependency] = Field(default_factory=list)
+    weight: float = 0
+    concurrency: int | None = Field(default=None, ge=0)
+    forEach: ForEach | None = None
+    guard: str | bool | None = None
+    allowFailure: bool = False
+    task: Task
+
+
+class Job(_Strict):
+    name: str = Field(min_length=1)
+    description: str | None = None
+    dependsOn: list[JobDependency] = Field(default_factory=list)
+    weight: float = 0
+    concurrency: int | None = Field(default=None, ge=0)
+    steps: list[Step] = Field(min_length=1)
+
+
+class Workflow(_Strict):
+    id: str | None = None
+    name: str
+    description: str | None = None
+    version: int = Field(default=1, ge=1)
+    tags: dict[str, str] = Field(default_factory=dict)
+    inputs: dict[str, Any] | None = None
+    concurrency: int | None = Field(default=None, ge=0)
+    jobs: list[Job] = Field(min_length=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.match(v) or len(v) > NAME_MAX:
+            raise ValueError(f"must match {NAME_RE.pattern} and have at most {NAME_MAX} characters")
+        return v
+
+    @field_validator("inputs")
+    @classmethod
+    def _inputs(cls, v: dict | None) -> dict | None:
+        if v is None:
+            return v
+        props = v.get("properties", {})
+        if not isinstance(props, dict) or not all(isinstance(p, dict) for p in props.values()):
+            raise ValueError("'properties' must map each input name to a schema such as {type: string}")
+        required = v.get("required", [])
+        if not isinstance(required, list) or any(r not in props for r in required):
+            missing = [r for r in required if r not in props] if isinstance(required, list) else required
+            raise ValueError(f"'required' names inputs that 'properties' does not declare: {missing}")
+        return v
+
+
+def workflow_id(wf: Workflow) -> str:
+    """The id run records are filed under. A hand-written file without one
+    gets an id derived from its name, the same on every load."""
+    if wf.id:
+        return wf.id
+    import uuid
+
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"swamp:workflow:{wf.name}"))

@@ -1,0 +1,175 @@
+"""Static checks of a workflow, for `workflow validate` and before a run
+writes anything: the DAGs, every expression compiles, `self` only where a
+forEach sets it, and whatever names are literal (models, methods, nested
+workflows, input keys) exist."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from swamp.errors import SwampError
+from swamp.expr.template import has_expressions
+from swamp.util.names import did_you_mean
+from swamp.workflows import dag
+from swamp.workflows.schema import Step, Workflow, workflow_id
+
+_SELF = re.compile(r"\bself\b(?:\.([A-Za-z_]\w*))?")
+
+
+def check_workflow(repo, wf: Workflow) -> list[str]:
+    problems = dag.check_structure(wf)
+    problems += expression_problems(wf)
+    problems += reference_problems(repo, wf)
+    return problems
+
+
+def _step_fields(step: Step, where: str) -> Iterator[tuple[str, Any, bool]]:
+    """(field path, value, is bare CEL) of everything a step evaluates."""
+    yield f"{where}.name", step.name, False
+    if step.forEach is not None:
+        yield f"{where}.forEach.in", step.forEach.in_, False
+    if isinstance(step.guard, str):
+        yield f"{where}.guard", step.guard, not has_expressions(step.guard)
+    t = step.task
+    for key in ("modelIdOrName", "methodName", "workflowIdOrName", "inputs", "prompt", "message"):
+        value = getattr(t, key)
+        if value is not None:
+            yield f"{where}.task.{key}", value, False
+    if isinstance(t.expr, str):
+        yield f"{where}.task.expr", t.expr, not has_expressions(t.expr)
+
+
+def expression_problems(wf: Workflow) -> list[str]:
+    from swamp.expr import api as expr
+
+    problems = []
+    for i, job in enumerate(wf.jobs):
+        for k, step in enumerate(job.steps):
+            where = f"jobs[{i}].steps[{k}]"
+            for field, value, bare in _step_fields(step, where):
+                if bare:
+                    value = f"${{{{ {value} }}}}"
+                errors = expr.validate(value, field=field)
+                problems += [e.message for e in errors]
+                if not errors and (bare or has_expressions(value)) and field != f"{where}.forEach.in":
+                    problems += _self_problems(step, field, value)
+    return problems
+
+
+def _self_problems(step: Step, field: str, value: Any) -> list[str]:
+    text = str(value)
+    out = []
+    for m in _SELF.finditer(text):
+        if step.forEach is None:
+            out.append(f"{field}: 'self' is only set in a forEach step")
+            break
+        if m.group(1) and m.group(1) != step.forEach.item:
+            out.append(f"{field}: this step's item is self.{step.forEach.item}, not self.{m.group(1)}")
+            break
+    return out
+
+
+def reference_problems(repo, wf: Workflow) -> list[str]:
+    from swamp.models.registry import registry_for
+
+    registry = registry_for(repo)
+    problems = []
+    for i, job in enumerate(wf.jobs):
+        for k, step in enumerate(job.steps):
+            where = f"jobs[{i}].steps[{k}].task"
+            t = step.task
+            try:
+                if t.type == "model_method":
+                    problems += _method_problems(repo, registry, t, where)
+                elif t.type == "workflow":
+                    problems += _workflow_problems(repo, wf, t, where)
+            except SwampError as e:
+                problems.append(f"{where}: {e.message}" + (f" ({e.hint})" if e.hint else ""))
+    return problems
+
+
+def _literal(value: Any) -> bool:
+    return isinstance(value, str) and not has_expressions(value)
+
+
+def _method_problems(repo, registry, t, where: str) -> list[str]:
+    from swamp.models.definitions import find_definition
+
+    if not _literal(t.modelIdOrName):
+        return []
+    _, d = find_definition(repo, t.modelIdOrName)
+    model_type = registry.get(d.type)
+    if not _literal(t.methodName):
+        return []
+    if t.methodName not in model_type.methods:
+        hint = did_you_mean(t.methodName, model_type.methods)
+        return [f"{where}.methodName: model type {d.type!r} has no method {t.methodName!r}"
+                + (f" ({hint})" if hint else "")]
+    if not isinstance(t.inputs, (dict, type(None))):
+        return []
+    given = set(t.inputs or {})
+    if d.inputs is not None:
+        return _input_problems(d.inputs, given, f"{where}.inputs", f"model {d.name!r}")
+    fields = model_type.arguments_model(t.methodName).model_fields
+    return [f"{where}.inputs.{key}: model {d.name!r} takes no input {key!r}"
+            + (f" ({did_you_mean(key, fields)})" if did_you_mean(key, fields) else "")
+            for key in sorted(given - set(fields))]
+
+
+def _input_problems(schema: dict, given: set[str], where: str, what: str) -> list[str]:
+    props = schema.get("properties") or {}
+    out = []
+    if not schema.get("additionalProperties", False):
+        for key in sorted(given - set(props)):
+            hint = did_you_mean(key, props)
+            out.append(f"{where}.{key}: {what} declares no input {key!r}" + (f" ({hint})" if hint else ""))
+    for key in schema.get("required") or []:
+        if key not in given and "default" not in (props.get(key) or {}):
+            out.append(f"{where}: {what} requires input {key!r}")
+    return out
+
+
+def _workflow_problems(repo, wf: Workflow, t, where: str) -> list[str]:
+    from swamp.workflows.files import find_workflow
+
+    if not _literal(t.workflowIdOrName):
+        return []
+    _, child = find_workflow(repo, t.workflowIdOrName)
+    out = []
+    if isinstance(t.inputs, (dict, type(None))) and child.inputs is not None:
+        out += _input_problems(child.inputs, set(t.inputs or {}), f"{where}.inputs", f"workflow {child.name!r}")
+    cycle = nesting_cycle(repo, wf, child)
+    if cycle:
+        out.append(f"{where}: workflow cycle: {' -> '.join(cycle)}")
+    return out
+
+
+def nesting_cycle(repo, root: Workflow, child: Workflow) -> list[str] | None:
+    """A path of literal nested-workflow references from ``child`` back to
+    ``root``, as names, or None."""
+    from swamp.workflows.files import find_workflow
+
+    root_id = workflow_id(root)
+    seen: set[str] = set()
+
+    def visit(wf: Workflow, path: list[str]) -> list[str] | None:
+        if workflow_id(wf) == root_id:
+            return path
+        if workflow_id(wf) in seen:
+            return None
+        seen.add(workflow_id(wf))
+        for job in wf.jobs:
+            for step in job.steps:
+                ref = step.task.workflowIdOrName
+                if step.task.type == "workflow" and _literal(ref):
+                    try:
+                        _, nxt = find_workflow(repo, ref)
+                    except SwampError:
+                        continue  # reported when that workflow is validated
+                    found = visit(nxt, path + [nxt.name])
+                    if found:
+                        return found
+        return None
+
+    return visit(child, [root.name, child.name])
