@@ -31,6 +31,55 @@ def setup_filesystem(state: CliState, path):
                         f"({result['filesCopied']} files copied, {result['filesKept']} already there)")
 
 
+def _shared_options(f):
+    f = click.option("--hydration", type=click.Choice(["full", "lazy"]), default="full", show_default=True,
+                     help="lazy: fetch file contents on first read.")(f)
+    f = click.option("--endpoint-url", help="An S3-compatible server or GCS emulator.")(f)
+    f = click.option("--namespace", default="default", show_default=True,
+                     help="Lets several repositories share one bucket without seeing each other's data.")(f)
+    f = click.option("--prefix", default="", help="Key prefix inside the bucket.")(f)
+    f = click.option("--bucket", required=True)(f)
+    return f
+
+
+def _run_setup(state: CliState, **fields):
+    from swamp.repo.config import DatastoreConfig
+    from swamp.repo.datastores import setup_object_store
+    from swamp.util.names import check_name
+
+    check_name(fields["namespace"], "namespace")
+    result = setup_object_store(state.repo(), DatastoreConfig(**fields))
+
+    def human():
+        say(f"Datastore is now {result['location']} (namespace {result['namespace']})")
+        print_counts(result)
+
+    emit(state, result, human)
+
+
+@setup.command("s3")
+@_shared_options
+@click.option("--region", help="The bucket's region.")
+@global_options
+@click.pass_obj
+def setup_s3(state: CliState, bucket, prefix, namespace, endpoint_url, hydration, region):
+    """Share the datastore through S3 or an S3-compatible server. Credentials
+    come from the usual AWS environment variables and files."""
+    _run_setup(state, type="s3", bucket=bucket, prefix=prefix, namespace=namespace,
+               endpointUrl=endpoint_url, region=region, hydration=hydration)
+
+
+@setup.command("gcs")
+@_shared_options
+@global_options
+@click.pass_obj
+def setup_gcs(state: CliState, bucket, prefix, namespace, endpoint_url, hydration):
+    """Share the datastore through Google Cloud Storage. Credentials come from
+    the usual application-default credentials."""
+    _run_setup(state, type="gcs", bucket=bucket, prefix=prefix, namespace=namespace,
+               endpointUrl=endpoint_url, hydration=hydration)
+
+
 @datastore.command("status")
 @global_options
 @click.pass_obj

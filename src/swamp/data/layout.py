@@ -12,6 +12,8 @@ from swamp.util.names import check_data_name, check_type_name
 DATA_ROOT = "data"
 RAW = "raw"
 METADATA = "metadata.yaml"
+#: left in the directory of a deleted highest version, so its number is never reused
+TOMBSTONE = "tombstone"
 
 
 def model_dir(model_type: str, model_id: str) -> str:

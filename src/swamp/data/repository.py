@@ -16,7 +16,7 @@ from swamp.data import layout
 from swamp.data.metadata import DataMetadata
 from swamp.datastore.base import Datastore
 from swamp.errors import NotFoundError
-from swamp.util import documents, yamlio
+from swamp.util import clock, documents, yamlio
 
 
 @dataclass
@@ -114,15 +114,27 @@ class DataRepository:
 
     # ------------------------------------------------------------- deletes
     def delete(self, model_type: str, model_id: str, name: str, version: int | None = None) -> list[int]:
-        """Delete one version, or every version of a name. Returns what went."""
-        if version is None:
-            gone = self._version_dirs(model_type, model_id, name)
-            self.ds.delete(layout.name_dir(model_type, model_id, name))
-            return gone
-        if version not in self._version_dirs(model_type, model_id, name):
+        """Delete one version, or every version of a name. Returns what went.
+
+        The highest version number is never given out again: when it is
+        deleted, a tombstone stays in its directory, so the next write gets
+        a new number (on every peer) instead of reusing one that readers may
+        have seen with other content."""
+        claimed = self._version_dirs(model_type, model_id, name)
+        complete = self.versions(model_type, model_id, name)
+        if version is not None and version not in complete:
             raise NotFoundError(f"data {name!r} has no version {version}")
-        self.ds.delete(layout.version_dir(model_type, model_id, name, version))
-        return [version]
+        doomed = complete if version is None else [version]
+        top = claimed[-1] if claimed else None
+        for v in doomed:
+            vdir = layout.version_dir(model_type, model_id, name, v)
+            if v == top:
+                self.ds.write_bytes(f"{vdir}/{layout.TOMBSTONE}", clock.isoformat().encode())
+                self.ds.delete(f"{vdir}/{layout.METADATA}")
+                self.ds.delete(f"{vdir}/{layout.RAW}")
+            else:
+                self.ds.delete(vdir)
+        return doomed
 
     def delete_model(self, model_type: str, model_id: str) -> None:
         self.ds.delete(layout.model_dir(model_type, model_id))

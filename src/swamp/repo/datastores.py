@@ -39,6 +39,51 @@ def setup_filesystem(repo, path: str) -> dict:
             "filesKept": kept, "bytesCopied": nbytes}
 
 
+def setup_object_store(repo, cfg) -> dict:
+    """Share this repository's datastore through an object store: probe the
+    backend's conditional writes (refused if it ignores them), publish local
+    state, hydrate from the remote, and only then write the datastore
+    section of .swamp.yaml. Every step is idempotent: a setup that failed
+    half-way is simply run again."""
+    from swamp.datastore.cached import CachedDatastore, location_of, store_config
+    from swamp.datastore.objectstore.factory import open_store
+    from swamp.datastore.objectstore.probe import probe_conditional_writes
+    from swamp.datastore.sync.engine import SyncEngine
+
+    store = open_store(store_config(cfg))
+    probe_conditional_writes(store)
+    cache = repo.local_dir
+    copied = _copy_into_cache(repo, cache)
+    engine = SyncEngine(store, cache, namespace=cfg.namespace, hydration=cfg.hydration)
+    try:
+        engine.init_remote()
+        counts = engine.pull()
+        counts.add(engine.push(command="datastore setup", full_walk=True))
+    finally:
+        engine.close()
+    repo.save_config(repo.config.model_copy(update={"datastore": cfg}))
+    repo.__dict__.pop("datastore", None)
+    return {"type": cfg.type, "location": location_of(cfg), "namespace": cfg.namespace,
+            "hydration": cfg.hydration, "filesCopied": copied, **counts.to_json()}
+
+
+def _copy_into_cache(repo, cache: Path) -> int:
+    """State kept in an external filesystem datastore moves into the cache
+    before it is published (files already in the cache are kept)."""
+    from swamp.datastore.filesystem import FilesystemDatastore
+
+    source = repo.datastore
+    if source.kind != "filesystem" or source.root.resolve() == cache.resolve():
+        return 0
+    target = FilesystemDatastore(cache)
+    copied = 0
+    for rel in source.walk():
+        if not is_local_only(rel) and not target.exists(rel):
+            target.write_bytes(rel, source.read_bytes(rel))
+            copied += 1
+    return copied
+
+
 def status(repo) -> dict:
     ds = repo.datastore
     out = {"type": ds.kind, "location": str(ds.root), "namespace": None, "head": 0, "dirtyFiles": 0}
@@ -50,7 +95,12 @@ def sync(repo, *, pull: bool, push: bool) -> dict:
     ds = repo.datastore
     if not hasattr(ds, "sync"):
         return SyncCounts().to_json()  # a filesystem datastore has nothing to sync
-    return ds.sync(pull=pull, push=push).to_json()
+    from swamp.datastore.sync.errors import SyncConflictError
+
+    try:
+        return ds.sync(pull=pull, push=push).to_json()
+    except SyncConflictError as e:
+        return e.counts.to_json()  # the report lists the conflicts; the CLI exits 1
 
 
 def lock_status(repo) -> list[dict]:

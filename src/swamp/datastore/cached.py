@@ -1,0 +1,129 @@
+"""The cached datastore: a local cache directory (the repository's
+``.swamp/``) plus the sync engine, behind the same Datastore interface as
+the filesystem datastore, so nothing above knows the state is shared.
+
+The command lifecycle lives in ``session``: take the leases the command
+needs (a model's lease to allocate that model's versions), pull, run, push
+the commit, release — in that order — and report success only once the
+commit is durable. Read-only commands pull first (one request when nothing
+changed) unless offline. Two processes sharing one cache serialize their
+sync steps with a local lock."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from swamp.datastore.base import Datastore, SyncCounts, is_local_only
+from swamp.datastore.filesystem import ReentrantLocks
+from swamp.errors import LeaseLostError, NotFoundError
+
+
+class CachedDatastore(Datastore):
+    def __init__(self, root: Path, engine, *, kind: str, location: str, namespace: str) -> None:
+        self.root = Path(root).absolute()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.engine = engine
+        self.kind = kind
+        self.location = location
+        self.namespace = namespace
+        self._reentrant = ReentrantLocks()
+        self.last_counts = SyncCounts()
+
+    @classmethod
+    def from_config(cls, repo, cfg) -> "CachedDatastore":
+        from swamp.datastore.objectstore.factory import open_store
+        from swamp.datastore.sync.engine import SyncEngine
+
+        store = open_store(store_config(cfg))
+        engine = SyncEngine(store, repo.local_dir, namespace=cfg.namespace, hydration=cfg.hydration)
+        return cls(repo.local_dir, engine, kind=cfg.type, location=location_of(cfg), namespace=cfg.namespace)
+
+    # ------------------------------------------------------ change tracking
+    def _mark_dirty(self, rel: str) -> None:
+        if not is_local_only(rel):
+            self.engine.mark_dirty(rel)
+
+    # ------------------------------------------------------ lazy hydration
+    def read_bytes(self, rel: str) -> bytes:
+        try:
+            return super().read_bytes(rel)
+        except NotFoundError:
+            if not is_local_only(rel) and self.engine.hydrate(rel):
+                return super().read_bytes(rel)
+            raise
+
+    # ---------------------------------------------------------------- locks
+    @contextlib.contextmanager
+    def lock(self, name: str, *, timeout_ms: int | None = None):
+        if self._reentrant.enter(name):
+            try:
+                yield None
+            finally:
+                self._reentrant.exit(name)
+            return
+        try:
+            with self.engine.lease(name, timeout_ms=timeout_ms) as lease:
+                yield lease
+        finally:
+            self._reentrant.exit(name)
+
+    def lock_status(self) -> list[dict]:
+        return self.engine.lease_status()
+
+    def force_release(self, name: str) -> bool:
+        return self.engine.force_release_lease(name)
+
+    # ------------------------------------------------------------ lifecycle
+    # The engine serializes sync steps of every process sharing this cache
+    # (an flock on .sync/lock), so no second local lock is needed here.
+    def _pull(self, counts: SyncCounts) -> None:
+        counts.add(self.engine.pull())
+
+    def _push(self, counts: SyncCounts, command: str) -> None:
+        counts.add(self.engine.push(command=command))
+
+    @contextlib.contextmanager
+    def session(self, *, mutating: bool, locks: Sequence[str] = (), command: str = "",
+                offline: bool = False) -> Iterator[SyncCounts]:
+        counts = SyncCounts()
+        with contextlib.ExitStack() as stack:
+            for name in sorted(set(locks)):
+                stack.enter_context(self.lock(name))
+            if not offline:
+                self._pull(counts)
+            try:
+                yield counts
+            except LeaseLostError:
+                raise  # publish nothing under a lost lease
+            except Exception:
+                # What the command wrote before failing is kept: publish it.
+                if mutating and not offline:
+                    self._push(counts, command)
+                raise
+            if mutating and not offline:
+                self._push(counts, command)
+        self.last_counts = counts
+
+    def sync(self, *, pull: bool = True, push: bool = True) -> SyncCounts:
+        if pull and push:
+            return self.engine.sync(command="datastore sync")
+        return self.engine.pull() if pull else self.engine.push(command="datastore sync")
+
+    def status(self) -> dict:
+        return {"type": self.kind, "location": self.location, "namespace": self.namespace,
+                "cache": str(self.root), **self.engine.status()}
+
+
+def store_config(cfg) -> dict:
+    out = {"type": cfg.type, "bucket": cfg.bucket, "prefix": cfg.prefix, "endpoint_url": cfg.endpointUrl}
+    if cfg.type == "s3":
+        out["region"] = cfg.region
+    return out
+
+
+def location_of(cfg) -> str:
+    scheme = "s3" if cfg.type == "s3" else "gs"
+    prefix = f"/{cfg.prefix.strip('/')}" if cfg.prefix.strip("/") else ""
+    return f"{scheme}://{cfg.bucket}{prefix}"

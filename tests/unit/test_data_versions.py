@@ -1,0 +1,57 @@
+"""Version numbers: allocated max+1, never reused, latest = highest."""
+
+from __future__ import annotations
+
+import pytest
+
+from swamp.data.repository import DataRepository
+from swamp.datastore.filesystem import FilesystemDatastore
+from swamp.errors import NotFoundError
+
+TYPE, MID = "acme/thing", "6b3e2e54-f631-4d36-a190-196abd4dddf4"
+
+
+def meta(name: str) -> dict:
+    return {"id": "x", "name": name, "specName": "s", "kind": "resource", "contentType": "application/json",
+            "lifetime": "infinite", "createdAt": "2026-11-30T00:00:00.000Z",
+            "owner": {"definitionId": MID, "definitionName": "m", "modelType": TYPE}}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    return DataRepository(FilesystemDatastore(tmp_path))
+
+
+def write(repo, name="n", body=b"{}"):
+    return repo.write(TYPE, MID, meta(name), body).meta.version
+
+
+def test_deleting_the_newest_version_never_frees_its_number(repo):
+    assert [write(repo) for _ in range(3)] == [1, 2, 3]
+    repo.delete(TYPE, MID, "n", 3)
+    assert repo.latest_version(TYPE, MID, "n") == 2
+    assert write(repo) == 4
+
+
+def test_deleting_every_version_keeps_the_numbering(repo):
+    for _ in range(3):
+        write(repo)
+    assert repo.delete(TYPE, MID, "n") == [1, 2, 3]
+    with pytest.raises(NotFoundError):
+        repo.get(TYPE, MID, "n")
+    assert repo.versions(TYPE, MID, "n") == []
+    assert write(repo) == 4
+
+
+def test_an_incomplete_version_is_invisible_and_skipped(repo):
+    write(repo)
+    repo.allocate(TYPE, MID, "n")  # a writer killed before its metadata
+    assert repo.latest_version(TYPE, MID, "n") == 1
+    assert write(repo) == 3
+
+
+def test_latest_is_the_highest_directory_not_a_marker(repo, tmp_path):
+    for _ in range(2):
+        write(repo)
+    (tmp_path / "data" / TYPE / MID / "n" / "latest").write_text("1")  # a stale marker from elsewhere
+    assert repo.get(TYPE, MID, "n").meta.version == 2
