@@ -24,8 +24,11 @@ def run_cli(cli: click.Group, argv=None) -> int:
         return 0
     except SystemExit as e:  # commands exit with a code (records on failure)
         return int(e.code or 0)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+    except click.exceptions.Abort as e:
+        # click turns Ctrl-C into Abort; a declined confirmation is one too.
+        if isinstance(e.__cause__, KeyboardInterrupt):
+            return _interrupted(json_mode)
+        _report(SwampError("aborted", code="aborted"), json_mode)
         return 1
     except click.exceptions.Exit as e:
         return e.exit_code
@@ -45,10 +48,14 @@ def run_cli(cli: click.Group, argv=None) -> int:
         _report(e, json_mode)
         return e.exit_code
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        return 130
+        return _interrupted(json_mode)
     except BrokenPipeError:
         return 1
+
+
+def _interrupted(json_mode: bool) -> int:
+    _report(SwampError("interrupted", code="interrupted"), json_mode)
+    return 130
 
 
 def _report(e: SwampError, json_mode: bool) -> None:
