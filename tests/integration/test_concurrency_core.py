@@ -165,6 +165,9 @@ def test_kill_during_a_streamed_write_leaves_no_torn_version(repo, tmp_path):
     assert data_versions(repo, "s", "big") == []
     assert invoke(repo, "data", "get", "s", "big").code == 1
     assert invoke(repo, "data", "list").data == []
+    # A record is written once, in its final state: a killed run has none.
+    r = invoke(repo, "model", "output", "search", "s")
+    assert r.code == 0 and r.data == []
     # The next command works at once and never reuses the torn version.
     t0 = time.monotonic()
     r = cli(repo, "model", "method", "run", "s", "stream", "--input", "chunks=3",
@@ -288,3 +291,22 @@ def test_a_lock_left_by_a_dead_process_on_this_host_is_taken_over_at_once(repo):
     write_lock(lock, host=socket.gethostname(), pid=dead.pid, age_s=0)
     r = cli(repo, "model", "method", "run", "c", "write", env={"SWAMP_LOCK_TIMEOUT_MS": "2000"})
     assert r.code == 0, r
+
+
+def test_ctrl_c_records_a_cancelled_run_and_releases_the_lock(repo, tmp_path):
+    signal_file = tmp_path / "streaming"
+    p = popen(repo, "model", "method", "run", "s", "stream", "--input", "chunks=100000",
+              "--input", f"signal_file={signal_file}", "--input", "pause_ms=1")
+    wait_for(signal_file, p)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 130, (out, err)
+    assert json.loads(err) == {"error": "interrupted", "code": "interrupted"}
+    runs = invoke(repo, "model", "output", "search", "s").data
+    assert [r["status"] for r in runs] == ["cancelled"]
+    assert invoke(repo, "model", "output", "get", runs[0]["id"]).data["error"] == "interrupted"
+    assert data_versions(repo, "s", "big") == []
+    assert not any((repo / ".swamp" / ".locks").glob("*.lock"))
+    r = cli(repo, "model", "method", "run", "s", "stream", "--input", "chunks=1",
+            env={"SWAMP_LOCK_TIMEOUT_MS": "1000"})
+    assert r.code == 0 and r.data["dataArtifacts"][0]["version"] == 2
