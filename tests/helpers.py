@@ -207,6 +207,21 @@ PROBE_TYPE = '''
         ctx.write_resource("temp", "temp", {"n": args.count})
 
 
+    class Peek(BaseModel):
+        other: str = "p"
+        version: int | None = None
+
+
+    @probe.method(description="Copy another model's out", arguments=Peek)
+    def peek(args, ctx: Context) -> None:
+        ctx.write_resource("all", "peeked", {"seen": ctx.read_model_data(args.other, "out", args.version)})
+
+
+    @probe.method(description="Delete every version of out", kind="delete")
+    def forget(args, ctx: Context) -> None:
+        ctx.delete_resource("out")
+
+
     @probe.method(description="Read the newest out")
     def get(args, ctx: Context) -> None:
         ctx.write_resource("all", "seen", {"last": ctx.read_resource("out")})

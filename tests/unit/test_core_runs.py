@@ -242,3 +242,22 @@ def test_malformed_input_file_names_the_file_and_line(repo, tmp_path):
     assert f"malformed YAML in {f}:" in r.error["error"]
     r = run(repo, "p", "write", "--stdin", input="{note: [")
     assert r.code == 1 and "malformed YAML in <stdin>:" in r.error["error"]
+
+
+def test_a_method_reads_another_models_data_and_deletes_its_own(repo):
+    run(repo, "p", "write", "--input", "note=first")
+    run(repo, "p", "write", "--input", "note=second")
+    assert invoke(repo, "model", "create", "acme/probe", "q").code == 0
+    assert run(repo, "q", "peek").code == 0
+    assert invoke(repo, "data", "get", "q", "peeked").data["content"]["seen"]["note"] == "second"
+    assert run(repo, "q", "peek", "--input", "version=1").code == 0
+    assert invoke(repo, "data", "get", "q", "peeked").data["content"]["seen"]["note"] == "first"
+    assert run(repo, "q", "peek", "--input", "other=q").code == 0  # q has no out yet: None
+    assert invoke(repo, "data", "get", "q", "peeked").data["content"] == {"seen": None}
+    r = run(repo, "q", "peek", "--input", "other=nobody")
+    assert r.code == 1 and r.data["status"] == "failed" and "nobody" in r.data["error"]
+
+    r = run(repo, "p", "forget")
+    assert r.code == 0 and r.data["dataArtifacts"] == []
+    assert invoke(repo, "data", "get", "p", "out").code == 1
+    assert [d["name"] for d in invoke(repo, "data", "list", "p").data] == ["report"]
