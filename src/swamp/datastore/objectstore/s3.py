@@ -102,18 +102,22 @@ class S3ObjectStore(ObjectStore):
         )
 
         where = f"{self.name}{key}"
-        if "NoSuchBucket" in str(e):
+        text = str(e)
+        first_line = text.splitlines()[0] if text else type(e).__name__
+        m = _STATUS.search(text)
+        status = int(m.group(1)) if m else None
+        if "NoSuchBucket" in text:
             return ObjectStoreError(f"{self.name}: the bucket does not exist")
-        if isinstance(e, (AlreadyExistsError, PreconditionError)):
+        # obstore reports a 409 on a conditional PUT as AlreadyExists; on
+        # AWS it is ConditionalRequestConflict, "try again", not an answer.
+        if isinstance(e, (AlreadyExistsError, PreconditionError)) and status != 409:
             return PreconditionFailed(f"{where}: precondition failed")
         if isinstance(e, FileNotFoundError):
             return ObjectNotFound(f"{where} not found")
-        first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
         if isinstance(e, (PermissionDeniedError, UnauthenticatedError)):
             return ObjectStoreError(f"{where}: access denied: {first_line}",
                                     hint="check the AWS credentials and the bucket policy")
-        m = _STATUS.search(str(e))
-        if m and not _transient_status(int(m.group(1))):
+        if status is not None and not _transient_status(status):
             return ObjectStoreError(f"{where}: {first_line}")
         # 409/429/5xx, timeouts, refused or dropped connections
         return TransientError(f"{where}: {first_line}")
