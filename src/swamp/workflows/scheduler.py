@@ -4,12 +4,14 @@ in a deterministic order.
 Units that share a lane (the steps of one model) run one after another in
 the order given: they would serialize on the model's lock anyway, and this
 way the versions they write are numbered in plan order, the same on every
-run. Lanes run in parallel on a thread pool. Each unit holds its gate (a
-counting semaphore: the step's, or the job's cap) while it runs."""
+run. Lanes run in parallel on a thread pool. Each unit holds a place in its gate (the
+step's cap, or the job's) while it runs."""
 
 from __future__ import annotations
 
+import queue
 import threading
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Callable, Hashable, Sequence
@@ -20,16 +22,19 @@ class Gate:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._sem = threading.Semaphore(size) if size > 0 else None
+        self._used = 0
+        self._lock = threading.Lock()
 
-    def __enter__(self) -> "Gate":
-        if self._sem is not None:
-            self._sem.acquire()
-        return self
+    def try_enter(self) -> bool:
+        with self._lock:
+            if self.size and self._used >= self.size:
+                return False
+            self._used += 1
+            return True
 
-    def __exit__(self, *exc) -> None:
-        if self._sem is not None:
-            self._sem.release()
+    def leave(self) -> None:
+        with self._lock:
+            self._used -= 1
 
 
 @dataclass
@@ -41,35 +46,58 @@ class Unit:
 
 def run_units(units: Sequence[Unit], stop: threading.Event, should_stop: Callable[[], bool]) -> None:
     """Run ``units`` and return when all have run or been passed over
-    because ``should_stop()`` said so. An interrupt in the calling thread
-    sets ``stop`` so that lanes stop taking new units, then propagates."""
-    lanes: dict[Hashable, list[Unit]] = {}
+    because ``should_stop()`` said so. The calling thread dispatches: in
+    plan order, it starts each lane's next unit as soon as the lane is idle
+    and the unit's gate has room, so a full gate never holds up a unit
+    behind it whose gate has room. An interrupt in the calling thread sets
+    ``stop`` and propagates once the units in flight are done."""
+    lanes: dict[Hashable, deque[Unit]] = {}
     for u in units:
-        lanes.setdefault(u.lane, []).append(u)
-
-    def run_lane(lane: list[Unit]) -> None:
-        for u in lane:
+        lanes.setdefault(u.lane, deque()).append(u)
+    if len(lanes) == 1:  # nothing to run in parallel: no threads
+        for u in units:
             if stop.is_set() or should_stop():
                 return
-            with u.gate:
-                u.run()
-
-    if len(lanes) == 1:  # nothing to run in parallel: no threads
-        run_lane(next(iter(lanes.values())))
+            u.run()
         return
     gates = {id(u.gate): u.gate for u in units}
-    capacity = sum(g.size or len(lanes) for g in gates.values())
-    pool = ThreadPoolExecutor(max_workers=max(1, min(len(lanes), capacity)), thread_name_prefix="swamp-step")
+    width = sum(g.size or len(lanes) for g in gates.values())
+    finished: queue.SimpleQueue = queue.SimpleQueue()
+    busy: set[Hashable] = set()
+    errors: list[BaseException] = []
+
+    def work(lane: Hashable, u: Unit) -> None:
+        try:
+            u.run()
+        except BaseException as e:  # handed to the dispatcher, raised there
+            errors.append(e)
+        finally:
+            u.gate.leave()
+            finished.put(lane)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, min(len(lanes), width)), thread_name_prefix="swamp-step")
+    stopping = False
     try:
-        futures = [pool.submit(run_lane, lane) for lane in lanes.values()]
-        wait(futures)
+        while True:
+            if not stopping:
+                for lane, queued in lanes.items():
+                    if queued and lane not in busy and queued[0].gate.try_enter():
+                        busy.add(lane)
+                        pool.submit(work, lane, queued.popleft())
+            if not busy:
+                break
+            busy.discard(finished.get())
+            if not stopping and (stop.is_set() or should_stop()):
+                stopping = True
     except BaseException:
         stop.set()
+        while busy:  # let the units in flight finish and record themselves
+            busy.discard(finished.get())
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    for f in futures:
-        f.result()  # a bug in a unit is not swallowed
+        pool.shutdown(wait=True)
+    if errors:
+        raise errors[0]  # a bug in a unit is not swallowed
 
 
 def run_parallel(tasks: Sequence[Callable[[], None]], cap: int, stop: threading.Event) -> None:
