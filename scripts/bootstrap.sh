@@ -13,5 +13,8 @@ want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q -e ".${extras:+[$extras]}"
+  # An editable install is not byte-compiled; where PYTHONDONTWRITEBYTECODE
+  # is set it never would be, and every command would recompile swamp.
+  .venv/bin/python -m compileall -q src >/dev/null
   echo "$want" > "$stamp"
 fi
