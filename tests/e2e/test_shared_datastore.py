@@ -110,3 +110,88 @@ def test_delete_and_gc_propagate_and_stay_deleted(team):
         assert [v["version"] for v in ok(repo, "data", "versions", "hello", "result")] == list(range(6, 17))
         # The deleted log's numbers 1-3 were never reused by later runs.
         assert [v["version"] for v in ok(repo, "data", "versions", "hello", "log")] == list(range(6, 17))
+
+
+KILL_DRIVER = """
+import os, sys
+from swamp.datastore.objectstore import factory
+
+limit = int(os.environ["KILL_AFTER_CALLS"])
+real_open = factory.open_store
+calls = 0
+
+class Killing:
+    def __init__(self, inner):
+        self._inner = inner
+        self.name = inner.name
+    def __getattr__(self, attr):
+        target = getattr(self._inner, attr)
+        if attr not in ("get", "put", "head", "list", "delete"):
+            return target
+        def call(*a, **k):
+            global calls
+            calls += 1
+            if calls >= limit:
+                os._exit(9)  # as kill -9: no cleanup, no flush
+            return target(*a, **k)
+        return call
+
+factory.open_store = lambda spec: Killing(real_open(spec))
+from swamp.cli.main import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("kill_after", [2, 6, 12, 20, 30])
+def test_setup_killed_half_way_then_rerun_ends_as_if_never_interrupted(tmp_path, backend, kill_after):
+    import subprocess
+    import sys
+
+    from tests.helpers import _env
+
+    a = init_repo(tmp_path / "a")
+    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
+    for i in range(3):
+        run_hello(a, f"a{i}")
+    killed = subprocess.run([sys.executable, "-c", KILL_DRIVER, "datastore", "setup", *backend,
+                             "--repo-dir", str(a), "--json"],
+                            env=_env({"KILL_AFTER_CALLS": str(kill_after)}), capture_output=True, text=True)
+    assert killed.returncode == 9, killed
+    assert "datastore" not in (a / ".swamp.yaml").read_text()  # config is written last
+    ok(a, "datastore", "setup", *backend)
+    # The rerun left nothing to push, and a fresh peer sees exactly A's state.
+    assert ok(a, "datastore", "sync")["filesPushed"] == 0
+    c = peer_from_git(a, tmp_path / "c")
+    ok(c, "datastore", "setup", *backend)
+    for repo in (a, c):
+        assert [v["version"] for v in ok(repo, "data", "versions", "hello", "result")] == [1, 2, 3]
+        assert ok(repo, "data", "get", "hello", "result")["content"]["stdout"] == "a2"
+    assert sorted(r["name"] for r in ok(c, "data", "list")) == ["log", "result"]
+    assert len(ok(c, "model", "output", "search")) == 3
+
+
+def test_peers_on_different_gateways_of_a_cluster(tmp_path, seaweedfs_cluster):
+    server = seaweedfs_cluster
+    prefix = server.new_prefix()
+
+    def setup_args(gateway):
+        return ["s3", "--bucket", server.bucket, "--prefix", prefix,
+                "--endpoint-url", server.endpoints[gateway], "--region", "us-east-1"]
+
+    a = init_repo(tmp_path / "a")
+    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
+    run_hello(a, "first")
+    ok(a, "datastore", "setup", *setup_args(0))
+    b = peer_from_git(a, tmp_path / "b")
+    assert ok(b, "datastore", "setup", *setup_args(1))["filesPulled"] > 0
+
+    def burst(repo, who):
+        return [run_hello(repo, f"{who}{i}")["dataArtifacts"][0]["version"] for i in range(3)]
+
+    with ThreadPoolExecutor(2) as pool:
+        va, vb = pool.map(burst, [a, b], ["a", "b"])
+    assert not set(va) & set(vb)
+    for repo in (a, b, a):
+        ok(repo, "datastore", "sync")
+    for repo in (a, b):
+        assert [v["version"] for v in ok(repo, "data", "versions", "hello", "result")] == list(range(1, 8))
