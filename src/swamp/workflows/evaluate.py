@@ -40,8 +40,13 @@ def evaluate_workflow(repo, wf: Workflow, source: str, inputs: dict) -> dict:
 
 
 def _render(scope: Scope, value: Any, field: str, item: Any, unresolved: list[dict]) -> Any:
+    """Field by field, so one that cannot be resolved leaves the rest be."""
     if not has_expressions(value):
         return value
+    if isinstance(value, dict):
+        return {k: _render(scope, v, f"{field}.{k}", item, unresolved) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_render(scope, v, f"{field}[{i}]", item, unresolved) for i, v in enumerate(value)]
     try:
         return scope.render(value, field, item)
     except SwampError as e:

@@ -31,7 +31,11 @@ def file_name(path: Path) -> str:
 
 def load_workflow(path: Path, repo_root: Path | None = None) -> Workflow:
     source = str(path.relative_to(repo_root)) if repo_root and path.is_relative_to(repo_root) else str(path)
-    wf = documents.validate(Workflow, yamlio.load(path), source)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise NotFoundError(f"{source} does not exist") from None
+    wf = documents.validate(Workflow, yamlio.loads(text, source), source)
     if file_name(path) != wf.name:
         raise ValidationError(f"{source}: name {wf.name!r} does not match the file name {path.name!r}",
                               hint=f"rename the file to {PREFIX}{wf.name}.yaml or the workflow to {file_name(path)!r}")
@@ -40,10 +44,16 @@ def load_workflow(path: Path, repo_root: Path | None = None) -> Workflow:
 
 def find_workflow(repo, name_or_id: str) -> tuple[Path, Workflow]:
     """By name first, then by id."""
+    path = find_workflow_file(repo, name_or_id)
+    return path, load_workflow(path, repo.root)
+
+
+def find_workflow_file(repo, name_or_id: str) -> Path:
+    """The file of a workflow, by name (without reading it), else by id."""
     if NAME_RE.match(name_or_id):
         path = repo.workflows_dir / f"{PREFIX}{name_or_id}.yaml"
         if path.is_file():
-            return path, load_workflow(path, repo.root)
+            return path
     from swamp.workflows.schema import workflow_id
 
     for p in iter_workflow_files(repo):
@@ -52,7 +62,7 @@ def find_workflow(repo, name_or_id: str) -> tuple[Path, Workflow]:
         except SwampError:
             continue
         if workflow_id(wf) == name_or_id:
-            return p, wf
+            return p
     names = [file_name(p) for p in iter_workflow_files(repo)]
     raise NotFoundError(f"no workflow named {name_or_id!r}",
                         hint=did_you_mean(name_or_id, names) or "list workflows with 'swamp workflow search'")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from swamp.errors import SwampError, UsageError, ValidationError
 from swamp.workflows import records, runs
 from swamp.workflows.engine import Engine, Observer
-from swamp.workflows.files import (create_workflow, file_name, find_workflow, iter_workflow_files,
-                                   load_workflow)
+from swamp.workflows.files import (create_workflow, file_name, find_workflow, find_workflow_file,
+                                   iter_workflow_files, load_workflow)
 from swamp.workflows.records import WorkflowRun
 from swamp.workflows.schema import SEVERITIES, Workflow, workflow_id
 
@@ -43,7 +43,7 @@ def search(repo, query: str | None) -> list[dict]:
 def validate(repo, name: str | None) -> dict:
     from swamp.workflows.validation import check_workflow
 
-    files = [find_workflow(repo, name)[0]] if name else iter_workflow_files(repo)
+    files = [find_workflow_file(repo, name)] if name else iter_workflow_files(repo)
     results = []
     for p in files:
         entry = {"name": file_name(p), "path": _rel(repo, p), "valid": True, "errors": []}
