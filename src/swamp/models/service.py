@@ -31,7 +31,9 @@ def _coerce_global_args(model_type, pairs: dict[str, str]) -> dict:
         if key not in props:
             raise ValidationError(f"{model_type.type} has no global argument {key!r}",
                                   hint=did_you_mean(key, props) or f"arguments: {', '.join(sorted(props))}")
-        out[key] = coerce_field(key, CliString(value), props[key])
+        # An expression is kept verbatim; it is resolved, and its result
+        # validated, when a method runs.
+        out[key] = value if "${{" in value else coerce_field(key, CliString(value), props[key])
     return out
 
 
