@@ -178,10 +178,13 @@ def test_name_in_file_must_match_file_name(repo):
 
 
 def test_expressions_are_kept_verbatim(repo):
-    r = invoke(repo, "model", "create", "acme/probe", "p", "--global-arg", "label=${{ inputs.who }}")
+    r = invoke(repo, "model", "create", "acme/probe", "p", "--global-arg", "label=${{ inputs.who }}",
+               "--global-arg", "count=${{ 2 + 3 }}")
     assert r.code == 0, r
-    assert yamlio.load(definition(repo))["globalArguments"]["label"] == "${{ inputs.who }}"
-    assert invoke(repo, "model", "get", "p").data["globalArguments"]["label"] == "${{ inputs.who }}"
+    args = yamlio.load(definition(repo))["globalArguments"]
+    assert args == {"label": "${{ inputs.who }}", "count": "${{ 2 + 3 }}"}
+    assert invoke(repo, "model", "get", "p").data["globalArguments"] == args
+    assert invoke(repo, "model", "validate", "p").data["valid"] is True
 
 
 def test_delete_needs_confirmation_without_a_terminal(repo):
