@@ -134,3 +134,21 @@ def test_two_files_declaring_one_type_is_reported(repo):
     assert r.code == 0
     assert len(r.data) == 1
     assert str(second) in r.stderr and str(first) in r.stderr
+
+
+def test_data_and_definitions_stay_readable_when_their_type_file_breaks(repo):
+    path = write_type(repo, "probe.py", PROBE_TYPE)
+    assert invoke(repo, "model", "create", "acme/probe", "p").code == 0
+    assert invoke(repo, "model", "method", "run", "p", "write").code == 0
+    path.write_text(path.read_text() + "\nthis is not python\n")
+    line = len(path.read_text().splitlines())
+    assert invoke(repo, "data", "get", "p", "out").data["version"] == 1
+    assert [r["name"] for r in invoke(repo, "data", "list").data] == ["out", "report"]
+    assert invoke(repo, "model", "get", "p").code == 0
+    assert [m["name"] for m in invoke(repo, "model", "search").data] == ["p"]
+    assert invoke(repo, "model", "output", "search").code == 0
+    r = invoke(repo, "model", "validate")
+    assert r.code == 1 and f"{path}:{line}" in r.data["models"][0]["errors"][0]
+    r = invoke(repo, "model", "method", "run", "p", "write")
+    assert r.code == 1 and f"{path}:{line}" in r.error["error"]
+    assert invoke(repo, "data", "versions", "p", "out").data[-1]["version"] == 1
