@@ -195,3 +195,28 @@ def test_peers_on_different_gateways_of_a_cluster(tmp_path, seaweedfs_cluster):
         ok(repo, "datastore", "sync")
     for repo in (a, b):
         assert [v["version"] for v in ok(repo, "data", "versions", "hello", "result")] == list(range(1, 8))
+
+
+def test_shared_settings_merge_per_key_and_report_a_same_key_conflict(team):
+    a, b, *_ = team
+    ok(a, "config", "set", "region", "eu-west-1")
+    ok(b, "config", "set", "owner", "team-b")  # B's cache had not seen A's change
+    for repo in (a, b):
+        assert ok(repo, "config", "list") == {"owner": "team-b", "region": "eu-west-1"}
+
+    # Same key, different values, from stale caches (offline: no pull first).
+    ok(a, "config", "set", "tier", "gold", "--offline")
+    ok(b, "config", "set", "tier", "silver", "--offline")
+    assert ok(a, "datastore", "sync")["conflicts"] == []
+    r = cli(b, "datastore", "sync")
+    assert r.code == 1
+    conflicts = r.data["conflicts"]
+    assert [c["path"] for c in conflicts] == ["config/shared.json"] and "tier" in conflicts[0]["keys"]
+    # Nothing is lost: A's value is published and in place on both; B's is
+    # saved beside it, for B to reconcile.
+    import json
+
+    for repo in (a, b):
+        assert ok(repo, "config", "get", "tier")["value"] == "gold"
+    saved = json.loads((b / ".swamp" / conflicts[0]["savedAs"]).read_text())
+    assert saved["tier"] == "silver"

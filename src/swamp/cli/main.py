@@ -17,6 +17,7 @@ GROUPS = {
     "workflow": ("swamp.cli.workflow", "workflow", "Chain methods in jobs and steps"),
     "vault": ("swamp.cli.vault", "vault", "Secrets, injected late and never written in clear"),
     "datastore": ("swamp.cli.datastore", "datastore", "Where runtime state lives, and sharing it"),
+    "config": ("swamp.cli.config", "config", "Settings shared by everyone using this datastore"),
 }
 
 

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import json
+
+import click
+
+from swamp.cli.options import CliState, global_options
+from swamp.cli.output import emit, say, table
+
+
+@click.group()
+def config():
+    """Settings shared by everyone using this datastore."""
+
+
+def _parse(value: str):
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value  # a bare word is a string
+
+
+@config.command("set")
+@click.argument("key")
+@click.argument("value")
+@click.option("--offline", is_flag=True, help="Local copy only; no pull or push.")
+@global_options
+@click.pass_obj
+def set_(state: CliState, key, value, offline):
+    """Set KEY to VALUE (JSON, or a plain string)."""
+    from swamp.repo.shared_config import set_setting
+
+    result = set_setting(state.repo(), key, _parse(value), offline=offline)
+    emit(state, result, f"{key} = {json.dumps(result['value'])}")
+
+
+@config.command("get")
+@click.argument("key")
+@click.option("--offline", is_flag=True, help="Local copy only; no pull or push.")
+@global_options
+@click.pass_obj
+def get(state: CliState, key, offline):
+    """Print one setting."""
+    from swamp.repo.shared_config import get_setting
+
+    value = get_setting(state.repo(), key, offline=offline)
+    emit(state, {"key": key, "value": value}, lambda: say(json.dumps(value)))
+
+
+@config.command("list")
+@click.option("--offline", is_flag=True, help="Local copy only; no pull or push.")
+@global_options
+@click.pass_obj
+def list_(state: CliState, offline):
+    """List every setting, sorted."""
+    from swamp.repo.shared_config import list_settings
+
+    settings = list_settings(state.repo(), offline=offline)
+    rows = [{"key": k, "value": v} for k, v in settings.items()]
+    emit(state, settings, lambda: table(rows, ["key", "value"]))
+
+
+@config.command("unset")
+@click.argument("key")
+@global_options
+@click.pass_obj
+def unset(state: CliState, key):
+    """Remove a setting."""
+    from swamp.repo.shared_config import unset_setting
+
+    emit(state, unset_setting(state.repo(), key), f"removed {key}")
