@@ -123,6 +123,15 @@ def test_human_output_is_not_json(repo):
     assert cli(repo, "model", "search", "-q", json=False).stdout == ""
 
 
+def test_repo_init_through_the_console_script(tmp_path):
+    out = ok(cli(None, "repo", "init", tmp_path / "fresh", cwd=tmp_path))
+    assert out["path"] == str(tmp_path / "fresh") and "AGENTS.md" in out["created"]
+    fails(cli(None, "repo", "init", tmp_path / "fresh", cwd=tmp_path), 1, "exists")
+    # Commands find the repository from a subdirectory.
+    sub = tmp_path / "fresh" / "models"
+    assert ok(cli(None, "model", "search", cwd=sub)) == []
+
+
 def test_help_and_version():
     r = cli(None, "--help", json=False)
     assert r.code == 0 and "model" in r.stdout and "data" in r.stdout
