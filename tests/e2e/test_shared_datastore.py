@@ -220,3 +220,45 @@ def test_shared_settings_merge_per_key_and_report_a_same_key_conflict(team):
         assert ok(repo, "config", "get", "tier")["value"] == "gold"
     saved = json.loads((b / ".swamp" / conflicts[0]["savedAs"]).read_text())
     assert saved["tier"] == "silver"
+
+
+def test_namespaces_share_a_bucket_without_seeing_each_other(tmp_path, seaweedfs):
+    prefix = seaweedfs.new_prefix()
+    base = ["s3", "--bucket", seaweedfs.bucket, "--prefix", prefix, "--endpoint-url", seaweedfs.endpoint_url,
+            "--region", "us-east-1"]
+    a = init_repo(tmp_path / "a")
+    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo a")
+    run_hello(a, "a")
+    ok(a, "datastore", "setup", *base, "--namespace", "team-a")
+    b = peer_from_git(a, tmp_path / "b")
+    setup_b = ok(b, "datastore", "setup", *base, "--namespace", "team-b")
+    assert setup_b["filesPulled"] == 0
+    assert ok(b, "data", "list") == []
+    assert ok(b, "datastore", "status")["namespace"] == "team-b"
+
+
+def test_lazy_hydration_fetches_contents_on_first_read(tmp_path, seaweedfs):
+    args = ["s3", "--bucket", seaweedfs.bucket, "--prefix", seaweedfs.new_prefix(),
+            "--endpoint-url", seaweedfs.endpoint_url, "--region", "us-east-1"]
+    a = init_repo(tmp_path / "a")
+    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
+    run_hello(a, "lazy-content")
+    ok(a, "datastore", "setup", *args)
+    b = peer_from_git(a, tmp_path / "b")
+    ok(b, "datastore", "setup", *args, "--hydration", "lazy")
+    raws = list((b / ".swamp" / "data").rglob("raw"))
+    assert raws == [], "a lazy pull leaves contents on the server"
+    assert ok(b, "data", "get", "hello", "result")["content"]["stdout"] == "lazy-content"
+    assert len(list((b / ".swamp" / "data").rglob("raw"))) == 1
+    assert ok(b, "datastore", "sync", "--push")["filesPushed"] == 0
+
+
+def test_credentials_are_never_written_to_the_repository(team):
+    import os
+
+    a, b, *_ = team
+    secret = os.environ["AWS_SECRET_ACCESS_KEY"]
+    for repo in (a, b):
+        for path in repo.rglob("*"):
+            if path.is_file():
+                assert secret.encode() not in path.read_bytes(), path
