@@ -262,3 +262,36 @@ def test_credentials_are_never_written_to_the_repository(team):
         for path in repo.rglob("*"):
             if path.is_file():
                 assert secret.encode() not in path.read_bytes(), path
+
+
+WORKFLOW = """\
+name: fan
+jobs:
+  - name: greet
+    steps:
+      - name: say
+        forEach:
+          item: who
+          in: "${{ ['x', 'y', 'z'] }}"
+        task:
+          type: model_method
+          modelIdOrName: hello
+          methodName: execute
+          inputs:
+            run: "echo ${{ self.who }}"
+"""
+
+
+def test_a_workflow_run_on_one_peer_is_seen_by_the_other(team):
+    a, b, *_ = team
+    (a / "workflows" / "workflow-fan.yaml").write_text(WORKFLOW)
+    shutil.copytree(a / "workflows", b / "workflows", dirs_exist_ok=True)
+    run = ok(a, "workflow", "run", "fan")
+    assert run["status"] == "succeeded"
+    history = ok(b, "workflow", "history", "fan")
+    assert [h["id"] for h in history] == [run["id"]]
+    assert [v["version"] for v in ok(b, "data", "versions", "hello", "result")] == [1, 2, 3, 4, 5, 6]
+    stdouts = sorted(ok(b, "data", "get", "hello", "result", "--version", str(v))["content"]["stdout"]
+                     for v in (4, 5, 6))
+    assert stdouts == ["x", "y", "z"]
+    assert ok(a, "datastore", "sync")["filesPushed"] == 0
