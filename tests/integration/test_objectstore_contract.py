@@ -22,6 +22,7 @@ import pytest
 
 from swamp.datastore.objectstore.base import (
     BackendRefused,
+    ObjectMeta,
     ObjectNotFound,
     ObjectStore,
     PreconditionFailed,
@@ -235,10 +236,10 @@ class IgnoresConditions(ObjectStore):
     def put(self, key: str, data: bytes, *, if_none_match: bool = False, if_match: str | None = None) -> str:
         return self.inner.put(key, data)
 
-    def head(self, key: str):  # type: ignore[no-untyped-def]
+    def head(self, key: str) -> ObjectMeta | None:
         return self.inner.head(key)
 
-    def list(self, prefix: str = "", start_after: str | None = None):  # type: ignore[no-untyped-def]
+    def list(self, prefix: str = "", start_after: str | None = None) -> Iterator[ObjectMeta]:
         return self.inner.list(prefix, start_after)
 
     def delete(self, key: str, *, if_match: str | None = None) -> None:

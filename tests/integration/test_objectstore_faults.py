@@ -13,23 +13,26 @@ from swamp.datastore.objectstore.base import PreconditionFailed, TransientError
 from swamp.datastore.objectstore.retry import RetryingObjectStore
 from swamp.datastore.objectstore.s3 import S3ObjectStore
 from tests.fixtures.faultproxy import Fault, FaultProxy
+from tests.fixtures.servers import S3Server
 
 pytestmark = pytest.mark.s3
 
 
 @pytest.fixture
-def proxy(seaweedfs) -> Iterator[FaultProxy]:  # type: ignore[no-untyped-def]
+def proxy(seaweedfs: S3Server) -> Iterator[FaultProxy]:
     with FaultProxy(seaweedfs.endpoint_url, seed=7) as p:
         yield p
 
 
 @pytest.fixture
-def prefix(seaweedfs) -> str:  # type: ignore[no-untyped-def]
+def prefix(seaweedfs: S3Server) -> str:
     return seaweedfs.new_prefix()
 
 
-def through(proxy: FaultProxy, seaweedfs, prefix: str, attempts: int = 4) -> RetryingObjectStore:  # type: ignore[no-untyped-def]
-    inner = S3ObjectStore(seaweedfs.bucket, prefix, endpoint_url=proxy.url, timeout_s=1.0, connect_timeout_s=1.0)
+def through(proxy: FaultProxy, seaweedfs: S3Server, prefix: str,
+            attempts: int = 4) -> RetryingObjectStore:
+    inner = S3ObjectStore(seaweedfs.bucket, prefix, endpoint_url=proxy.url,
+                          timeout_s=1.0, connect_timeout_s=1.0)
     return RetryingObjectStore(inner, attempts=attempts, base_delay=0.01, max_delay=0.05)
 
 
@@ -40,7 +43,7 @@ def through(proxy: FaultProxy, seaweedfs, prefix: str, attempts: int = 4) -> Ret
     Fault("drop"),
     Fault("delay", seconds=1.5),
 ], ids=["500", "503", "409", "drop", "timeout"])
-def test_transient_faults_are_retried(proxy: FaultProxy, seaweedfs, prefix: str, fault: Fault) -> None:  # type: ignore[no-untyped-def]
+def test_transient_faults_are_retried(proxy: FaultProxy, seaweedfs: S3Server, prefix: str, fault: Fault) -> None:
     store = through(proxy, seaweedfs, prefix)
     proxy.fail_next(2, fault)
     etag = store.put("k", b"v", if_none_match=True)
@@ -56,7 +59,7 @@ def test_transient_faults_are_retried(proxy: FaultProxy, seaweedfs, prefix: str,
                                    Fault("delay", seconds=1.5, after_upstream=True),
                                    Fault("status", status=502, after_upstream=True)],
                          ids=["dropped-answer", "late-answer", "502-after-commit"])
-def test_create_applied_but_answer_lost_is_a_success(proxy: FaultProxy, seaweedfs, prefix: str,  # type: ignore[no-untyped-def]
+def test_create_applied_but_answer_lost_is_a_success(proxy: FaultProxy, seaweedfs: S3Server, prefix: str,
                                                      fault: Fault) -> None:
     store = through(proxy, seaweedfs, prefix)
     proxy.fail_next(1, fault)
@@ -66,7 +69,7 @@ def test_create_applied_but_answer_lost_is_a_success(proxy: FaultProxy, seaweedf
     assert store.requests == 3  # PUT (answer lost), PUT (412), GET (our bytes)
 
 
-def test_a_real_lost_race_stays_lost(proxy: FaultProxy, seaweedfs, prefix: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_real_lost_race_stays_lost(proxy: FaultProxy, seaweedfs: S3Server, prefix: str) -> None:
     seaweedfs.store(prefix).put("k", b"peer's", if_none_match=True)
     store = through(proxy, seaweedfs, prefix)
     proxy.fail_next(1, Fault("drop"))
@@ -74,7 +77,7 @@ def test_a_real_lost_race_stays_lost(proxy: FaultProxy, seaweedfs, prefix: str) 
         store.put("k", b"ours", if_none_match=True)
 
 
-def test_conditional_delete_through_faults(proxy: FaultProxy, seaweedfs, prefix: str) -> None:  # type: ignore[no-untyped-def]
+def test_conditional_delete_through_faults(proxy: FaultProxy, seaweedfs: S3Server, prefix: str) -> None:
     store = through(proxy, seaweedfs, prefix)
     etag = store.put("lease", b"held")
     proxy.fail_next(1, Fault("status", status=503))
@@ -82,7 +85,7 @@ def test_conditional_delete_through_faults(proxy: FaultProxy, seaweedfs, prefix:
     assert store.head("lease") is None
 
 
-def test_persistent_faults_fail_cleanly(proxy: FaultProxy, seaweedfs, prefix: str) -> None:  # type: ignore[no-untyped-def]
+def test_persistent_faults_fail_cleanly(proxy: FaultProxy, seaweedfs: S3Server, prefix: str) -> None:
     store = through(proxy, seaweedfs, prefix, attempts=3)
     proxy.fail_fraction(1.0, Fault("status", status=503), Fault("drop"))
     with pytest.raises(TransientError):
@@ -92,7 +95,7 @@ def test_persistent_faults_fail_cleanly(proxy: FaultProxy, seaweedfs, prefix: st
     assert store.requests == 6
 
 
-def test_a_workload_under_random_faults_completes(proxy: FaultProxy, seaweedfs, prefix: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_workload_under_random_faults_completes(proxy: FaultProxy, seaweedfs: S3Server, prefix: str) -> None:
     store = through(proxy, seaweedfs, prefix, attempts=8)
     proxy.fail_fraction(0.3, Fault("status", status=500), Fault("status", status=409), Fault("drop"),
                         Fault("drop", after_upstream=True))

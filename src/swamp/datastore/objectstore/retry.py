@@ -70,7 +70,8 @@ class RetryingObjectStore(ObjectStore):
         step = min(self.max_delay, self.base_delay * (2 ** attempt))
         return step / 2 + random.uniform(0, step / 2)
 
-    def _call(self, op: str, key: str, fn: Callable[[], T], on_retry_412: Callable[[PreconditionFailed], T] | None = None) -> T:
+    def _call(self, op: str, key: str, fn: Callable[[], T],
+              on_retry_412: Callable[[PreconditionFailed], T] | None = None) -> T:
         """Run fn with retries. ``on_retry_412`` decides what a 412 means when
         it comes after an attempt whose outcome we could not see."""
         for attempt in range(self.attempts):
