@@ -180,6 +180,7 @@ class _Execution:
         self.stop = threading.Event()
         self.cancel_requested = False
         self._last_flush = 0.0
+        self._flush_interval = FLUSH_INTERVAL
         self._last_cancel_check = time.monotonic()
         self._log: list[str] = [log] if log else []
         self._t0 = time.perf_counter()
@@ -605,7 +606,7 @@ class _Execution:
         """Write the record and the log, at most every FLUSH_INTERVAL
         seconds unless forced."""
         now = time.monotonic()
-        if not force and now - self._last_flush < FLUSH_INTERVAL:
+        if not force and now - self._last_flush < self._flush_interval:
             return
         with self.flush_lock:
             with self.lock:
@@ -617,6 +618,9 @@ class _Execution:
             with ds.session(mutating=True, locks=[records.run_lock(run.id)],
                             command=f"workflow run {run.workflowName}"):
                 records.write(ds, run.workflowId, run.id, data, log)
+            # A large record costs more to write: keep that under a tenth
+            # of the run's time.
+            self._flush_interval = max(FLUSH_INTERVAL, 10 * (time.monotonic() - now))
 
 
 def _job_status(jr: JobRun) -> str:
