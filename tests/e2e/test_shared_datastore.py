@@ -295,3 +295,16 @@ def test_a_workflow_run_on_one_peer_is_seen_by_the_other(team):
                      for v in (4, 5, 6))
     assert stdouts == ["x", "y", "z"]
     assert ok(a, "datastore", "sync")["filesPushed"] == 0
+
+
+def test_status_counts_local_changes_until_they_are_pushed(team):
+    a, b, *_ = team
+    status = ok(a, "datastore", "status")
+    assert (status["type"], status["dirtyFiles"], status["dirtyPaths"]) in {("s3", 0, []), ("gcs", 0, [])}
+    ok(a, "config", "set", "k", "v", "--offline")
+    status = ok(a, "datastore", "status")
+    assert status["dirtyFiles"] == 1 and status["dirtyPaths"] == ["config/shared.json"]
+    head = status["head"]
+    pushed = ok(a, "datastore", "sync", "--push")
+    assert pushed["filesPushed"] == 1 and pushed["head"] == head + 1
+    assert ok(a, "datastore", "status")["dirtyFiles"] == 0

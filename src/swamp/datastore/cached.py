@@ -112,8 +112,10 @@ class CachedDatastore(Datastore):
         return self.engine.pull() if pull else self.engine.push(command="datastore sync")
 
     def status(self) -> dict:
+        engine = self.engine.status()
+        dirty = sorted(engine.pop("dirtyFiles"))
         return {"type": self.kind, "location": self.location, "namespace": self.namespace,
-                "cache": str(self.root), **self.engine.status()}
+                "cache": str(self.root), **engine, "dirtyFiles": len(dirty), "dirtyPaths": dirty}
 
 
 def store_config(cfg) -> dict:
