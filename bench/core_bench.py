@@ -86,7 +86,8 @@ def median_ms(samples: list[float]) -> float:
 
 def import_profile(argv_tail: list[str], cwd: Path, top: int = 8) -> list[tuple[str, float]]:
     """The modules with the largest cumulative import time (ms)."""
-    p = subprocess.run([PYTHON, "-X", "importtime", "-m", "swamp", *argv_tail], cwd=cwd, env=child_env(),
+    target = [str(SWAMP_SCRIPT)] if SWAMP_SCRIPT.exists() else ["-m", "swamp"]
+    p = subprocess.run([PYTHON, "-X", "importtime", *target, *argv_tail], cwd=cwd, env=child_env(),
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     tops = []
     for line in p.stderr.splitlines():

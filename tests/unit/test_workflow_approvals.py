@@ -162,6 +162,12 @@ def test_an_approval_inside_a_nested_workflow(repo):
         """)
     r = run(repo, "outer")
     assert r.status == "suspended" and statuses(r)["o/call"] == "waiting_approval"
+    from swamp.repo.context import Repo
+    from swamp.workflows.service import run_json
+
+    assert run_json(Repo.open(repo), r)["approvalRequired"] == [
+        {"job": "i", "step": "gate", "prompt": "inner ok?", "workflowName": "inner",
+         "runId": steps(r)["o/call"].childRunId}]
     d = decide(repo, "outer", "gate")
     assert d["nestedRunId"] == steps(r)["o/call"].childRunId
     r2 = resume(repo, "outer")

@@ -497,3 +497,46 @@ def test_a_step_that_cannot_be_prepared_fails_with_the_reason(repo):
     assert "no model named 'w9'" in steps(r)["j/missing-model"].error
     assert "value: required input is missing" in steps(r)["j/missing-input"].error
     assert r.status == "failed"
+
+
+# ------------------------------------------------------------- namespaces
+def test_every_namespace_a_step_sees(repo, monkeypatch):
+    monkeypatch.setenv("SWAMP_TEST_COLOUR", "teal")
+    write_model(repo, "cfg", "globalArguments:\n  value: configured\n")
+    write_workflow(repo, "spaces", """
+        tags: {team: blue}
+        inputs:
+          properties:
+            who: {type: string, default: ann}
+        jobs:
+          - name: first
+            steps:
+              - {name: seed, task: {type: model_method, modelIdOrName: w0, methodName: work, inputs: {value: seeded}}}
+          - name: second
+            dependsOn: [{job: first}]
+            steps:
+              - name: "use-${{ self.n }}"
+                forEach: {item: n, in: [1]}
+                task:
+                  type: model_method
+                  modelIdOrName: w1
+                  methodName: work
+                  inputs:
+                    value: >-
+                      ${{ inputs.who }}|${{ self.n }}|${{ run.workflowName }}|${{ run.tags.team }}|${{ run.id }}|${{ env.SWAMP_TEST_COLOUR }}|${{ model.cfg.input.globalArguments.value }}|${{ model["w0"].type }}|${{ data.latest('w0', 'span').content.value }}|${{ size(data.listVersions('w0', 'span')) }}
+        """)
+    r = run(repo, "spaces")
+    assert r.status == "succeeded", steps(r)
+    value = [v for _, _, v, m, _ in spans(repo) if m == "w1"][0]
+    assert value == f"ann|1|spaces|blue|{r.id}|teal|configured|test/work|seeded|1"
+
+
+def test_an_expression_error_names_the_file_the_field_and_the_expression(repo):
+    write_workflow(repo, "oops", """
+        jobs:
+          - name: j
+            steps:
+              - {name: s, task: {type: model_method, modelIdOrName: w0, methodName: work, inputs: {value: "${{ inputs.nope }}"}}}
+        """)
+    error = steps(run(repo, "oops"))["j/s"].error
+    assert error.startswith("workflows/workflow-oops.yaml: jobs[0].steps[0].task.inputs.value: ${{ inputs.nope }}")

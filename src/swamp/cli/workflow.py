@@ -101,7 +101,7 @@ def _observer(state: CliState):
     return show
 
 
-def _finish(state: CliState, run, junit: str | None) -> None:
+def _finish(state: CliState, repo, run, junit: str | None) -> None:
     from swamp.workflows.service import run_json
 
     if junit:
@@ -109,7 +109,7 @@ def _finish(state: CliState, run, junit: str | None) -> None:
         from swamp.workflows.junit import junit_xml
 
         atomic_write(junit, junit_xml(run))
-    data = run_json(run)
+    data = run_json(repo, run)
 
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
@@ -147,8 +147,9 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on):
     from swamp.workflows import service
 
     inputs = collect_inputs(input_, input_file, stdin_input)
-    result = service.run(state.repo(), name, inputs, fail_on=fail_on, observer=_observer(state))
-    _finish(state, result, junit)
+    repo = state.repo()
+    result = service.run(repo, name, inputs, fail_on=fail_on, observer=_observer(state))
+    _finish(state, repo, result, junit)
 
 
 @workflow.command("resume")
@@ -163,8 +164,9 @@ def resume(state: CliState, name, run_id, input_, input_file, stdin_input, junit
     from swamp.workflows import service
 
     inputs = collect_inputs(input_, input_file, stdin_input)
-    result = service.resume(state.repo(), name, run_id, inputs, observer=_observer(state))
-    _finish(state, result, junit)
+    repo = state.repo()
+    result = service.resume(repo, name, run_id, inputs, observer=_observer(state))
+    _finish(state, repo, result, junit)
 
 
 def _decision(decision: str):

@@ -50,7 +50,7 @@ def decide(ds: Datastore, workflow_id: str, run_id: str | None, step: str, decis
     run = pick(ds, workflow_id, run_id, ("suspended",))
     target = _find_waiting(ds, run, step)
     if target is None:
-        waiting = sorted(f"{j.name}/{s.name}" for _, j, s in _waiting(ds, run))
+        waiting = sorted(f"{j.name}/{s.name}" for _, j, s in waiting_steps(ds, run))
         raise NotFoundError(
             f"run {run.id} has no step {step!r} waiting for approval",
             hint=(did_you_mean(step, waiting + [w.split('/', 1)[1] for w in waiting])
@@ -77,7 +77,9 @@ def decide(ds: Datastore, workflow_id: str, run_id: str | None, step: str, decis
     return out
 
 
-def _waiting(ds: Datastore, run: WorkflowRun) -> list[tuple[WorkflowRun, JobRun, StepRun]]:
+def waiting_steps(ds: Datastore, run: WorkflowRun) -> list[tuple[WorkflowRun, JobRun, StepRun]]:
+    """The approvals ``run`` waits for, its nested runs' included, as
+    (the run that owns the step, job, step)."""
     out = []
     for j, s in run.steps():
         if s.status != "waiting_approval":
@@ -87,12 +89,12 @@ def _waiting(ds: Datastore, run: WorkflowRun) -> list[tuple[WorkflowRun, JobRun,
         elif s.childRunId and s.childWorkflowId:
             child = records.load(ds, s.childWorkflowId, s.childRunId)
             if child.status == "suspended":
-                out += _waiting(ds, child)
+                out += waiting_steps(ds, child)
     return out
 
 
 def _find_waiting(ds: Datastore, run: WorkflowRun, step: str) -> tuple[WorkflowRun, str, str] | None:
-    for owner, j, s in _waiting(ds, run):
+    for owner, j, s in waiting_steps(ds, run):
         if step in (s.name, f"{j.name}/{s.name}"):
             return owner, j.name, s.name
     return None

@@ -142,14 +142,15 @@ def evaluate(repo, name: str, inputs: dict) -> dict:
     return {**evaluate_workflow(repo, wf, _rel(repo, path), inputs), "path": _rel(repo, path)}
 
 
-def run_json(run: WorkflowRun) -> dict:
+def run_json(repo, run: WorkflowRun) -> dict:
     """The run record as commands print it: without the process details,
-    and with what a suspended run waits for."""
+    and with the approvals a suspended run waits for (nested runs' too)."""
     data = records.readable(run.to_json())
     for key in ("pid", "host"):
         data.pop(key, None)
     if run.status == "suspended":
-        data["approvalRequired"] = [
-            {"job": j.name, "step": s.name, "prompt": s.approval.prompt if s.approval else None}
-            for j, s in run.steps() if s.status == "waiting_approval"]
+        data["approvalRequired"] = records.readable([
+            {"job": j.name, "step": s.name, "prompt": s.approval.prompt,
+             **({"workflowName": owner.workflowName, "runId": owner.id} if owner.id != run.id else {})}
+            for owner, j, s in runs.waiting_steps(repo.datastore, run)])
     return data
