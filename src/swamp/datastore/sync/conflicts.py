@@ -53,7 +53,7 @@ class Resolver:
         if fmt and local is not None and theirs is not None:
             base_bytes = self.fetch(base.sha256) if base is not None else None
             try:
-                merged = merge_document(fmt, base_bytes, self.tree.read(rel), theirs)
+                merged = merge_document(fmt, base_bytes, self.tree.read(rel)[0], theirs)
             except MergeConflict as e:
                 report["keys"] = e.keys
                 report["reason"] = "the same key changed on both sides"

@@ -37,7 +37,7 @@ from swamp.util.ids import hostname
 from swamp.util.names import check_rel_path
 
 from . import checkpoint, commitlog
-from .blobs import fetch_blob, sha256_bytes, upload_blob
+from .blobs import fetch_blob, upload_blob
 from .commitlog import Change, Commit
 from .conflicts import Incoming, Resolver
 from .counting import Session
@@ -318,6 +318,7 @@ class SyncEngine:
 
     def _apply(self, s: Session, incoming: dict[str, Incoming], own: dict[str, Change], last: int) -> None:
         lazy = self.hydration == "lazy"
+        self.tree.forget_dirs()
         intents = self.state.intents()
         fetches: dict[str, list[str]] = {}
         removes: list[str] = []
@@ -405,7 +406,9 @@ class SyncEngine:
         return out
 
     def _diff(self, cands: Iterable[str]) -> list[Change]:
-        """Local changes against the bases: a pure function of disk and base."""
+        """Local changes against the bases: a pure function of disk and base.
+        A file whose size differs from its base has changed whatever its
+        hash: its sha256 is left to the upload, which reads it anyway."""
         changes = []
         intents = self.state.intents()
         for rel in sorted(cands):
@@ -417,31 +420,36 @@ class SyncEngine:
             if not is_synced(rel):
                 continue
             base = self.state.base(rel)
-            cur = self.tree.current(rel)
-            if isinstance(cur, Blocked) or (rel in intents and _sha(cur) in intents[rel]):
+            st = self.tree.stat(rel)
+            if isinstance(st, Blocked):
+                continue
+            if rel in intents and _sha(self.tree.current(rel, st)) in intents[rel]:
                 continue  # left by an interrupted pull: the next pull settles it
-            if cur is None:
+            if st is None:
                 if base is not None and base.hydrated:
                     changes.append(Change(rel, "delete"))
-            elif base is None or cur.sha256 != base.sha256:
-                changes.append(Change(rel, "put", cur.sha256, cur.size))
+            elif base is None or st.st_size != base.size:
+                changes.append(Change(rel, "put", None, st.st_size))
+            else:
+                cur = self.tree.current(rel, st)
+                if isinstance(cur, FileState) and cur.sha256 != base.sha256:
+                    changes.append(Change(rel, "put", cur.sha256, cur.size))
         self.tree.flush_stats()
         return changes
 
     def _upload(self, s: Session, changes: list[Change], uploaded: set[str]) -> list[Change]:
         """Upload the blobs of ``changes`` (concurrently, create-only, each
-        content once). Returns the changes as uploaded: a file rewritten since
-        it was hashed is committed with the bytes actually sent."""
+        content once). Returns the changes as uploaded, with their sha256: a
+        file rewritten since the diff is committed with the bytes sent."""
         claim = threading.Lock()
 
         def one(ch: Change) -> Change | None:
             if ch.op == "delete":
                 return ch
             try:
-                data = self.tree.read(ch.path)
+                data, sha = self.tree.read(ch.path)
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 return None  # gone since the diff; its delete is journaled for the next push
-            sha = sha256_bytes(data)
             # A base with this content means it is committed, so its blob is
             # kept remote; checked again on every attempt, after each rebase.
             with claim:
@@ -452,7 +460,9 @@ class SyncEngine:
                 upload_blob(s, self.layout, sha, data)
             return ch if sha == ch.sha256 else Change(ch.path, "put", sha, len(data))
 
-        return [c for c in self._pool.map(one, changes) if c is not None]
+        out = [c for c in self._pool.map(one, changes) if c is not None]
+        self.tree.flush_stats()
+        return out
 
     def _push_into(self, s: Session, command: str, full_walk: bool) -> None:
         taken = self.journal.take()

@@ -52,26 +52,34 @@ class LocalTree:
         self._real_root = os.path.realpath(root)
         self.state = state
         self._fresh: list[tuple[str, os.stat_result, str, int]] = []
+        self._safe_dirs: set[Path] = set()
 
     def abspath(self, rel: str) -> Path:
         return self.root / rel
 
     # ------------------------------------------------------------------ reads
-    def current(self, rel: str) -> FileState | None | Blocked:
-        path = self.abspath(rel)
+    def stat(self, rel: str) -> os.stat_result | None | Blocked:
         try:
-            st = os.stat(path)
+            st = os.stat(self.abspath(rel))
         except FileNotFoundError:
             return None
         except NotADirectoryError:
             return BLOCKED
-        if not statmod.S_ISREG(st.st_mode):
-            return BLOCKED
+        return st if statmod.S_ISREG(st.st_mode) else BLOCKED
+
+    def current(self, rel: str, st: os.stat_result | None | Blocked = None) -> FileState | None | Blocked:
+        """What ``rel`` holds now (``st``: its stat, when the caller has it)."""
+        if st is None:
+            st = self.stat(rel)
+            if st is None:
+                return None
+        if isinstance(st, Blocked):
+            return st
         cached = self.state.stat_entry(rel)
         if (cached is not None and (cached.size, cached.mtime_ns, cached.ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
                 and st.st_mtime_ns + RACY_NS <= cached.checked_ns):
             return FileState(cached.sha256, st.st_size)
-        return self._hash(rel, path)
+        return self._hash(rel, self.abspath(rel))
 
     def _hash(self, rel: str, path: Path) -> FileState | None:
         for _ in range(5):
@@ -92,8 +100,18 @@ class LocalTree:
         # rewritten under us again and again: report the last content, cache nothing
         return FileState(h.hexdigest(), after.st_size)
 
-    def read(self, rel: str) -> bytes:
-        return self.abspath(rel).read_bytes()
+    def read(self, rel: str) -> tuple[bytes, str]:
+        """Bytes and sha256 of ``rel``; the stat cache learns them when the
+        file held still while it was read."""
+        path = self.abspath(rel)
+        checked = time.time_ns()
+        before = os.stat(path)
+        data = path.read_bytes()
+        sha = hashlib.sha256(data).hexdigest()
+        after = os.stat(path)
+        if (before.st_size, before.st_mtime_ns, before.st_ino) == (after.st_size, after.st_mtime_ns, after.st_ino):
+            self._fresh.append((rel, after, sha, checked))
+        return data, sha
 
     def flush_stats(self) -> None:
         """Persist what hashing learnt (one transaction)."""
@@ -126,16 +144,23 @@ class LocalTree:
     # ----------------------------------------------------------------- writes
     def _checked_parent(self, rel: str) -> Path:
         path = self.abspath(rel)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except (FileExistsError, NotADirectoryError):
-            raise BlockedPath(rel) from None
-        real = os.path.realpath(path.parent)
-        if real != self._real_root and not real.startswith(self._real_root + os.sep):
-            raise BlockedPath(f"{rel} resolves outside the cache")  # a symlinked directory
+        parent = path.parent
+        if parent not in self._safe_dirs:
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except (FileExistsError, NotADirectoryError):
+                raise BlockedPath(rel) from None
+            real = os.path.realpath(parent)
+            if real != self._real_root and not real.startswith(self._real_root + os.sep):
+                raise BlockedPath(f"{rel} resolves outside the cache")  # a symlinked directory
+            self._safe_dirs.add(parent)
         if path.is_dir() and not path.is_symlink():
             raise BlockedPath(rel)
         return path
+
+    def forget_dirs(self) -> None:
+        """Check parents afresh from now on (they may have changed on disk)."""
+        self._safe_dirs.clear()
 
     def write(self, rel: str, data: bytes) -> os.stat_result:
         """Atomic write (readers never see a torn file); returns its stat."""
@@ -159,4 +184,5 @@ class LocalTree:
                 directory.rmdir()
             except OSError:
                 return
+            self._safe_dirs.discard(directory)
             directory = directory.parent
