@@ -152,3 +152,36 @@ def test_a_valid_workflow_has_no_structure_problems():
     assert dag.check_structure(w) == []
     assert dag.job_levels(w) == [["a"], ["b"]]
     assert dag.step_levels(w.jobs[0]) == [["s"], ["t"]]
+
+
+# ------------------------------------------------------------- properties
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@st.composite
+def dags(draw):
+    n = draw(st.integers(1, 12))
+    names = [f"n{i}" for i in range(n)]
+    nodes = []
+    for i, name in enumerate(names):
+        deps = draw(st.sets(st.sampled_from(names[:i]), max_size=i)) if i else set()
+        nodes.append((name, draw(st.sampled_from([-1, 0, 0, 2])), sorted(deps)))
+    order = draw(st.permutations(nodes))
+    return nodes, order
+
+
+@settings(max_examples=200, deadline=None)
+@given(dags())
+def test_levels_are_a_pure_function_of_the_graph(dag_and_order):
+    nodes, shuffled = dag_and_order
+    result = dag.levels(nodes)
+    assert dag.levels(list(shuffled)) == result
+    level_of = {name: i for i, level in enumerate(result) for name in level}
+    weights = {name: w for name, w, _ in nodes}
+    for name, _, deps in nodes:
+        assert all(level_of[d] < level_of[name] for d in deps)
+        # Each node runs in the first level its dependencies allow.
+        assert level_of[name] == (max((level_of[d] for d in deps), default=-1) + 1)
+    for level in result:
+        assert level == sorted(level, key=lambda x: (weights[x], x))
+    assert dag.find_cycle({name: deps for name, _, deps in nodes}) is None

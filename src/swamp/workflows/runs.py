@@ -22,9 +22,11 @@ def _session(ds: Datastore, run_id: str, command: str):
 
 def pick(ds: Datastore, workflow_id: str, run_id: str | None, statuses: tuple[str, ...]) -> WorkflowRun:
     """The run given by id, or the newest run in one of ``statuses``."""
-    if run_id:
-        return records.load(ds, workflow_id, run_id)
-    for run in records.history(ds, workflow_id):
+    with ds.session(mutating=False):
+        if run_id:
+            return records.load(ds, workflow_id, run_id)
+        found = records.history(ds, workflow_id)
+    for run in found:
         if run.status in statuses:
             return run
     raise NotFoundError(f"this workflow has no {' or '.join(statuses)} run",
