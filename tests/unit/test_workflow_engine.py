@@ -540,3 +540,28 @@ def test_an_expression_error_names_the_file_the_field_and_the_expression(repo):
         """)
     error = steps(run(repo, "oops"))["j/s"].error
     assert error.startswith("workflows/workflow-oops.yaml: jobs[0].steps[0].task.inputs.value: ${{ inputs.nope }}")
+
+
+def test_a_cycle_deeper_down_names_every_workflow_on_it(repo):
+    write_workflow(repo, "top", """
+        jobs:
+          - name: j
+            steps:
+              - {name: s, task: {type: workflow, workflowIdOrName: mid}}
+        """)
+    write_workflow(repo, "mid", """
+        inputs:
+          properties:
+            again: {type: string, default: mid}
+        jobs:
+          - name: j
+            steps:
+              - {name: s, task: {type: workflow, workflowIdOrName: "${{ inputs.again }}"}}
+        """)
+    r = run(repo, "top")
+    from swamp.repo.context import Repo
+    from swamp.workflows import records
+
+    s = steps(r)["j/s"]
+    child = records.load(Repo.open(repo).datastore, s.childWorkflowId, s.childRunId)
+    assert "workflow cycle: top -> mid -> mid" in steps(child)["j/s"].error

@@ -53,7 +53,7 @@ class Parent:
     """Where a nested run was started from."""
 
     run: WorkflowRun
-    stack: tuple[str, ...]  # workflow ids from the outermost run down to the parent
+    stack: tuple[tuple[str, str], ...]  # (id, name) of each workflow from the outermost run down
 
 
 Observer = Callable[[WorkflowRun, JobRun, StepRun], None]
@@ -101,17 +101,23 @@ class Engine:
         )
         run.logFile = records.log_path(wid, run.id)
         run.jobs = plan(wf)
-        stack = (parent.stack if parent else ()) + (wid,)
+        stack = (parent.stack if parent else ()) + ((wid, wf.name),)
         return _Execution(self, wf, source, run, values, stack, log="").go()
 
-    def resume(self, wf: Workflow, source: str, run: WorkflowRun, extra_inputs: dict | None = None,
-               *, stack: tuple[str, ...] | None = None) -> WorkflowRun:
-        """Continue a suspended run (the caller has marked it running)."""
-        values = validate_workflow_inputs(wf, {**(run.inputs or {}), **(extra_inputs or {})})
-        run.inputKeys = sorted(values)
+    @staticmethod
+    def resumable(wf: Workflow, run: WorkflowRun, extra_inputs: dict | None = None) -> dict:
+        """The inputs a suspended run would continue with; raises when it
+        cannot continue. Called before the run is claimed, so a refusal
+        leaves it suspended."""
         _check_record_matches(wf, run)
+        return validate_workflow_inputs(wf, {**(run.inputs or {}), **(extra_inputs or {})})
+
+    def resume(self, wf: Workflow, source: str, run: WorkflowRun, inputs: dict,
+               *, stack: tuple[tuple[str, str], ...] | None = None) -> WorkflowRun:
+        """Continue a claimed run with ``inputs`` (from ``resumable``)."""
+        run.inputKeys = sorted(inputs)
         log = records.read_log(self.ds, run.workflowId, run.id)
-        return _Execution(self, wf, source, run, values, stack or (run.workflowId,), log=log).go()
+        return _Execution(self, wf, source, run, inputs, stack or ((run.workflowId, wf.name),), log=log).go()
 
 
 def validate_workflow_inputs(wf: Workflow, inputs: dict) -> dict:
@@ -168,7 +174,7 @@ class _JobState:
 
 class _Execution:
     def __init__(self, engine: Engine, wf: Workflow, source: str, run: WorkflowRun, inputs: dict,
-                 stack: tuple[str, ...], *, log: str) -> None:
+                 stack: tuple[tuple[str, str], ...], *, log: str) -> None:
         self.engine = engine
         self.wf = wf
         self.source = source
@@ -248,10 +254,10 @@ class _Execution:
             run.durationMs = (run.durationMs or 0) + int((time.perf_counter() - self._t0) * 1000)
         self.log(f"run {run.id}: {run.status}" + (f" ({run.failedStep}: {run.failureReason})"
                                                   if run.status == "failed" else ""))
-        self.flush(force=True)
-        if run.status != "running":
-            # A cancel request has been answered; it must not cancel a resume.
-            self.engine.ds.delete(records.cancel_path(run.workflowId, run.id))
+        marker = records.cancel_path(run.workflowId, run.id)
+        if self.engine.ds.exists(marker):
+            self.engine.ds.delete(marker)  # answered: it must not cancel a later resume
+        self.flush(force=True)  # (its session publishes the delete too)
 
     def should_stop(self) -> bool:
         if self.stop.is_set():
@@ -471,9 +477,9 @@ class _Execution:
             raise ValidationError(f"task inputs must give a map, not {type(inputs).__name__}")
         path, child = find_workflow(self.engine.repo, name)
         cid = workflow_id(child)
-        if cid in self.stack:
-            names = [self.run.workflowName] if len(self.stack) == 1 else list(self.stack)
-            raise ValidationError(f"workflow cycle: {' -> '.join(names + [child.name])}",
+        if cid in (i for i, _ in self.stack):
+            names = [n for _, n in self.stack] + [child.name]
+            raise ValidationError(f"workflow cycle: {' -> '.join(names)}",
                                   hint="a workflow cannot run itself, directly or through others")
         if len(self.stack) > MAX_DEPTH:  # the child's depth would be len(self.stack)
             raise ValidationError(f"workflows nest deeper than {MAX_DEPTH} levels")
@@ -509,8 +515,9 @@ class _Execution:
             return run  # finished (resumed on its own, or cancelled)
         from swamp.workflows.runs import claim_for_resume
 
+        inputs = Engine.resumable(child, run)
         run = claim_for_resume(self.engine.ds, workflow_id(child), run_id)
-        return self.engine.resume(child, source, run, stack=self.stack + (run.workflowId,))
+        return self.engine.resume(child, source, run, inputs, stack=self.stack + ((run.workflowId, child.name),))
 
     def approval(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any) -> None:
         task = step.task

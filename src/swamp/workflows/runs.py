@@ -108,7 +108,8 @@ def cancel(ds: Datastore, workflow_id: str, run_id: str | None) -> dict:
     once when its process is gone)."""
     run = pick(ds, workflow_id, run_id, ("running", "suspended", "pending"))
     if run.status in ("running", "pending") and _alive(run):
-        ds.write_bytes(records.cancel_path(run.workflowId, run.id), f"{holder()} {clock.isoformat()}\n".encode())
+        with ds.session(mutating=True, command="workflow cancel"):
+            ds.write_bytes(records.cancel_path(run.workflowId, run.id), f"{holder()} {clock.isoformat()}\n".encode())
         return {"id": run.id, "workflowName": run.workflowName, "status": run.status, "cancelRequested": True}
     with _session(ds, run.id, "workflow cancel"):
         fresh = records.load(ds, run.workflowId, run.id)

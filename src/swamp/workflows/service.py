@@ -88,12 +88,9 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
     ds = repo.datastore
     target = runs.pick(ds, workflow_id(wf), run_id, ("suspended",))
     engine = Engine(repo, observer=observer)
-    # Inputs are checked before the run is claimed: a bad --input changes nothing.
-    from swamp.workflows.engine import validate_workflow_inputs
-
-    validate_workflow_inputs(wf, {**(target.inputs or {}), **inputs})
+    values = engine.resumable(wf, target, inputs)  # a refusal leaves the run suspended
     claimed = runs.claim_for_resume(ds, target.workflowId, target.id)
-    return engine.resume(wf, source, claimed, inputs)
+    return engine.resume(wf, source, claimed, values)
 
 
 def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason: str | None) -> dict:
