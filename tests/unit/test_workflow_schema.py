@@ -185,3 +185,20 @@ def test_levels_are_a_pure_function_of_the_graph(dag_and_order):
     for level in result:
         assert level == sorted(level, key=lambda x: (weights[x], x))
     assert dag.find_cycle({name: deps for name, _, deps in nodes}) is None
+
+
+def test_expression_checks_find_syntax_errors_and_misplaced_self():
+    from swamp.workflows.validation import expression_problems
+
+    w = parse(wf([{"name": "j", "steps": [
+        step("a", forEach={"item": "i", "in": "${{ self.i }}"}, guard="self.k"),
+        {"name": "b-${{ self.x }}", "task": {"type": "assert", "expr": "${{ 1 + }}", "message": "m"}},
+        {"name": "c", "guard": "inputs.a ==", "task": {"type": "manual_approval", "prompt": "${{ 'ok' }}"}},
+    ]}]))
+    problems = expression_problems(w)
+    assert "jobs[0].steps[0].forEach.in: 'self' is only set in a forEach step's name, guard and task" in problems
+    assert "jobs[0].steps[0].guard: this step's item is self.i, not self.k" in problems
+    assert "jobs[0].steps[1].name: 'self' is only set in a forEach step" in problems
+    assert any(p.startswith("jobs[0].steps[1].task.expr: ${{ 1 + }}") for p in problems)
+    assert any(p.startswith("jobs[0].steps[2].guard: ${{ inputs.a == }}") for p in problems)
+    assert len(problems) == 5

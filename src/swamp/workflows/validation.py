@@ -52,17 +52,18 @@ def expression_problems(wf: Workflow) -> list[str]:
                     value = f"${{{{ {value} }}}}"
                 errors = expr.validate(value, field=field)
                 problems += [e.message for e in errors]
-                if not errors and (bare or has_expressions(value)) and field != f"{where}.forEach.in":
-                    problems += _self_problems(step, field, value)
+                if not errors and (bare or has_expressions(value)):
+                    problems += _self_problems(step, field, value, field == f"{where}.forEach.in")
     return problems
 
 
-def _self_problems(step: Step, field: str, value: Any) -> list[str]:
+def _self_problems(step: Step, field: str, value: Any, is_in: bool) -> list[str]:
     text = str(value)
     out = []
     for m in _SELF.finditer(text):
-        if step.forEach is None:
-            out.append(f"{field}: 'self' is only set in a forEach step")
+        if step.forEach is None or is_in:
+            out.append(f"{field}: 'self' is only set in a forEach step's name, guard and task"
+                       if is_in else f"{field}: 'self' is only set in a forEach step")
             break
         if m.group(1) and m.group(1) != step.forEach.item:
             out.append(f"{field}: this step's item is self.{step.forEach.item}, not self.{m.group(1)}")
