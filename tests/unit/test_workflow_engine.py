@@ -565,3 +565,22 @@ def test_a_cycle_deeper_down_names_every_workflow_on_it(repo):
     s = steps(r)["j/s"]
     child = records.load(Repo.open(repo).datastore, s.childWorkflowId, s.childRunId)
     assert "workflow cycle: top -> mid -> mid" in steps(child)["j/s"].error
+
+
+def test_a_step_sees_what_the_steps_before_it_in_its_lane_wrote(repo):
+    write_workflow(repo, "seq", """
+        jobs:
+          - name: j
+            steps:
+              - name: each
+                forEach: {item: i, in: [1, 2, 3]}
+                guard: "${{ size(data.listVersions('w0', 'span')) > 1 }}"
+                task:
+                  type: model_method
+                  modelIdOrName: w0
+                  methodName: work
+                  inputs: {value: "${{ self.i }} after ${{ size(data.listVersions('w0', 'span')) }}"}
+        """)
+    r = run(repo, "seq")
+    assert statuses(r) == {"j/each-1": "succeeded", "j/each-2": "succeeded", "j/each-3": "skipped"}
+    assert [v for _, _, v, _, _ in spans(repo)] == ["1 after 0", "2 after 1"]

@@ -401,45 +401,63 @@ class _Execution:
         return new
 
     def unit(self, st: _JobState, step: Step, e: StepRun, where: str, gate: Gate) -> Unit | None:
-        """Decide what can be decided now (guard, approval, assert, and a
-        model_method step's checks), in plan order; return the work left to
-        run concurrently, if any."""
+        """The work of one step. Only its lane is decided now (for a
+        model_method step, which model it runs); the guard and the task's
+        expressions are evaluated when it runs, so they see what the steps
+        before it in its lane wrote."""
         item = {step.forEach.item: e.item} if step.forEach is not None else UNSET
+        lane: tuple = ("step", st.record.name, e.name)
+        definition = None
+        if step.task.type == "model_method":
+            try:
+                definition = self.find_model(step, e, where, item)
+            except SwampError as err:
+                self.set_failed(st, e, err.message, step)
+                return None
+            lane = ("model", definition.id)
+        return Unit(lane, gate, lambda: self.execute(st, step, e, where, item, definition))
+
+    def execute(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any, definition) -> None:
         try:
             if step.guard is not None and e.status == "pending":
                 if truthy(self.scope.condition(step.guard, f"{where}.guard", item)):
                     self.set_skipped(st, e, "guarded", "the guard is true")
-                    return None
+                    return
             task = step.task
             if task.type == "manual_approval":
                 self.approval(st, step, e, where, item)
-                return None
-            if task.type == "assert":
+            elif task.type == "assert":
                 self.assertion(st, step, e, where, item)
-                return None
-            if task.type == "model_method":
-                ready = self.prepare_method(step, e, where, item)
-                return Unit(("model", ready.definition.id), gate, lambda: self.run_method(st, step, e, ready))
-            child = self.prepare_workflow(step, e, where, item)
-            return Unit(("step", st.record.name, e.name), gate, lambda: self.run_workflow(st, step, e, *child))
+            elif task.type == "model_method":
+                self.run_method(st, step, e, self.prepare_method(step, e, where, item, definition))
+            else:
+                self.run_workflow(st, step, e, *self.prepare_workflow(step, e, where, item))
         except SwampError as err:
             self.set_failed(st, e, err.message, step)
-            return None
 
     # ----------------------------------------------------------- tasks
-    def prepare_method(self, step: Step, e: StepRun, where: str, item: Any) -> _Prepared:
+    def find_model(self, step: Step, e: StepRun, where: str, item: Any):
+        from swamp.models.definitions import find_definition
+
+        model = self.scope.render(step.task.modelIdOrName, f"{where}.task.modelIdOrName", item)
+        if not isinstance(model, str):
+            raise ValidationError("modelIdOrName must give a string")
+        with self.lock:
+            e.model = model
+        return find_definition(self.engine.repo, model)[1]
+
+    def prepare_method(self, step: Step, e: StepRun, where: str, item: Any, definition) -> _Prepared:
         task = step.task
-        model = self.scope.render(task.modelIdOrName, f"{where}.task.modelIdOrName", item)
         method = self.scope.render(task.methodName, f"{where}.task.methodName", item)
         inputs = self.scope.render(task.inputs, f"{where}.task.inputs", item) or {}
-        if not isinstance(model, str) or not isinstance(method, str):
-            raise ValidationError("modelIdOrName and methodName must give strings")
+        if not isinstance(method, str):
+            raise ValidationError("methodName must give a string")
         if not isinstance(inputs, dict):
             raise ValidationError(f"task inputs must give a map, not {type(inputs).__name__}")
         with self.lock:
-            e.model, e.method = model, method
-        prepared = self.engine.runner.prepare(model, method, inputs, variables={"run": self.run_info})
-        return _Prepared(prepared[0], method, inputs, prepared)
+            e.method = method
+        prepared = self.engine.runner.prepare(definition, method, inputs, variables={"run": self.run_info})
+        return _Prepared(definition, method, inputs, prepared)
 
     def run_method(self, st: _JobState, step: Step, e: StepRun, ready: _Prepared) -> None:
         self.set_running(st, e)
