@@ -4,7 +4,6 @@ JUnit reports, approvals, and runs in several processes at once."""
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 

@@ -11,7 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from swamp.util.names import NAME_MAX, NAME_RE
 
-CONDITION_TYPES = ("always", "succeeded", "failed", "completed", "skipped", "and", "or", "not")
 SEVERITIES = ("low", "medium", "high")
 IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
