@@ -55,3 +55,20 @@ def test_latest_is_the_highest_directory_not_a_marker(repo, tmp_path):
         write(repo)
     (tmp_path / "data" / TYPE / MID / "n" / "latest").write_text("1")  # a stale marker from elsewhere
     assert repo.get(TYPE, MID, "n").meta.version == 2
+
+
+def test_the_latest_hint_never_wins_over_the_tree(repo, tmp_path, monkeypatch):
+    from swamp.data import latest_hint
+
+    monkeypatch.setattr(latest_hint, "SETTLED_S", 0.0)  # trust hints at once, the worst case
+    for _ in range(3):
+        write(repo)
+    assert repo.latest_version(TYPE, MID, "n") == 3  # writes the hint
+    hint = next((tmp_path / "cache" / "latest").rglob("n"))
+    assert hint.read_text().split()[1] == "3"
+    write(repo)  # a new version directory: the stamp no longer matches
+    assert repo.latest_version(TYPE, MID, "n") == 4
+    repo.delete(TYPE, MID, "n", 4)  # the top is now a tombstone, not complete
+    assert repo.latest_version(TYPE, MID, "n") == 3
+    hint.write_text("1 999")  # garbage from elsewhere
+    assert repo.latest_version(TYPE, MID, "n") == 3

@@ -89,7 +89,7 @@ class Catalog:
                 "INSERT INTO versions VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (model_type, model_id, m.name, m.version, m.specName, m.kind, m.contentType, m.lifetime,
                  m.size, m.sha256, m.createdAt, json.dumps(m.tags, sort_keys=True),
-                 json.dumps(m.owner.model_dump(exclude_none=True), sort_keys=True)))
+                 json.dumps({k: v for k, v in m.owner.items() if v is not None}, sort_keys=True)))
 
     def rows(self, *, text: str | None = None, model_id: str | None = None,
              latest_only: bool = False) -> list[dict]:

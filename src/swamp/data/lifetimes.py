@@ -6,7 +6,10 @@ The newest version of a name is never removed by phase 2."""
 
 from __future__ import annotations
 
-from swamp.data.metadata import DataMetadata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swamp.data.metadata import DataMetadata
 from swamp.util.durations import DURATION_RE, duration_seconds
 from swamp.util.clock import parse_iso
 

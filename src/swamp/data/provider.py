@@ -14,9 +14,9 @@ class RepoDataProvider:
         self._data = DataRepository(repo.datastore)
 
     def _model(self, model: str):
-        from swamp.models.definitions import find_definition
+        from swamp.models.definition_files import find
 
-        return find_definition(self.repo, model)[1]
+        return find(self.repo, model)[1]
 
     def _record(self, d, rec: DataRecord) -> dict:
         from swamp.data.service import record_json

@@ -12,18 +12,19 @@ import hashlib
 from dataclasses import dataclass
 from typing import Iterator
 
-from swamp.data import layout
-from swamp.data.metadata import DataMetadata
+from swamp.data import latest_hint, layout
+from swamp.data.metadata_read import read_metadata
 from swamp.datastore.base import Datastore
 from swamp.errors import NotFoundError
-from swamp.util import clock, documents, yamlio
+from swamp.util import clock, yamlio
+from swamp.util.documents import DocView
 
 
 @dataclass
 class DataRecord:
     model_type: str
     model_id: str
-    meta: DataMetadata
+    meta: DocView  # the fields of DataMetadata
 
     @property
     def path(self) -> str:
@@ -46,8 +47,19 @@ class DataRepository:
                 if self.ds.exists(f"{base}/{v}/{layout.METADATA}")]
 
     def latest_version(self, model_type: str, model_id: str, name: str) -> int | None:
+        """The highest complete version (None when there is none)."""
         base = layout.name_dir(model_type, model_id, name)
-        for v in reversed(self._version_dirs(model_type, model_id, name)):
+        try:
+            mtime_ns = self.ds.local_path(base).stat().st_mtime_ns
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        top = latest_hint.read(self.ds, base, mtime_ns)
+        if top is not None and self.ds.exists(f"{base}/{top}/{layout.METADATA}"):
+            return top
+        claimed = self._version_dirs(model_type, model_id, name)
+        if claimed:
+            latest_hint.write(self.ds, base, mtime_ns, claimed[-1])
+        for v in reversed(claimed):
             if self.ds.exists(f"{base}/{v}/{layout.METADATA}"):
                 return v
         return None
@@ -80,20 +92,22 @@ class DataRepository:
         return self._finish(model_type, model_id, vdir, meta_fields, version, size, sha256)
 
     def _finish(self, model_type, model_id, vdir, meta_fields, version, size, sha256) -> DataRecord:
+        from swamp.data.metadata import DataMetadata
+
         meta = DataMetadata(**{**meta_fields, "version": version, "size": size, "sha256": sha256})
         self.ds.write_bytes(f"{vdir}/{layout.METADATA}",
                             yamlio.dumps(meta.model_dump(exclude_none=True)).encode())
-        return DataRecord(model_type, model_id, meta)
+        return DataRecord(model_type, model_id, DocView(meta.model_dump()))
 
     # --------------------------------------------------------------- reads
-    def metadata(self, model_type: str, model_id: str, name: str, version: int) -> DataMetadata:
+    def metadata(self, model_type: str, model_id: str, name: str, version: int) -> DocView:
         vdir = layout.version_dir(model_type, model_id, name, version)
         rel = f"{vdir}/{layout.METADATA}"
         try:
             text = self.ds.read_bytes(rel).decode()
         except NotFoundError:
             raise NotFoundError(f"data {name!r} has no version {version}") from None
-        return documents.validate(DataMetadata, yamlio.loads(text, rel), rel)
+        return read_metadata(yamlio.loads(text, rel), rel)
 
     def get(self, model_type: str, model_id: str, name: str, version: int | None = None) -> DataRecord:
         if version is None:

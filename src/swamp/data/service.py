@@ -13,18 +13,18 @@ from swamp.util import clock
 
 
 def _definition(repo, model: str):
-    from swamp.models.definitions import find_definition
+    from swamp.models.definition_files import find
 
-    return find_definition(repo, model)[1]
+    return find(repo, model)[1]
 
 
 def _names_by_id(repo) -> dict[str, str]:
-    from swamp.models.definitions import iter_definition_files, load_definition
+    from swamp.models.definition_files import iter_definition_files, read_ref
 
     out = {}
     for p in iter_definition_files(repo):
         try:
-            d = load_definition(p)
+            d = read_ref(p)
         except SwampError:
             continue
         out[d.id] = d.name

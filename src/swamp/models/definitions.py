@@ -4,13 +4,13 @@ method runs (see arguments.py)."""
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from swamp.errors import NotFoundError, SwampError, ValidationError
+from swamp.errors import ValidationError
+from swamp.models.definition_files import check_file_name, find, iter_definition_files, read_raw  # noqa: F401
 from swamp.util import documents, yamlio
 from swamp.util.atomic import atomic_write
 from swamp.util.ids import new_id
@@ -61,42 +61,14 @@ def definition_path(repo, model_type: str, name: str) -> Path:
 
 
 def load_definition(path: Path) -> Definition:
-    raw = yamlio.load(path)
-    if isinstance(raw, dict) and "id" not in raw and isinstance(raw.get("type"), str) \
-            and isinstance(raw.get("name"), str):
-        # A hand-written file without an id must name the same model (and so
-        # the same data) on every load: derive the id from type and name.
-        raw = {**raw, "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"swamp:model:{raw['type']}/{raw['name']}"))}
-    d = documents.validate(Definition, raw, str(path))
-    if path.stem != d.name:
-        raise ValidationError(f"{path}: name {d.name!r} does not match the file name {path.stem!r}")
+    d = documents.validate(Definition, read_raw(path), str(path))
+    check_file_name(path, d.name)
     return d
 
 
-def iter_definition_files(repo) -> list[Path]:
-    if not repo.models_dir.is_dir():
-        return []
-    return sorted(p for p in repo.models_dir.rglob("*.yaml") if not p.name.startswith("."))
-
-
 def find_definition(repo, name_or_id: str) -> tuple[Path, Definition]:
-    """By name (the file name) first, then by id."""
-    if NAME_RE.match(name_or_id):
-        for p in iter_definition_files(repo):
-            if p.stem == name_or_id:
-                return p, load_definition(p)
-    for p in iter_definition_files(repo):
-        try:
-            d = load_definition(p)
-        except SwampError:
-            continue
-        if d.id == name_or_id:
-            return p, d
-    from swamp.util.names import did_you_mean
-
-    names = [p.stem for p in iter_definition_files(repo)]
-    raise NotFoundError(f"no model named {name_or_id!r}", hint=did_you_mean(name_or_id, names)
-                        or "list models with 'swamp model search'")
+    """By name (the file name) first, then by id; fully validated."""
+    return find(repo, name_or_id, load_definition)
 
 
 def save_definition(path: Path, definition: Definition) -> None:

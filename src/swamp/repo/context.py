@@ -66,6 +66,15 @@ class Repo:
 
     @cached_property
     def config(self):
+        """The settings, read on the fast path (attribute access)."""
+        from swamp.repo.config_read import read_config
+        from swamp.util import yamlio
+
+        path = self.root / MARKER
+        return read_config(yamlio.load(path), str(path))
+
+    def config_model(self):
+        """The settings as their pydantic schema, for commands that change them."""
         from swamp.repo.config import RepoConfig
         from swamp.util import documents, yamlio
 
@@ -77,7 +86,7 @@ class Repo:
         from swamp.util.atomic import atomic_write
 
         atomic_write(self.root / MARKER, yamlio.dumps(config.model_dump(exclude_none=True, exclude_defaults=False)))
-        self.__dict__["config"] = config
+        self.__dict__.pop("config", None)
 
     @cached_property
     def datastore(self):

@@ -32,7 +32,7 @@ def setup_filesystem(repo, path: str) -> dict:
             target.write_bytes(rel, data)
             copied += 1
             nbytes += len(data)
-    cfg = repo.config.model_copy(update={"datastore": DatastoreConfig(type="filesystem", path=str(target_root))})
+    cfg = repo.config_model().model_copy(update={"datastore": DatastoreConfig(type="filesystem", path=str(target_root))})
     repo.save_config(cfg)
     repo.__dict__.pop("datastore", None)
     return {"type": "filesystem", "location": str(target_root), "filesCopied": copied,
@@ -61,7 +61,7 @@ def setup_object_store(repo, cfg) -> dict:
         counts.add(engine.push(command="datastore setup", full_walk=True))
     finally:
         engine.close()
-    repo.save_config(repo.config.model_copy(update={"datastore": cfg}))
+    repo.save_config(repo.config_model().model_copy(update={"datastore": cfg}))
     repo.__dict__.pop("datastore", None)
     return {"type": cfg.type, "location": location_of(cfg), "namespace": cfg.namespace,
             "hydration": cfg.hydration, "filesCopied": copied, **counts.to_json()}

@@ -5,7 +5,7 @@ expected, and suggest a fix for unknown keys."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar, get_args, get_origin
+from typing import Any, Callable, TypeVar, get_args, get_origin
 
 from swamp.errors import ValidationError
 from swamp.util.names import did_you_mean
@@ -77,3 +77,35 @@ def validate(model_cls: type[T], data: Any, source: str) -> T:
     except PydanticError as e:
         msg, hint = format_errors(e, model_cls)
         raise ValidationError(f"{source}: {msg}", hint=hint) from None
+
+
+class DocView(dict):
+    """A document read on the fast path: a plain dict with attribute access."""
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+def read_light(data: Any, source: str, *, fields: dict[str, type | tuple], required: tuple[str, ...] = (),
+               defaults: dict | None = None, schema: Callable[[], type] | None = None) -> DocView:
+    """The fast path for reading a document: when its keys and their types are
+    exactly what the schema allows, it is returned as a DocView without
+    importing pydantic (whose import and model build cost a read-only
+    command most of its time). Anything unexpected goes to the full schema,
+    which names every problem, or accepts and normalizes the document."""
+    if isinstance(data, dict) and all(k in data for k in required) and all(
+            k in fields and _fits(v, fields[k]) for k, v in data.items()):
+        return DocView({**(defaults or {}), **data})
+    if schema is None:
+        raise ValidationError(f"{source}: unexpected document")
+    model = validate(schema(), data, source)
+    return DocView(model.model_dump())
+
+
+def _fits(value: Any, want: type | tuple) -> bool:
+    if isinstance(value, bool) and want is not bool and (not isinstance(want, tuple) or bool not in want):
+        return False
+    return isinstance(value, want)
