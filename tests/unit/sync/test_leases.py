@@ -46,9 +46,9 @@ def test_timeout_names_the_holder_and_exits_75(make_peer):
 
 def test_heartbeat_keeps_a_lease_alive_past_its_ttl(make_peer):
     a, b = make_peer("a"), make_peer("b")
-    with a.lease("m", ttl_ms=300):
+    with a.lease("m", ttl_ms=600):
         with pytest.raises(LockTimeoutError):
-            with b.lease("m", timeout_ms=900):
+            with b.lease("m", timeout_ms=1800):  # three ttls
                 pass
 
 
