@@ -308,3 +308,16 @@ def test_status_counts_local_changes_until_they_are_pushed(team):
     pushed = ok(a, "datastore", "sync", "--push")
     assert pushed["filesPushed"] == 1 and pushed["head"] == head + 1
     assert ok(a, "datastore", "status")["dirtyFiles"] == 0
+
+
+def test_history_and_verify_of_the_shared_log(team):
+    a, b, *_ = team
+    run_hello(b, "from-b")
+    log = ok(a, "datastore", "log", "--limit", "2")
+    assert [c["seq"] for c in log] == sorted((c["seq"] for c in log), reverse=True)
+    assert log[0]["command"] == "model method run hello execute"
+    assert any(ch["path"].endswith("/raw") for ch in log[0]["changes"])
+    report = ok(a, "datastore", "verify")
+    assert report["ok"] and report["errors"] == [] and report["commits"] == 2  # A's setup, B's run
+    dry = ok(a, "datastore", "gc", "--dry-run")
+    assert isinstance(dry, dict)

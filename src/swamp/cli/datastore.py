@@ -149,3 +149,57 @@ def lock_release(state: CliState, name, force):
 
     result = run(state.repo(), name)
     emit(state, result, f"{'released' if result['released'] else 'no lock named'} {name}")
+
+
+@datastore.command("log")
+@click.option("--limit", type=int, default=20, show_default=True, help="How many commits (newest first).")
+@global_options
+@click.pass_obj
+def log(state: CliState, limit):
+    """The shared history: who changed what, when."""
+    from swamp.repo.datastores import history
+
+    rows = history(state.repo(), limit)
+
+    def human():
+        for c in rows:
+            w = c["writer"]
+            say(f"{c['seq']:>6}  {c['time']}  {w.get('peer')}@{w.get('host')}  {c['command'] or '-'}  "
+                f"({len(c['changes'])} changes)")
+
+    emit(state, rows, human)
+
+
+@datastore.command("verify")
+@global_options
+@click.pass_obj
+def verify(state: CliState):
+    """Check that the log has no gaps and every blob matches its hash."""
+    from swamp.repo.datastores import verify as run
+
+    result = run(state.repo())
+
+    def human():
+        say(f"{'ok' if result['ok'] else 'PROBLEMS'}: {result['commits']} commits, "
+            f"{result['checkpoints']} checkpoints, {result['blobs']} blobs")
+        for e in result["errors"]:
+            say(f"  {e}")
+
+    emit(state, result, human)
+    if not result["ok"]:
+        sys.exit(1)
+
+
+@datastore.command("gc")
+@click.option("--retention-days", type=float, default=30, show_default=True,
+              help="Keep every commit and checkpoint this recent, and what they reference.")
+@click.option("--dry-run", is_flag=True, help="Only report what would go.")
+@global_options
+@click.pass_obj
+def gc(state: CliState, retention_days, dry_run):
+    """Trim the shared log and unreferenced blobs (in two phases: mark, then
+    sweep after a grace period, so a push in flight never loses a blob)."""
+    from swamp.repo.datastores import collect
+
+    result = collect(state.repo(), retention_days=retention_days, dry_run=dry_run)
+    emit(state, result)

@@ -109,3 +109,26 @@ def lock_status(repo) -> list[dict]:
 
 def lock_release(repo, name: str) -> dict:
     return {"name": name, "released": repo.datastore.force_release(name)}
+
+
+def _engine(repo):
+    ds = repo.datastore
+    engine = getattr(ds, "engine", None)
+    if engine is None:
+        from swamp.errors import SwampError
+
+        raise SwampError("this repository's datastore is a directory; it has no shared history",
+                         code="not_shared", hint="share it first: swamp datastore setup s3|gcs ...")
+    return engine
+
+
+def history(repo, limit: int | None) -> list[dict]:
+    return _engine(repo).log(limit)
+
+
+def verify(repo) -> dict:
+    return _engine(repo).verify()
+
+
+def collect(repo, *, retention_days: float, dry_run: bool) -> dict:
+    return _engine(repo).gc(retention_days, dry_run=dry_run)
