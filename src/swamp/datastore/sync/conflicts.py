@@ -65,9 +65,8 @@ class Resolver:
                     self.journal.append(rel)  # our side of the merge still has to be pushed
                 return None
         else:
-            report["reason"] = {
-                PathClass.IMMUTABLE: "immutable path published by another peer; yours was not published",
-            }.get(cls, "changed locally and by another peer")
+            report["reason"] = ("immutable path published by another peer; yours was not published"
+                                if cls is PathClass.IMMUTABLE else "changed locally and by another peer")
         report["savedAs"] = None
         if local is not None:
             saved = conflict_copy_name(rel, self.peer, inc.seq)

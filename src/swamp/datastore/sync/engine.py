@@ -329,7 +329,7 @@ class SyncEngine:
             inc = incoming[rel]
             theirs = inc.change
             new_base[rel] = theirs
-            base = own_base(own[rel]) if rel in own else self.state.base(rel)
+            base = _own_base(own[rel]) if rel in own else self.state.base(rel)
             local, virtual = self._local_view(rel, base)
             if isinstance(local, Blocked):
                 continue
@@ -500,9 +500,8 @@ class SyncEngine:
                     continue
                 self._record(s, commit)
                 break
-        with self.state.transaction():
-            if full:
-                self.state.set_meta("tracking", "1")
+        if full:
+            self.state.set_meta("tracking", "1")
         self.journal.done(taken)
         # A write that marked its path before we took the journal but landed
         # after we looked at the file must not be forgotten.
@@ -535,7 +534,7 @@ def _default_peer() -> str:
     return f"{host}-{uuid.uuid4().hex[:8]}"
 
 
-def own_base(change: Change) -> Base | None:
+def _own_base(change: Change) -> Base | None:
     return None if change.op == "delete" else Base(change.sha256, change.size)
 
 
