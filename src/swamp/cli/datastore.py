@@ -48,7 +48,9 @@ def _run_setup(state: CliState, **fields):
     from swamp.util.names import check_name
 
     check_name(fields["namespace"], "namespace")
-    result = setup_object_store(state.repo(), DatastoreConfig(**fields))
+    from swamp.cli.progress import progress_for
+
+    result = setup_object_store(state.repo(), DatastoreConfig(**fields), progress=progress_for(state))
 
     def human():
         say(f"Datastore is now {result['location']} (namespace {result['namespace']})")
@@ -116,7 +118,9 @@ def sync(state: CliState, pull_only, push_only):
 
     if pull_only and push_only:
         raise UsageError("--pull and --push exclude each other")
-    counts = run(state.repo(), pull=not push_only, push=not pull_only)
+    from swamp.cli.progress import progress_for
+
+    counts = run(state.repo(), pull=not push_only, push=not pull_only, progress=progress_for(state))
     emit(state, counts, lambda: print_counts(counts))
     if counts.get("conflicts"):
         sys.exit(1)

@@ -106,10 +106,21 @@ class CachedDatastore(Datastore):
                 self._push(counts, command)
         self.last_counts = counts
 
-    def sync(self, *, pull: bool = True, push: bool = True) -> SyncCounts:
-        if pull and push:
-            return self.engine.sync(command="datastore sync")
-        return self.engine.pull() if pull else self.engine.push(command="datastore sync")
+    def sync(self, *, pull: bool = True, push: bool = True, progress=None) -> SyncCounts:
+        with self.reporting(progress):
+            if pull and push:
+                return self.engine.sync(command="datastore sync")
+            return self.engine.pull() if pull else self.engine.push(command="datastore sync")
+
+    @contextlib.contextmanager
+    def reporting(self, progress):
+        """Route the engine's transfer progress to ``progress`` meanwhile."""
+        previous = getattr(self.engine, "on_progress", None)
+        self.engine.on_progress = progress
+        try:
+            yield
+        finally:
+            self.engine.on_progress = previous
 
     def status(self) -> dict:
         engine = self.engine.status()

@@ -39,7 +39,7 @@ def setup_filesystem(repo, path: str) -> dict:
             "filesKept": kept, "bytesCopied": nbytes}
 
 
-def setup_object_store(repo, cfg) -> dict:
+def setup_object_store(repo, cfg, *, progress=None) -> dict:
     """Share this repository's datastore through an object store: probe the
     backend's conditional writes (refused if it ignores them), publish local
     state, hydrate from the remote, and only then write the datastore
@@ -55,6 +55,7 @@ def setup_object_store(repo, cfg) -> dict:
     cache = repo.local_dir
     copied = _copy_into_cache(repo, cache)
     engine = SyncEngine(store, cache, namespace=cfg.namespace, hydration=cfg.hydration)
+    engine.on_progress = progress
     try:
         engine.init_remote()
         counts = engine.pull()
@@ -91,14 +92,14 @@ def status(repo) -> dict:
     return out
 
 
-def sync(repo, *, pull: bool, push: bool) -> dict:
+def sync(repo, *, pull: bool, push: bool, progress=None) -> dict:
     ds = repo.datastore
     if not hasattr(ds, "sync"):
         return SyncCounts().to_json()  # a filesystem datastore has nothing to sync
     from swamp.datastore.sync.errors import SyncConflictError
 
     try:
-        return ds.sync(pull=pull, push=push).to_json()
+        return ds.sync(pull=pull, push=push, progress=progress).to_json()
     except SyncConflictError as e:
         return e.counts.to_json()  # the report lists the conflicts; the CLI exits 1
 
