@@ -15,6 +15,8 @@ import abc
 import contextlib
 import os
 import shutil
+import threading
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence
@@ -74,10 +76,37 @@ class SyncCounts:
         }
 
 
+class ReentrantLocks:
+    """Per-process bookkeeping of which thread holds which lock, and how often."""
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, str], int] = defaultdict(int)
+        self._mutex = threading.Lock()
+
+    def enter(self, name: str) -> bool:
+        """Count one more hold; True when this thread already held it."""
+        key = (threading.get_ident(), name)
+        with self._mutex:
+            self._held[key] += 1
+            return self._held[key] > 1
+
+    def exit(self, name: str) -> None:
+        key = (threading.get_ident(), name)
+        with self._mutex:
+            self._held[key] -= 1
+            if self._held[key] == 0:
+                del self._held[key]
+
+
 class Datastore(abc.ABC):
     kind: str = "abstract"
     #: the local directory that holds the files (the datastore itself, or a cache)
     root: Path
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root).absolute()
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._reentrant = ReentrantLocks()
 
     # ---------------------------------------------------------------- paths
     def local_path(self, rel: str) -> Path:
@@ -163,11 +192,28 @@ class Datastore(abc.ABC):
         has nothing to sync; the cached datastore journals the path."""
 
     # ---------------------------------------------------------------- locks
-    @abc.abstractmethod
+    @contextlib.contextmanager
     def lock(self, name: str, *, timeout_ms: int | None = None):
         """A context manager holding the named lock (or lease): ``GLOBAL_LOCK``
         or ``model_lock_name(type, id)``. Waiting longer than the timeout
-        raises LockTimeoutError (exit 75) naming the holder."""
+        raises LockTimeoutError (exit 75) naming the holder. A thread that
+        already holds the lock takes it again at no cost (a workflow step
+        holding a model's lock calling the runner)."""
+        if self._reentrant.enter(name):
+            try:
+                yield None
+            finally:
+                self._reentrant.exit(name)
+            return
+        try:
+            with self._acquire(name, timeout_ms) as held:
+                yield held
+        finally:
+            self._reentrant.exit(name)
+
+    @abc.abstractmethod
+    def _acquire(self, name: str, timeout_ms: int | None):
+        """A context manager that holds the lock for real (file or lease)."""
 
     @abc.abstractmethod
     def lock_status(self) -> list[dict]:

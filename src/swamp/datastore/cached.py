@@ -16,19 +16,16 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from swamp.datastore.base import Datastore, SyncCounts, is_local_only
-from swamp.datastore.filesystem import ReentrantLocks
 from swamp.errors import LeaseLostError, NotFoundError
 
 
 class CachedDatastore(Datastore):
     def __init__(self, root: Path, engine, *, kind: str, location: str, namespace: str) -> None:
-        self.root = Path(root).absolute()
-        self.root.mkdir(parents=True, exist_ok=True)
+        super().__init__(root)
         self.engine = engine
         self.kind = kind
         self.location = location
         self.namespace = namespace
-        self._reentrant = ReentrantLocks()
         self.last_counts = SyncCounts()
 
     @classmethod
@@ -55,19 +52,8 @@ class CachedDatastore(Datastore):
             raise
 
     # ---------------------------------------------------------------- locks
-    @contextlib.contextmanager
-    def lock(self, name: str, *, timeout_ms: int | None = None):
-        if self._reentrant.enter(name):
-            try:
-                yield None
-            finally:
-                self._reentrant.exit(name)
-            return
-        try:
-            with self.engine.lease(name, timeout_ms=timeout_ms) as lease:
-                yield lease
-        finally:
-            self._reentrant.exit(name)
+    def _acquire(self, name: str, timeout_ms: int | None):
+        return self.engine.lease(name, timeout_ms=timeout_ms)
 
     def lock_status(self) -> list[dict]:
         return self.engine.lease_status()

@@ -14,7 +14,8 @@ from swamp.models.definition_files import check_file_name, find, iter_definition
 from swamp.util import documents, yamlio
 from swamp.util.atomic import atomic_write
 from swamp.util.ids import new_id
-from swamp.util.names import NAME_MAX, NAME_RE, check_name, check_type_name
+from swamp.util.names import check_name, check_type_name
+from swamp.util.schema_types import Name
 
 
 class MethodConfig(BaseModel):
@@ -29,20 +30,13 @@ class Definition(BaseModel):
     type: str
     typeVersion: str | None = None
     id: str = Field(default_factory=new_id)
-    name: str
+    name: Name
     version: int = 1
     description: str | None = None
     tags: dict[str, str] = Field(default_factory=dict)
     globalArguments: dict[str, Any] = Field(default_factory=dict)
     methods: dict[str, MethodConfig] = Field(default_factory=dict)
     inputs: dict[str, Any] | None = None
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not NAME_RE.match(v) or len(v) > NAME_MAX:
-            raise ValueError(f"must match {NAME_RE.pattern} and have at most {NAME_MAX} characters")
-        return v
 
     @field_validator("type")
     @classmethod

@@ -45,7 +45,7 @@ def setup_object_store(repo, cfg, *, progress=None) -> dict:
     state, hydrate from the remote, and only then write the datastore
     section of .swamp.yaml. Every step is idempotent: a setup that failed
     half-way is simply run again."""
-    from swamp.datastore.cached import CachedDatastore, location_of, store_config
+    from swamp.datastore.cached import location_of, store_config
     from swamp.datastore.objectstore.factory import open_store
     from swamp.datastore.objectstore.probe import probe_conditional_writes
     from swamp.datastore.sync.engine import SyncEngine

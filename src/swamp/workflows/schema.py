@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from swamp.util.names import NAME_MAX, NAME_RE
+from swamp.util.schema_types import Name
 
 SEVERITIES = ("low", "medium", "high")
 IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -169,20 +169,13 @@ class Job(_Strict):
 
 class Workflow(_Strict):
     id: str | None = None
-    name: str
+    name: Name
     description: str | None = None
     version: int = Field(default=1, ge=1)
     tags: dict[str, str] = Field(default_factory=dict)
     inputs: dict[str, Any] | None = None
     concurrency: int | None = Field(default=None, ge=0)
     jobs: list[Job] = Field(min_length=1)
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not NAME_RE.match(v) or len(v) > NAME_MAX:
-            raise ValueError(f"must match {NAME_RE.pattern} and have at most {NAME_MAX} characters")
-        return v
 
     @field_validator("inputs")
     @classmethod
