@@ -33,22 +33,6 @@ sys.path.insert(0, str(ROOT))
 from tests.fixtures import servers  # noqa: E402  (starts nothing at import)
 
 
-def start_seaweedfs(tmp: Path) -> servers.S3Server:
-    weed = servers._weed()
-    log = tmp / "weed.log"
-    ports = {name: servers.free_port() for name in ("s3", "master", "volume", "filer", "admin")}
-    args = [weed, "mini", f"-dir={tmp / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-            "-master.telemetry=false", "-webdav=false", "-admin.ui=false",
-            "-s3.port.iceberg=0", "-s3.port.lance=0"]
-    for name, port in ports.items():
-        args += [f"-{name}.port={port}", f"-{name}.port.grpc={port + 10000}"]
-    (tmp / "data").mkdir()
-    proc = servers._spawn(args, log)
-    server = servers.S3Server([f"http://127.0.0.1:{ports['s3']}"], processes=[proc])
-    servers.wait_until("weed mini", servers._s3_ready(server), [proc], log)
-    return server
-
-
 class Counting:
     """Wraps an ObjectStore and counts calls by verb."""
 
@@ -93,7 +77,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     opts = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="swamp-shared-bench-"))
-    server = start_seaweedfs(tmp)
+    server = servers.start_seaweed_mini(tmp)
     try:
         results = run(server, tmp, opts.runs)
     finally:

@@ -36,9 +36,6 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
-
-from shared_bench import start_seaweedfs  # noqa: E402  (one way to start the server, shared)
 
 from swamp.datastore.objectstore.factory import open_store  # noqa: E402
 from swamp.datastore.sync import SyncEngine  # noqa: E402
@@ -153,7 +150,7 @@ def main() -> None:
     if args.quick:
         args.runs, args.tree, small_n, large_n = 1, 10_000, 100, 4
     tmp = Path(tempfile.mkdtemp(prefix="swamp-sync-bench-"))
-    server = start_seaweedfs(tmp)
+    server = servers.start_seaweed_mini(tmp)
     try:
         small = bench_transfer(server, tmp, small_n, 4096, args.runs)
         large = bench_transfer(server, tmp, large_n, 8 << 20, args.runs)
