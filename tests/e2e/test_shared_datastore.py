@@ -321,3 +321,12 @@ def test_history_and_verify_of_the_shared_log(team):
     assert report["ok"] and report["errors"] == [] and report["commits"] == 2  # A's setup, B's run
     dry = ok(a, "datastore", "gc", "--dry-run")
     assert isinstance(dry, dict)
+
+
+def test_offline_reads_the_cache_and_refuses_what_needs_leases(team):
+    a, b, *_ = team
+    run_hello(a, "new")  # version 4, which B has not pulled
+    assert ok(b, "data", "get", "hello", "result", "--offline")["version"] == 3
+    assert ok(b, "data", "get", "hello", "result")["version"] == 4  # a plain read pulls first
+    r = cli(b, "model", "method", "run", "hello", "execute", "--offline")
+    assert r.code == 1 and r.error["code"] == "offline"

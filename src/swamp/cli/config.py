@@ -23,39 +23,36 @@ def _parse(value: str):
 @config.command("set")
 @click.argument("key")
 @click.argument("value")
-@click.option("--offline", is_flag=True, help="Local copy only; no pull or push.")
 @global_options
 @click.pass_obj
-def set_(state: CliState, key, value, offline):
+def set_(state: CliState, key, value):
     """Set KEY to VALUE (JSON, or a plain string)."""
     from swamp.repo.shared_config import set_setting
 
-    result = set_setting(state.repo(), key, _parse(value), offline=offline)
+    result = set_setting(state.repo(), key, _parse(value))
     emit(state, result, f"{key} = {json.dumps(result['value'])}")
 
 
 @config.command("get")
 @click.argument("key")
-@click.option("--offline", is_flag=True, help="Local copy only; no pull or push.")
 @global_options
 @click.pass_obj
-def get(state: CliState, key, offline):
+def get(state: CliState, key):
     """Print one setting."""
     from swamp.repo.shared_config import get_setting
 
-    value = get_setting(state.repo(), key, offline=offline)
+    value = get_setting(state.repo(), key)
     emit(state, {"key": key, "value": value}, lambda: say(json.dumps(value)))
 
 
 @config.command("list")
-@click.option("--offline", is_flag=True, help="Local copy only; no pull or push.")
 @global_options
 @click.pass_obj
-def list_(state: CliState, offline):
+def list_(state: CliState):
     """List every setting, sorted."""
     from swamp.repo.shared_config import list_settings
 
-    settings = list_settings(state.repo(), offline=offline)
+    settings = list_settings(state.repo())
     rows = [{"key": k, "value": v} for k, v in settings.items()]
     emit(state, settings, lambda: table(rows, ["key", "value"]))
 

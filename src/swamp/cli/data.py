@@ -18,14 +18,13 @@ def data():
 @click.argument("name")
 @click.option("--version", type=int, help="A version number (default: the highest).")
 @click.option("--no-content", is_flag=True, help="Metadata only.")
-@click.option("--offline", is_flag=True, help="Do not pull from a shared datastore first.")
 @global_options
 @click.pass_obj
-def get(state: CliState, model, name, version, no_content, offline):
+def get(state: CliState, model, name, version, no_content):
     """Show one version of MODEL's data NAME."""
     from swamp.data.service import get_data
 
-    result = get_data(state.repo(), model, name, version, content=not no_content, offline=offline)
+    result = get_data(state.repo(), model, name, version, content=not no_content)
 
     def human():
         say(f"{result['model']}/{result['name']} version {result['version']} "

@@ -180,7 +180,9 @@ def output_get(state: CliState, output_id):
     """Show one method run's record."""
     from swamp.models.outputs import find_record
 
-    _, rec = find_record(state.repo().datastore, output_id)
+    ds = state.repo().datastore
+    with ds.session(mutating=False):
+        _, rec = find_record(ds, output_id)
     emit(state, rec.to_json())
 
 
@@ -216,6 +218,7 @@ def output_logs(state: CliState, output_id):
     from swamp.models.outputs import find_record
 
     ds = state.repo().datastore
-    _, rec = find_record(ds, output_id)
-    text = ds.read_bytes(rec.logFile).decode() if rec.logFile else ""
+    with ds.session(mutating=False):
+        _, rec = find_record(ds, output_id)
+        text = ds.read_bytes(rec.logFile).decode() if rec.logFile else ""
     emit(state, {"id": rec.id, "log": text}, lambda: click.echo(text, nl=False))

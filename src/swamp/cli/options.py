@@ -13,13 +13,16 @@ class CliState:
     json: bool = False
     repo_dir: str | None = None
     quiet: bool = False
+    offline: bool = False
     verbose: bool = False
     color: bool = True
 
     def repo(self):
         from swamp.repo.context import Repo
 
-        return Repo.open(self.repo_dir)
+        repo = Repo.open(self.repo_dir)
+        repo.offline = self.offline
+        return repo
 
 
 def _set(field):
@@ -41,6 +44,8 @@ def global_options(f):
                      help="One JSON document on stdout; errors as JSON on stderr."),
         click.option("--repo-dir", type=click.Path(file_okay=False), expose_value=False,
                      callback=_set("repo_dir"), help="Repository root (else SWAMP_REPO_DIR, else search upward)."),
+        click.option("--offline", is_flag=True, expose_value=False, callback=_set("offline"),
+                     help="Work from the local cache of a shared datastore: no pull, no push."),
         click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set("quiet"), help="Errors only."),
         click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=_set("verbose"), help="More detail."),
         click.option("--no-color", "color", flag_value=False, default=None, expose_value=False,

@@ -48,11 +48,10 @@ def record_json(rec: DataRecord, content: bytes | None) -> dict:
     return out
 
 
-def get_data(repo, model: str, name: str, version: int | None, *, content: bool = True,
-             offline: bool = False) -> dict:
+def get_data(repo, model: str, name: str, version: int | None, *, content: bool = True) -> dict:
     d = _definition(repo, model)
     ds = repo.datastore
-    with ds.session(mutating=False, offline=offline):
+    with ds.session(mutating=False):
         data = DataRepository(ds)
         rec = data.get(d.type, d.id, name, version)
         raw = data.content(rec) if content else None

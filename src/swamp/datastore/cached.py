@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from swamp.datastore.base import Datastore, SyncCounts, is_local_only
-from swamp.errors import LeaseLostError, NotFoundError
+from swamp.errors import LeaseLostError, NotFoundError, SwampError
 
 
 class CachedDatastore(Datastore):
@@ -26,6 +26,8 @@ class CachedDatastore(Datastore):
         self.kind = kind
         self.location = location
         self.namespace = namespace
+        #: the whole command works from the cache (--offline)
+        self.offline = False
         self.last_counts = SyncCounts()
 
     @classmethod
@@ -74,6 +76,10 @@ class CachedDatastore(Datastore):
     def session(self, *, mutating: bool, locks: Sequence[str] = (), command: str = "",
                 offline: bool = False) -> Iterator[SyncCounts]:
         counts = SyncCounts()
+        offline = offline or self.offline
+        if offline and locks:
+            raise SwampError("this command takes leases on the shared datastore, which --offline cannot do",
+                             code="offline", hint="run it without --offline")
         with contextlib.ExitStack() as stack:
             for name in sorted(set(locks)):
                 stack.enter_context(self.lock(name))

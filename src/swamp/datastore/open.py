@@ -22,4 +22,6 @@ def open_datastore(repo):
         return FilesystemDatastore(path)
     from .cached import CachedDatastore  # noqa: F401  (object-store datastores)
 
-    return CachedDatastore.from_config(repo, cfg)
+    ds = CachedDatastore.from_config(repo, cfg)
+    ds.offline = repo.offline
+    return ds

@@ -32,6 +32,8 @@ def find_repo_root(repo_dir: str | Path | None = None) -> Path:
 class Repo:
     def __init__(self, root: Path) -> None:
         self.root = root
+        #: work from the local cache of a shared datastore (no pull, no push)
+        self.offline = False
 
     @classmethod
     def open(cls, repo_dir: str | Path | None = None) -> "Repo":

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 from swamp.datastore.base import SyncCounts, is_local_only
+from swamp.util.atomic import atomic_write
 
 
 def setup_filesystem(repo, path: str) -> dict:
@@ -54,6 +57,7 @@ def setup_object_store(repo, cfg, *, progress=None) -> dict:
     probe_conditional_writes(store)
     cache = repo.local_dir
     copied = _copy_into_cache(repo, cache)
+    _claim_sync_state(repo, cache, cfg)
     engine = SyncEngine(store, cache, namespace=cfg.namespace, hydration=cfg.hydration)
     engine.on_progress = progress
     try:
@@ -66,6 +70,34 @@ def setup_object_store(repo, cfg, *, progress=None) -> dict:
     repo.__dict__.pop("datastore", None)
     return {"type": cfg.type, "location": location_of(cfg), "namespace": cfg.namespace,
             "hydration": cfg.hydration, "filesCopied": copied, **counts.to_json()}
+
+
+def _remote_identity(cfg) -> str:
+    return json.dumps({"type": cfg.type, "endpointUrl": cfg.endpointUrl or "", "bucket": cfg.bucket,
+                       "prefix": (cfg.prefix or "").strip("/"), "namespace": cfg.namespace}, sort_keys=True)
+
+
+def _claim_sync_state(repo, cache: Path, cfg) -> None:
+    """The sync state in ``.sync/`` (head, bases) describes one remote. Set
+    up onto another (bucket, prefix, namespace or server), it would make the
+    new remote look as if it already held everything: start it afresh, as a
+    new peer. The remote it belongs to is recorded before the engine touches
+    it, so a setup killed half-way and rerun keeps its progress."""
+    sync_dir = cache / ".sync"
+    marker = sync_dir / "remote.json"
+    wanted = _remote_identity(cfg)
+    try:
+        recorded = marker.read_text()
+    except FileNotFoundError:
+        current = repo.config.datastore
+        # State from before the marker existed: it belongs to the configured
+        # remote, if any.
+        recorded = (_remote_identity(current) if current is not None and current.type != "filesystem"
+                    else wanted)
+    if recorded != wanted and sync_dir.exists():
+        shutil.rmtree(sync_dir)
+    sync_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(marker, wanted.encode())
 
 
 def _copy_into_cache(repo, cache: Path) -> int:

@@ -35,23 +35,22 @@ def _check_key(key: str) -> str:
     return key
 
 
-def list_settings(repo, *, offline: bool = False) -> dict:
-    with repo.datastore.session(mutating=False, offline=offline):
+def list_settings(repo) -> dict:
+    with repo.datastore.session(mutating=False):
         return dict(sorted(_read(repo.datastore).items()))
 
 
-def get_setting(repo, key: str, *, offline: bool = False) -> Any:
-    settings = list_settings(repo, offline=offline)
+def get_setting(repo, key: str) -> Any:
+    settings = list_settings(repo)
     if key not in settings:
         raise NotFoundError(f"no setting named {key!r}")
     return settings[key]
 
 
-def set_setting(repo, key: str, value: Any, *, offline: bool = False) -> dict:
-    """``offline``: change only the local copy; the next sync publishes it."""
+def set_setting(repo, key: str, value: Any) -> dict:
     _check_key(key)
     ds = repo.datastore
-    with ds.session(mutating=True, command=f"config set {key}", offline=offline) as counts:
+    with ds.session(mutating=True, command=f"config set {key}") as counts:
         data = _read(ds)
         data[key] = value
         _write(ds, data)
