@@ -151,4 +151,19 @@ class DataRepository:
         return doomed
 
     def delete_model(self, model_type: str, model_id: str) -> None:
-        self.ds.delete(layout.model_dir(model_type, model_id))
+        """Delete every version of every name. As in ``delete``, the highest
+        claimed number of each name keeps a tombstone, so a definition that
+        comes back (same id, from another checkout) never reuses a number."""
+        for name in self.names(model_type, model_id):
+            claimed = self._version_dirs(model_type, model_id, name)
+            ndir = layout.name_dir(model_type, model_id, name)
+            top = str(claimed[-1]) if claimed else None
+            for entry in self.ds.listdir(ndir):
+                if entry != top:
+                    self.ds.delete(f"{ndir}/{entry}")
+            if top is not None:
+                vdir = f"{ndir}/{top}"
+                self.ds.write_bytes(f"{vdir}/{layout.TOMBSTONE}", clock.isoformat().encode())
+                # By name as well: a lazy cache may not hold them on disk.
+                for entry in {layout.METADATA, layout.RAW, *self.ds.listdir(vdir)} - {layout.TOMBSTONE}:
+                    self.ds.delete(f"{vdir}/{entry}")

@@ -160,6 +160,9 @@ class Datastore(abc.ABC):
         """Delete a file or a whole directory tree; a missing path is fine."""
         path = self.local_path(rel)
         if path.is_dir() and not path.is_symlink():
+            # The directory itself too: it also covers committed files that
+            # are not on this disk (a lazily hydrated cache).
+            self._mark_dirty(rel)
             for sub in list(self.walk(rel)):
                 self._mark_dirty(sub)
             shutil.rmtree(path, ignore_errors=True)

@@ -124,7 +124,8 @@ def delete_model(repo, name: str, *, force: bool) -> dict:
     ds = repo.datastore
     data = DataRepository(ds)
     with ds.session(mutating=True, locks=[model_lock_name(d.type, d.id)], command=f"model delete {name}"):
-        names = data.names(d.type, d.id)
+        # A name whose versions were all deleted keeps only a tombstone: no data.
+        names = [n for n in data.names(d.type, d.id) if data.versions(d.type, d.id, n)]
         if names and not force:
             raise ConflictError(f"model {name!r} still has data ({', '.join(names)})",
                                 hint="delete its data first, or pass --force to delete it too")
