@@ -4,7 +4,6 @@ bug, and shows its traceback."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -34,13 +33,13 @@ def run_cli(cli: click.Group, argv=None) -> int:
         return e.exit_code
     except click.UsageError as e:
         if json_mode:
-            click.echo(json.dumps({"error": e.format_message(), "code": "usage"}), err=True)
+            _echo_json({"error": e.format_message(), "code": "usage"})
         else:
             e.show()
         return 2
     except click.ClickException as e:
         if json_mode:
-            click.echo(json.dumps({"error": e.format_message(), "code": "error"}), err=True)
+            _echo_json({"error": e.format_message(), "code": "error"})
         else:
             e.show()
         return e.exit_code
@@ -58,11 +57,19 @@ def _interrupted(json_mode: bool) -> int:
     return 130
 
 
+def _echo_json(doc: dict) -> None:
+    import json  # only on the error path: start-up time matters
+
+    from swamp.vault.redact import redact_text
+
+    click.echo(redact_text(json.dumps(doc)), err=True)
+
+
 def _report(e: SwampError, json_mode: bool) -> None:
     from swamp.vault.redact import redact_text
 
     if json_mode:
-        click.echo(redact_text(json.dumps(e.to_json())), err=True)
+        _echo_json(e.to_json())
         return
     click.echo(redact_text(f"error: {e.message}"), err=True)
     if e.hint:

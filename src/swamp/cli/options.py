@@ -3,19 +3,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import click
 
 
-@dataclass
 class CliState:
-    json: bool = False
-    repo_dir: str | None = None
-    quiet: bool = False
-    offline: bool = False
-    verbose: bool = False
-    color: bool = True
+    """What the global options said. A plain class: start-up time matters."""
+
+    def __init__(self, *, json: bool = False, repo_dir: str | None = None, quiet: bool = False,
+                 offline: bool = False, verbose: bool = False, color: bool = True) -> None:
+        self.json = json
+        self.repo_dir = repo_dir
+        self.quiet = quiet
+        self.offline = offline
+        self.verbose = verbose
+        self.color = color
 
     def repo(self):
         from swamp.repo.context import Repo
