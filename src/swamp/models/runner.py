@@ -58,12 +58,15 @@ class Runner:
         definition, model_type, args, used_inputs = prepared or self.prepare(model, method, inputs, variables)
         from swamp.models import secrets
 
-        args = secrets.resolve_arguments(self.repo, args, model_type.secret_passthrough)
         run = RunInfo(output_id=new_id(), method=method, tags=dict(tags or {}),
                       workflow_run_id=workflow_run_id, workflow_name=workflow_name, step_name=step_name)
         lock = model_lock_name(definition.type, definition.id)
         with self.datastore.session(mutating=True, locks=[lock],
-                                    command=f"model method run {definition.name} {method}"):
+                                    command=f"model method run {definition.name} {method}") as counts:
+            if counts.filesPulled or counts.filesDeleted:
+                # Arguments that read data must see what this pull brought.
+                definition, model_type, args, used_inputs = self.prepare(definition, method, inputs, variables)
+            args = secrets.resolve_arguments(self.repo, args, model_type.secret_passthrough)
             ctx = Context(self.repo, definition, model_type, run, self.data)
             started = clock.now()
             t0 = time.perf_counter()
