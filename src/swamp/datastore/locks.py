@@ -116,6 +116,32 @@ class FileLock:
             "name": self.name, "holder": default_holder(), "host": hostname(), "pid": os.getpid(),
             "nonce": nonce, "ttlMs": self.ttl_ms, "acquiredAt": clock.isoformat(),
         }).encode()
+        # The lock appears with its body already in it (written aside, then
+        # hard-linked into place, which fails if it exists): a holder killed
+        # at any instant never leaves an anonymous, empty lock that no one
+        # can tell is dead.
+        tmp = self.path.with_name(f".{self.path.name}.{nonce}.tmp")
+        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        try:
+            os.write(fd, body)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, self.path)
+        except FileExistsError:
+            return False
+        except OSError:
+            # A filesystem without hard links: create-exclusive, then write.
+            if not self._create_in_place(body):
+                return False
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        self.nonce = nonce
+        return True
+
+    def _create_in_place(self, body: bytes) -> bool:
         try:
             fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
@@ -125,7 +151,6 @@ class FileLock:
             os.fsync(fd)
         finally:
             os.close(fd)
-        self.nonce = nonce
         return True
 
     def _take_over(self, stale: dict) -> None:
