@@ -96,3 +96,22 @@ def test_a_lazy_peer_deleting_a_model_deletes_its_contents_everywhere(tmp_path, 
     assert not list((a / ".swamp" / "data").rglob("raw"))
     assert not list((a / ".swamp" / "data").rglob("metadata.yaml"))
     assert ok(a, "data", "list") == []
+
+
+@pytest.mark.parametrize("where", ["elsewhere", "the-cache-itself"])
+def test_a_lazy_peer_moving_to_a_directory_datastore_keeps_every_content(tmp_path, s3, where):
+    """`datastore setup filesystem` copies the state into the directory;
+    from a lazily hydrated cache, contents never fetched must be copied too
+    (fetched first), not silently left behind."""
+    a = init_repo(tmp_path / "a")
+    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
+    for i in range(2):
+        run_hello(a, f"a{i}")
+    ok(a, "datastore", "setup", *s3)
+    b = peer_from_git(a, tmp_path / "b")
+    ok(b, "datastore", "setup", *s3, "--hydration", "lazy")
+    target = tmp_path / "dir" if where == "elsewhere" else b / ".swamp"
+    ok(b, "datastore", "setup", "filesystem", "--path", str(target))
+    for v in (1, 2):
+        got = ok(b, "data", "get", "hello", "result", "--version", str(v))
+        assert got["content"]["stdout"] == f"a{v - 1}"

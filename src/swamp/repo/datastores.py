@@ -22,6 +22,7 @@ def setup_filesystem(repo, path: str) -> dict:
     if not target_root.is_absolute():
         target_root = (Path.cwd() / target_root).absolute()
     source = repo.datastore
+    _hydrate_everything(source)
     target = FilesystemDatastore(target_root)
     copied, kept, nbytes = 0, 0, 0
     if source.root.resolve() != target.root.resolve():
@@ -40,6 +41,25 @@ def setup_filesystem(repo, path: str) -> dict:
     repo.__dict__.pop("datastore", None)
     return {"type": "filesystem", "location": str(target_root), "filesCopied": copied,
             "filesKept": kept, "bytesCopied": nbytes}
+
+
+def _hydrate_everything(source) -> None:
+    """A lazily hydrated cache holds data contents (``raw``) only once read:
+    fetch every one still missing, so the directory datastore gets them all
+    (whether it is the cache itself or somewhere else)."""
+    if getattr(source, "engine", None) is None:
+        return
+    from swamp.data import layout
+    from swamp.errors import NotFoundError
+
+    suffix = "/" + layout.METADATA
+    for rel in list(source.walk(layout.DATA_ROOT)):
+        raw = rel[: -len(suffix)] + "/" + layout.RAW if rel.endswith(suffix) else None
+        if raw is not None and not source.exists(raw):
+            try:
+                source.read_bytes(raw)  # hydrates it
+            except NotFoundError:
+                pass
 
 
 def setup_object_store(repo, cfg, *, progress=None) -> dict:
