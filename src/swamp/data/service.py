@@ -104,24 +104,34 @@ def delete_data(repo, model: str, name: str, version: int | None) -> dict:
 
 
 def gc(repo, *, dry_run: bool) -> dict:
-    """Delete expired versions and versions beyond each name's policy. Each
-    model is collected under its own lock."""
+    """Delete expired versions and versions beyond each name's policy. One
+    read finds what to collect; only a model with something to collect is
+    then collected, under its own lock and after a fresh look (a busy model
+    with nothing to collect is never waited for)."""
     ds = repo.datastore
     names = _names_by_id(repo)
-    deleted = []
     now = clock.now()
+
+    def collect(model_type: str, model_id: str, *, apply: bool) -> list[dict]:
+        data = DataRepository(ds)
+        out = []
+        for name in data.names(model_type, model_id):
+            metas = [r.meta for r in data.records(model_type, model_id, name)]
+            for v in versions_to_collect(metas, now):
+                if apply:
+                    data.delete(model_type, model_id, name, v)
+                out.append({"model": names.get(model_id, model_id), "name": name, "version": v})
+        return out
+
     with ds.session(mutating=False):
-        models = list(iter_models(ds))
-    for model_type, model_id in models:
-        with ds.session(mutating=not dry_run, locks=[] if dry_run else [model_lock_name(model_type, model_id)],
-                        command="data gc"):
-            data = DataRepository(ds)
-            for name in data.names(model_type, model_id):
-                metas = [r.meta for r in data.records(model_type, model_id, name)]
-                for v in versions_to_collect(metas, now):
-                    if not dry_run:
-                        data.delete(model_type, model_id, name, v)
-                    deleted.append({"model": names.get(model_id, model_id), "name": name, "version": v})
+        found = {m: collect(*m, apply=False) for m in iter_models(ds)}
+    deleted = []
+    for (model_type, model_id), rows in found.items():
+        if dry_run:
+            deleted += rows
+        elif rows:
+            with ds.session(mutating=True, locks=[model_lock_name(model_type, model_id)], command="data gc"):
+                deleted += collect(model_type, model_id, apply=True)
     deleted.sort(key=lambda r: (r["model"], r["name"], r["version"]))
     return {"deleted": deleted, "dryRun": dry_run}
 
