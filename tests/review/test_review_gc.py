@@ -66,3 +66,56 @@ def test_gc_dry_run_pulls_once(tmp_path, monkeypatch):
     monkeypatch.setattr(Datastore, "session", counting)
     assert ok(a, "data", "gc", "--dry-run") == {"deleted": [], "dryRun": True}
     assert len(sessions) == 1, sessions
+
+
+def test_a_method_whose_arguments_query_data_syncs_once(tmp_path, monkeypatch):
+    """data.query()/data.findByTag() in a definition open a session of
+    their own: on a shared datastore every evaluation is one more pull (S2),
+    nested inside the run's own."""
+    from swamp.datastore.base import Datastore
+
+    a = init_repo(tmp_path / "a")
+    ok(a, "model", "create", "command/shell", "src", "--global-arg", "run=echo src")
+    ok(a, "model", "method", "run", "src", "execute")
+    ok(a, "model", "create", "command/shell", "use", "--global-arg",
+       "run=echo ${{ size(data.query('name == \"result\"')) }} ${{ size(data.findByTag('modelName', 'src')) }}")
+    sessions = []
+    real = Datastore.session
+
+    def counting(self, **kw):
+        sessions.append(kw)
+        return real(self, **kw)
+
+    monkeypatch.setattr(Datastore, "session", counting)
+    rec = ok(a, "model", "method", "run", "use", "execute")
+    assert ok(a, "data", "get", "use", "result")["content"]["stdout"] == "1 2"
+    assert len([s for s in sessions if s.get("mutating")]) == 1
+    assert len(sessions) == 2, sessions  # the run's own session, and `data get`'s
+    assert rec["status"] == "succeeded"
+
+
+def test_workflow_evaluate_pulls_once_before_reading_data(tmp_path, monkeypatch):
+    """`workflow evaluate` resolves data.* expressions: as a read command it
+    pulls first, once (it did not pull at all, unless data.query pulled on
+    its own, once per call)."""
+    from swamp.datastore.base import Datastore
+
+    a = init_repo(tmp_path / "a")
+    ok(a, "model", "create", "command/shell", "src", "--global-arg", "run=echo src")
+    ok(a, "model", "method", "run", "src", "execute")
+    (a / "workflows" / "workflow-w.yaml").write_text(
+        "name: w\njobs:\n  - name: j\n    steps:\n      - name: s\n        task:\n"
+        "          type: model_method\n          modelIdOrName: src\n          methodName: execute\n"
+        "          inputs:\n            run: \"echo ${{ data.latest('src', 'result').content.stdout }}"
+        " ${{ size(data.query('name == \\\"log\\\"')) }}\"\n")
+    sessions = []
+    real = Datastore.session
+
+    def counting(self, **kw):
+        sessions.append(kw)
+        return real(self, **kw)
+
+    monkeypatch.setattr(Datastore, "session", counting)
+    doc = ok(a, "workflow", "evaluate", "w")
+    assert doc["jobs"][0]["steps"][0]["task"]["inputs"]["run"] == "echo src 1", doc
+    assert sessions == [{"mutating": False}]

@@ -62,7 +62,7 @@ class RepoDataProvider:
         from swamp.data.service import search_data
 
         out = []
-        for row in search_data(self.repo, None, limit=10_000):
+        for row in search_data(self.repo, None, limit=10_000, sync=False):
             if row["tags"].get(key) == value:
                 d = self._model(row["modelId"])
                 out.append(self._record(d, self._data.get(d.type, d.id, row["name"], row["version"])))
@@ -71,5 +71,5 @@ class RepoDataProvider:
     def query(self, predicate: str, select: str | None = None) -> list:
         from swamp.data.service import query_data
 
-        rows = query_data(self.repo, predicate, limit=10_000)
+        rows = query_data(self.repo, predicate, limit=10_000, sync=False)
         return [r.get(select) for r in rows] if select else rows

@@ -143,13 +143,21 @@ def _with_model_names(repo, rows: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (r["model"], r["name"], r["version"]))
 
 
+def _reading(repo, sync: bool):
+    """A read session (one pull), or nothing when the caller already runs
+    inside one (the expression engine's data.* functions)."""
+    import contextlib
+
+    return repo.datastore.session(mutating=False) if sync else contextlib.nullcontext()
+
+
 def search_data(repo, text: str | None, *, model: str | None = None, limit: int = 100,
-                all_versions: bool = False) -> list[dict]:
+                all_versions: bool = False, sync: bool = True) -> list[dict]:
     """Data whose name, spec, type or tags contain ``text`` (latest versions
     unless ``all_versions``)."""
     from swamp.data.catalog import open_catalog
 
-    with repo.datastore.session(mutating=False):
+    with _reading(repo, sync):
         cat = open_catalog(repo)
         try:
             cat.refresh()
@@ -160,14 +168,15 @@ def search_data(repo, text: str | None, *, model: str | None = None, limit: int 
     return _with_model_names(repo, rows)[:limit]
 
 
-def query_data(repo, predicate: str, *, limit: int = 100, all_versions: bool = False) -> list[dict]:
+def query_data(repo, predicate: str, *, limit: int = 100, all_versions: bool = False,
+               sync: bool = True) -> list[dict]:
     """Data versions for which the CEL ``predicate`` is true; each field of
     a row (name, version, specName, kind, size, tags, model, ...) is a
     variable."""
     from swamp.data.catalog import open_catalog
     from swamp.expr import api as expr
 
-    with repo.datastore.session(mutating=False):
+    with _reading(repo, sync):
         cat = open_catalog(repo)
         try:
             cat.refresh()

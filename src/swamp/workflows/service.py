@@ -136,7 +136,9 @@ def evaluate(repo, name: str, inputs: dict) -> dict:
     from swamp.workflows.evaluate import evaluate_workflow
 
     path, wf = find_workflow(repo, name)
-    return {**evaluate_workflow(repo, wf, _rel(repo, path), inputs), "path": _rel(repo, path)}
+    with repo.datastore.session(mutating=False):  # expressions read data: pull once first
+        doc = evaluate_workflow(repo, wf, _rel(repo, path), inputs)
+    return {**doc, "path": _rel(repo, path)}
 
 
 def run_json(repo, run: WorkflowRun) -> dict:
