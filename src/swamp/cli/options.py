@@ -19,8 +19,10 @@ class CliState:
         self.color = color
 
     def repo(self):
+        from swamp.cli.logs import configure
         from swamp.repo.context import Repo
 
+        configure(json_mode=self.json)  # before anything that may log a warning
         repo = Repo.open(self.repo_dir)
         repo.offline = self.offline
         return repo
