@@ -140,15 +140,28 @@ class DataRepository:
             raise NotFoundError(f"data {name!r} has no version {version}")
         doomed = complete if version is None else [version]
         top = claimed[-1] if claimed else None
-        for v in doomed:
+        # Deleting a whole name also clears what writers or deletes killed
+        # half-way left in versions that never became (or stopped being)
+        # complete: nothing else could ever remove it. The model's lock is
+        # held, so no writer is at work on them.
+        leftovers = [v for v in claimed if v not in complete] if version is None else []
+        for v in doomed + leftovers:
             vdir = layout.version_dir(model_type, model_id, name, v)
             if v == top:
-                self.ds.write_bytes(f"{vdir}/{layout.TOMBSTONE}", clock.isoformat().encode())
-                self.ds.delete(f"{vdir}/{layout.METADATA}")
-                self.ds.delete(f"{vdir}/{layout.RAW}")
+                tombstone = f"{vdir}/{layout.TOMBSTONE}"
+                if not self.ds.exists(tombstone):
+                    self.ds.write_bytes(tombstone, clock.isoformat().encode())
+                self._clear_but_tombstone(vdir)
             else:
                 self.ds.delete(vdir)
         return doomed
+
+    def _clear_but_tombstone(self, vdir: str) -> None:
+        """Metadata first (the version stops being visible), then its
+        content, by name as well as listed: a lazy cache may not hold them."""
+        rest = sorted(set(self.ds.listdir(vdir)) - {layout.METADATA, layout.RAW, layout.TOMBSTONE})
+        for entry in [layout.METADATA, layout.RAW, *rest]:
+            self.ds.delete(f"{vdir}/{entry}")
 
     def delete_model(self, model_type: str, model_id: str) -> None:
         """Delete every version of every name. As in ``delete``, the highest
@@ -164,6 +177,4 @@ class DataRepository:
             if top is not None:
                 vdir = f"{ndir}/{top}"
                 self.ds.write_bytes(f"{vdir}/{layout.TOMBSTONE}", clock.isoformat().encode())
-                # By name as well: a lazy cache may not hold them on disk.
-                for entry in {layout.METADATA, layout.RAW, *self.ds.listdir(vdir)} - {layout.TOMBSTONE}:
-                    self.ds.delete(f"{vdir}/{entry}")
+                self._clear_but_tombstone(vdir)
