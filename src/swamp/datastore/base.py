@@ -160,12 +160,14 @@ class Datastore(abc.ABC):
         """Delete a file or a whole directory tree; a missing path is fine."""
         path = self.local_path(rel)
         if path.is_dir() and not path.is_symlink():
-            # The directory itself too: it also covers committed files that
-            # are not on this disk (a lazily hydrated cache).
-            self._mark_dirty(rel)
             for sub in list(self.walk(rel)):
                 self._mark_dirty(sub)
             shutil.rmtree(path, ignore_errors=True)
+            # Then the directory itself: that also deletes the committed files
+            # a lazily hydrated cache never fetched. Only now, so that a kill
+            # in between leaves at worst a content file without metadata, never a
+            # visible version whose content was deleted.
+            self._mark_dirty(rel)
         else:
             self._mark_dirty(rel)
             with contextlib.suppress(FileNotFoundError):
