@@ -1,7 +1,8 @@
 """Run one push of a prepared cache and die with os._exit(137) at step k.
 
 A step is: just before and just after every object-store call, every local
-file write/delete/rename, every state transaction and journal update. So
+file write/delete/rename and directory sync, every state transaction and
+journal update. So
 "after" a PUT is the lost-answer case: the write landed, the process never
 learnt it. Prints the number of steps when it runs to the end.
 
@@ -23,6 +24,7 @@ from swamp.datastore.sync import SyncEngine
 from swamp.datastore.sync.journal import Journal
 from swamp.datastore.sync.localtree import LocalTree
 from swamp.datastore.sync.state import SyncState
+from swamp.util.atomic import DurableBatch
 
 KILL_AT = int(sys.argv[4])
 _steps = 0
@@ -63,7 +65,8 @@ class Killing(ObjectStore):
         return iter(out)
 
 
-for cls, names in ((LocalTree, ("write", "remove", "move_aside")), (Journal, ("append", "take", "done"))):
+for cls, names in ((LocalTree, ("write", "remove", "move_aside")), (DurableBatch, ("sync",)),
+                   (Journal, ("append", "take", "done"))):
     for name in names:
         setattr(cls, name, around(getattr(cls, name)))
 _transaction = SyncState.transaction

@@ -92,6 +92,8 @@ def _recover(d: Path) -> dict[str, bytes]:
         assert a.status()["dirtyFiles"] == [] and b.status()["dirtyFiles"] == []
         assert a.verify()["ok"]
         assert a.push().requests == 0 and a.sync().requests == 1
+        left = [p for p in a.root.rglob(".tmp-*") if ".sync" not in p.parts]
+        assert left == [], f"temp files left behind: {left}"
         return files(a)
 
 

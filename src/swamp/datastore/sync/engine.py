@@ -25,7 +25,7 @@ import re
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -33,6 +33,7 @@ from swamp.datastore.base import SyncCounts
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, ObjectStoreError, PreconditionFailed
 from swamp.errors import SwampError, ValidationError
 from swamp.util import clock
+from swamp.util.atomic import DurableBatch
 from swamp.util.ids import hostname
 from swamp.util.names import check_rel_path
 
@@ -49,11 +50,17 @@ from .layout import FORMAT_VERSION, Layout
 from .lease import DEFAULT_TTL_MS, Lease, force_release, lease_status
 from .localtree import Blocked, BlockedPath, FileState, LocalTree
 from .pathclass import is_lazy, is_synced
+from .progress import Progress, ProgressHook
 from .state import Base, SyncState
 
 log = logging.getLogger(__name__)
 
 MAX_COMMIT_ATTEMPTS = 25
+#: a push reads and hashes files up to this size itself, ahead of the pool's
+#: uploads; larger ones each in a pool thread
+SMALL_FILE = 256 << 10
+#: small files read ahead of the uploads, per pool thread
+READ_AHEAD = 4
 _PEER_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -65,6 +72,11 @@ def _sha(x: FileState | Base | Change | None) -> str | None:
 
 
 class SyncEngine:
+    #: ``on_progress(phase, files_done, files_total, bytes_done, bytes_total)``
+    #: during the transfers of pull ("download") and push ("upload"); see
+    #: progress.py for the exact contract.
+    on_progress: ProgressHook | None = None
+
     def __init__(self, store: ObjectStore, cache_root: Path, *, namespace: str = "default",
                  peer: str | None = None, concurrency: int = 16, checkpoint_every: int = 100,
                  hydration: str = "full") -> None:
@@ -85,7 +97,8 @@ class SyncEngine:
             self.state.set_meta("peer", self.peer)
         self.journal = Journal(sync_dir)
         self.tree = LocalTree(self.root, self.state)
-        self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="sync")
+        self._concurrency = max(1, concurrency)
+        self._pool = ThreadPoolExecutor(max_workers=self._concurrency, thread_name_prefix="sync")
         self._lock_path = sync_dir / "lock"
         self._mutex = threading.RLock()
         self._depth = 0
@@ -351,18 +364,27 @@ class SyncEngine:
                                + [(rel, None) for rel in removes]
                                + [(rel, inc.change.sha256) for rel, _b, _l, inc in conflicted])
 
+        # The pool downloads each blob and writes its files atomically, each
+        # fsynced; their directories are fsynced once each, at the end,
+        # before the state claims the files.
+        batch = DurableBatch()
+        sizes = {inc.change.sha256: inc.change.size for inc in incoming.values() if inc.change.op == "put"}
+        progress = Progress(self.on_progress, "download", sum(map(len, fetches.values())),
+                            sum(sizes[sha] for sha in fetches))
+
         def fetch_and_write(item: tuple[str, list[str]]) -> list[str]:
             sha, rels = item
             data = fetch_blob(s, self.layout, sha)
             blocked = []
-            for rel in rels:
+            for i, rel in enumerate(rels):
                 try:
-                    st = self.tree.write(rel, data)
+                    st = self.tree.write(rel, data, batch)
                 except BlockedPath:
                     blocked.append(rel)
-                    continue
-                self.tree.remember(rel, st, sha)
-                s.add(filesPulled=1)
+                else:
+                    self.tree.remember(rel, st, sha)
+                    s.add(filesPulled=1)
+                progress.advance(1, 0 if i else sizes[sha])
             return blocked
 
         for blocked in self._pool.map(fetch_and_write, fetches.items()):
@@ -371,7 +393,8 @@ class SyncEngine:
         for rel in removes:
             if self.tree.abspath(rel).is_file():
                 s.add(filesDeleted=1)
-            self.tree.remove(rel)
+            self.tree.remove(rel, batch)
+        batch.sync(self._pool.map)
         resolver = Resolver(self.tree, self.state, self.journal, self.peer,
                             lambda sha: fetch_blob(s, self.layout, sha))
         for rel, base, local, inc in conflicted:
@@ -384,11 +407,9 @@ class SyncEngine:
                 s.add(filesDeleted=1)
 
         with self.state.transaction():
-            for rel, ch in new_base.items():
-                if ch.op == "put":
-                    self.state.set_base(rel, ch.sha256, ch.size, hydrated=rel not in unhydrated)
-                else:
-                    self.state.drop_base(rel)
+            self.state.set_bases((rel, ch.sha256, ch.size, rel not in unhydrated)
+                                 for rel, ch in new_base.items() if ch.op == "put")
+            self.state.drop_bases(rel for rel, ch in new_base.items() if ch.op == "delete")
             self.tree.flush_stats()
             self.state.set_head(last)
             self.state.clear_pending(last)
@@ -440,12 +461,17 @@ class SyncEngine:
     def _upload(self, s: Session, changes: list[Change], uploaded: set[str]) -> list[Change]:
         """Upload the blobs of ``changes`` (concurrently, create-only, each
         content once). Returns the changes as uploaded, with their sha256: a
-        file rewritten since the diff is committed with the bytes sent."""
-        claim = threading.Lock()
+        file rewritten since the diff is committed with the bytes sent.
 
-        def one(ch: Change) -> Change | None:
-            if ch.op == "delete":
-                return ch
+        Small files are read and hashed here, a few ahead of the uploads,
+        so the pool threads only send; a large file is read, hashed and
+        sent by one pool thread (hashing releases the GIL)."""
+        claim = threading.Lock()
+        puts = [ch for ch in changes if ch.op == "put"]
+        progress = Progress(self.on_progress, "upload", len(puts), sum(ch.size for ch in puts))
+        ahead = threading.BoundedSemaphore(READ_AHEAD * self._concurrency)
+
+        def read(ch: Change) -> tuple[bytes, str, bool] | None:
             try:
                 data, sha = self.tree.read(ch.path)
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -456,13 +482,55 @@ class SyncEngine:
                 fresh = sha not in uploaded and not self.state.has_blob(sha)
                 if fresh:
                     uploaded.add(sha)
-            if fresh:
-                upload_blob(s, self.layout, sha, data)
-            return ch if sha == ch.sha256 else Change(ch.path, "put", sha, len(data))
+            return data, sha, fresh
 
-        out = [c for c in self._pool.map(one, changes) if c is not None]
+        def send(ch: Change, got: tuple[bytes, str, bool] | None) -> Change | None:
+            try:
+                if got is None:
+                    return None
+                data, sha, fresh = got
+                if fresh:
+                    upload_blob(s, self.layout, sha, data)
+                return ch if sha == ch.sha256 else Change(ch.path, "put", sha, len(data))
+            finally:
+                progress.advance(1, ch.size)
+
+        def read_and_send(ch: Change) -> Change | None:
+            return send(ch, read(ch))
+
+        def send_read(ch: Change, got: tuple[bytes, str, bool] | None) -> Change | None:
+            try:
+                return send(ch, got)
+            finally:
+                ahead.release()
+
+        results: list[Change | Future[Change | None] | None] = []
+        try:
+            for ch in changes:
+                if ch.op == "delete":
+                    results.append(ch)
+                elif ch.size > SMALL_FILE:
+                    results.append(self._pool.submit(read_and_send, ch))
+                else:
+                    ahead.acquire()
+                    try:
+                        got = read(ch)
+                    except BaseException:
+                        ahead.release()
+                        raise
+                    if got is None or not got[2]:
+                        ahead.release()
+                        results.append(send(ch, got))
+                    else:
+                        results.append(self._pool.submit(send_read, ch, got))
+            out = [r.result() if isinstance(r, Future) else r for r in results]
+        except BaseException:
+            for r in results:
+                if isinstance(r, Future):
+                    r.cancel()
+            raise
         self.tree.flush_stats()
-        return out
+        return [c for c in out if c is not None]
 
     def _push_into(self, s: Session, command: str, full_walk: bool) -> None:
         taken = self.journal.take()
@@ -511,11 +579,8 @@ class SyncEngine:
 
     def _record(self, s: Session, commit: Commit) -> None:
         with self.state.transaction():
-            for ch in commit.changes:
-                if ch.op == "put":
-                    self.state.set_base(ch.path, ch.sha256, ch.size)
-                else:
-                    self.state.drop_base(ch.path)
+            self.state.set_bases((ch.path, ch.sha256, ch.size, True) for ch in commit.changes if ch.op == "put")
+            self.state.drop_bases(ch.path for ch in commit.changes if ch.op == "delete")
             self.state.set_head(commit.seq)
             self.state.clear_pending(commit.seq)
         s.add(filesPushed=sum(c.op == "put" for c in commit.changes),

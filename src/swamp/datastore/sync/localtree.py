@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Iterator
 
 from swamp.datastore.base import LOCAL_ONLY_DIRS
-from swamp.util.atomic import TMP_PREFIX, atomic_write
+from swamp.util.atomic import TMP_PREFIX, DurableBatch, atomic_write
 
 from .state import SyncState
 
@@ -102,14 +102,22 @@ class LocalTree:
 
     def read(self, rel: str) -> tuple[bytes, str]:
         """Bytes and sha256 of ``rel``; the stat cache learns them when the
-        file held still while it was read."""
-        path = self.abspath(rel)
+        file held still while it was read. (The stats are of the open file:
+        if the path is renamed over meanwhile, the cache learns the inode
+        that was read, which the path no longer matches.)"""
         checked = time.time_ns()
-        before = os.stat(path)
-        data = path.read_bytes()
+        fd = os.open(self.abspath(rel), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            before = os.fstat(fd)
+            chunks = [os.read(fd, before.st_size + 1)]
+            while chunks[-1]:
+                chunks.append(os.read(fd, _CHUNK))
+            after = os.fstat(fd)
+        finally:
+            os.close(fd)
+        data = chunks[0] if len(chunks) == 2 else b"".join(chunks)
         sha = hashlib.sha256(data).hexdigest()
-        after = os.stat(path)
-        if (before.st_size, before.st_mtime_ns, before.st_ino) == (after.st_size, after.st_mtime_ns, after.st_ino):
+        if before.st_size == after.st_size == len(data) and before.st_mtime_ns == after.st_mtime_ns:
             self._fresh.append((rel, after, sha, checked))
         return data, sha
 
@@ -142,12 +150,15 @@ class LocalTree:
         return out
 
     # ----------------------------------------------------------------- writes
-    def _checked_parent(self, rel: str) -> Path:
+    def _checked_parent(self, rel: str, batch: DurableBatch | None = None) -> Path:
         path = self.abspath(rel)
         parent = path.parent
         if parent not in self._safe_dirs:
             try:
-                parent.mkdir(parents=True, exist_ok=True)
+                if batch is None:
+                    parent.mkdir(parents=True, exist_ok=True)
+                else:
+                    batch.makedirs(parent)
             except (FileExistsError, NotADirectoryError):
                 raise BlockedPath(rel) from None
             real = os.path.realpath(parent)
@@ -162,27 +173,37 @@ class LocalTree:
         """Check parents afresh from now on (they may have changed on disk)."""
         self._safe_dirs.clear()
 
-    def write(self, rel: str, data: bytes) -> os.stat_result:
-        """Atomic write (readers never see a torn file); returns its stat."""
-        path = self._checked_parent(rel)
+    def write(self, rel: str, data: bytes, batch: DurableBatch | None = None) -> os.stat_result:
+        """Atomic write (readers never see a torn file); returns its stat.
+        Durable on return, or, with ``batch``, once ``batch.sync()`` returns."""
+        path = self._checked_parent(rel, batch)
+        if batch is not None:
+            return batch.write(path, data)
         atomic_write(path, data)
         return os.stat(path)
 
-    def remove(self, rel: str) -> None:
+    def remove(self, rel: str, batch: DurableBatch | None = None) -> None:
+        """Delete the file and prune emptied directories; with ``batch``, the
+        directory that loses the entry is fsynced at ``batch.sync()``."""
         path = self.abspath(rel)
         with contextlib.suppress(FileNotFoundError, NotADirectoryError, IsADirectoryError):
             path.unlink()
-        self._prune(path.parent)
+        last = self._prune(path.parent)
+        if batch is not None:
+            batch.touched(last)
 
     def move_aside(self, rel: str, to_rel: str) -> None:
         """Rename the local file (atomic; the content is never copied)."""
         os.replace(self.abspath(rel), self._checked_parent(to_rel))
 
-    def _prune(self, directory: Path) -> None:
+    def _prune(self, directory: Path) -> Path:
+        """Remove ``directory`` and its parents while empty; returns the
+        first one left standing."""
         while directory != self.root and self.root in directory.parents:
             try:
                 directory.rmdir()
             except OSError:
-                return
+                return directory
             self._safe_dirs.discard(directory)
             directory = directory.parent
+        return directory

@@ -148,9 +148,21 @@ class SyncState:
         self._q("INSERT OR REPLACE INTO base(path, sha256, size, hydrated) VALUES (?, ?, ?, ?)",
                 (path, sha256, size, int(hydrated)))
 
+    def set_bases(self, rows: Iterable[tuple[str, str, int, bool]]) -> None:
+        """Many ``set_base`` at once: (path, sha256, size, hydrated) rows."""
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO base(path, sha256, size, hydrated) VALUES (?, ?, ?, ?)",
+                                 ((p, sha, size, int(h)) for p, sha, size, h in rows))
+
     def drop_base(self, path: str) -> None:
         self._q("DELETE FROM base WHERE path=?", (path,))
         self._q("DELETE FROM stat WHERE path=?", (path,))
+
+    def drop_bases(self, paths: Iterable[str]) -> None:
+        keys = [(p,) for p in paths]
+        with self._lock:
+            self._db.executemany("DELETE FROM base WHERE path=?", keys)
+            self._db.executemany("DELETE FROM stat WHERE path=?", keys)
 
     def all_bases(self) -> dict[str, Base]:
         return {p: Base(s, z, bool(h)) for p, s, z, h in self._q("SELECT path, sha256, size, hydrated FROM base")}
