@@ -370,13 +370,13 @@ class SyncEngine:
         batch = DurableBatch()
         sizes = {inc.change.sha256: inc.change.size for inc in incoming.values() if inc.change.op == "put"}
         progress = Progress(self.on_progress, "download", sum(map(len, fetches.values())),
-                            sum(sizes[sha] for sha in fetches))
+                            sum(sizes[sha] * len(rels) for sha, rels in fetches.items()))
 
         def fetch_and_write(item: tuple[str, list[str]]) -> list[str]:
             sha, rels = item
             data = fetch_blob(s, self.layout, sha)
             blocked = []
-            for i, rel in enumerate(rels):
+            for rel in rels:
                 try:
                     st = self.tree.write(rel, data, batch)
                 except BlockedPath:
@@ -384,7 +384,7 @@ class SyncEngine:
                 else:
                     self.tree.remember(rel, st, sha)
                     s.add(filesPulled=1)
-                progress.advance(1, 0 if i else sizes[sha])
+                progress.advance(1, sizes[sha])
             return blocked
 
         for blocked in self._pool.map(fetch_and_write, fetches.items()):

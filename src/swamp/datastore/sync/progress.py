@@ -1,11 +1,23 @@
 """Transfer progress for a caller's hook (a progress bar on a terminal).
 
 ``SyncEngine.on_progress(phase, files_done, files_total, bytes_done,
-bytes_total)``, phase "download" or "upload": called once when a transfer
-phase starts (0 done) and once after each file, never for a phase with
-nothing to transfer. Calls may come from the engine's pool threads; they are
-made one at a time, in order, so ``files_done`` and ``bytes_done`` never go
-down and the last call of a phase that completes has done == total.
+bytes_total)``:
+
+- ``phase``: "download" (the files a pull writes) or "upload" (the files a
+  push sends; deletes transfer nothing and are not counted);
+- ``files_total``/``bytes_total``: the files of the phase and the sum of
+  their sizes (as recorded in the commits pulled, or as found by the push's
+  diff); files with identical content are transferred once but each counts;
+- called once when a phase starts, with 0 done, then once after each file
+  (written, or sent or found already stored; a file that turned out to be
+  in the way or gone counts as done too), so a phase that completes ends
+  with done == total. Never called for a phase with nothing to transfer, so
+  a sync with nothing to do never calls it;
+- a push that loses the commit race pulls (maybe a "download" phase) and
+  starts a new "upload" phase for what is left to send;
+- calls may come from the engine's pool threads, but are made one at a
+  time, in order: ``files_done`` and ``bytes_done`` never go down. The hook
+  should be quick (it holds up the transfer) and must not raise.
 """
 
 from __future__ import annotations
