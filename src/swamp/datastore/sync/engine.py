@@ -432,7 +432,9 @@ class SyncEngine:
         hash: its sha256 is left to the upload, which reads it anyway."""
         changes = []
         intents = self.state.intents()
-        for rel in sorted(cands):
+        cands = sorted(cands)
+        bases = self.state.bases(cands)
+        for rel in cands:
             try:
                 check_rel_path(rel)
             except ValidationError:
@@ -440,7 +442,7 @@ class SyncEngine:
                 continue
             if not is_synced(rel):
                 continue
-            base = self.state.base(rel)
+            base = bases.get(rel)
             st = self.tree.stat(rel)
             if isinstance(st, Blocked):
                 continue

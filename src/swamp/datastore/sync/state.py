@@ -164,6 +164,18 @@ class SyncState:
             self._db.executemany("DELETE FROM base WHERE path=?", keys)
             self._db.executemany("DELETE FROM stat WHERE path=?", keys)
 
+    def bases(self, paths: Iterable[str]) -> dict[str, Base]:
+        """The bases of those of ``paths`` that have one (a few statements
+        for any number of paths)."""
+        paths = list(paths)
+        out: dict[str, Base] = {}
+        for i in range(0, len(paths), 500):
+            chunk = paths[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._q(f"SELECT path, sha256, size, hydrated FROM base WHERE path IN ({marks})", tuple(chunk))
+            out.update((p, Base(s, z, bool(h))) for p, s, z, h in rows)
+        return out
+
     def all_bases(self) -> dict[str, Base]:
         return {p: Base(s, z, bool(h)) for p, s, z, h in self._q("SELECT path, sha256, size, hydrated FROM base")}
 
