@@ -338,11 +338,12 @@ class SyncEngine:
         conflicted: list[tuple[str, Base | None, FileState | None, Incoming]] = []
         unhydrated: set[str] = set()
         new_base: dict[str, Change] = dict(own)
+        bases = self.state.bases(rel for rel in incoming if rel not in own)
         for rel in sorted(incoming):
             inc = incoming[rel]
             theirs = inc.change
             new_base[rel] = theirs
-            base = _own_base(own[rel]) if rel in own else self.state.base(rel)
+            base = _own_base(own[rel]) if rel in own else bases.get(rel)
             local, virtual = self._local_view(rel, base)
             if isinstance(local, Blocked):
                 continue
