@@ -59,8 +59,8 @@ MAX_COMMIT_ATTEMPTS = 25
 #: a push reads and hashes files up to this size itself, ahead of the pool's
 #: uploads; larger ones each in a pool thread
 SMALL_FILE = 256 << 10
-#: small files read ahead of the uploads, per pool thread
-READ_AHEAD = 4
+#: bytes of small files read ahead of their uploads, at most
+READ_AHEAD_BYTES = 64 << 20
 _PEER_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -97,8 +97,7 @@ class SyncEngine:
             self.state.set_meta("peer", self.peer)
         self.journal = Journal(sync_dir)
         self.tree = LocalTree(self.root, self.state)
-        self._concurrency = max(1, concurrency)
-        self._pool = ThreadPoolExecutor(max_workers=self._concurrency, thread_name_prefix="sync")
+        self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="sync")
         self._lock_path = sync_dir / "lock"
         self._mutex = threading.RLock()
         self._depth = 0
@@ -466,13 +465,13 @@ class SyncEngine:
         content once). Returns the changes as uploaded, with their sha256: a
         file rewritten since the diff is committed with the bytes sent.
 
-        Small files are read and hashed here, a few ahead of the uploads,
-        so the pool threads only send; a large file is read, hashed and
-        sent by one pool thread (hashing releases the GIL)."""
+        Small files are read and hashed here, ahead of the uploads (up to
+        READ_AHEAD_BYTES), so the pool threads only send; a large file is
+        read, hashed and sent by one pool thread (hashing releases the GIL)."""
         claim = threading.Lock()
         puts = [ch for ch in changes if ch.op == "put"]
         progress = Progress(self.on_progress, "upload", len(puts), sum(ch.size for ch in puts))
-        ahead = threading.BoundedSemaphore(READ_AHEAD * self._concurrency)
+        ahead = _Budget(READ_AHEAD_BYTES)
 
         def read(ch: Change) -> tuple[bytes, str, bool] | None:
             try:
@@ -501,11 +500,11 @@ class SyncEngine:
         def read_and_send(ch: Change) -> Change | None:
             return send(ch, read(ch))
 
-        def send_read(ch: Change, got: tuple[bytes, str, bool] | None) -> Change | None:
+        def send_read(ch: Change, got: tuple[bytes, str, bool]) -> Change | None:
             try:
                 return send(ch, got)
             finally:
-                ahead.release()
+                ahead.release(len(got[0]))
 
         results: list[Change | Future[Change | None] | None] = []
         try:
@@ -515,16 +514,12 @@ class SyncEngine:
                 elif ch.size > SMALL_FILE:
                     results.append(self._pool.submit(read_and_send, ch))
                 else:
-                    ahead.acquire()
-                    try:
-                        got = read(ch)
-                    except BaseException:
-                        ahead.release()
-                        raise
+                    ahead.wait_for(ch.size)
+                    got = read(ch)
                     if got is None or not got[2]:
-                        ahead.release()
                         results.append(send(ch, got))
                     else:
+                        ahead.take(len(got[0]))
                         results.append(self._pool.submit(send_read, ch, got))
             out = [r.result() if isinstance(r, Future) else r for r in results]
         except BaseException:
@@ -595,6 +590,29 @@ class SyncEngine:
             except ObjectStoreError as e:
                 # Only costs newcomers a longer replay; the next mark retries.
                 log.warning("could not write checkpoint %d: %s", commit.seq, e)
+
+
+class _Budget:
+    """Bytes held by work in flight: ``wait_for(n)`` blocks until ``n`` more
+    fit (or nothing is held), ``take``/``release`` account for them."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+        self._cond = threading.Condition()
+
+    def wait_for(self, n: int) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self.held == 0 or self.held + n <= self.limit)
+
+    def take(self, n: int) -> None:
+        with self._cond:
+            self.held += n
+
+    def release(self, n: int) -> None:
+        with self._cond:
+            self.held -= n
+            self._cond.notify()
 
 
 def _default_peer() -> str:
