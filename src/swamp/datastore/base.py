@@ -155,6 +155,9 @@ class Datastore(abc.ABC):
         self._mark_dirty(rel)
         with atomic_writer(path) as f:
             yield f
+        # Marked again once written: a push that consumed the first mark
+        # before the bytes landed still finds the path journaled afterwards.
+        self._mark_dirty(rel)
 
     def delete(self, rel: str) -> None:
         """Delete a file or a whole directory tree; a missing path is fine."""
@@ -172,6 +175,7 @@ class Datastore(abc.ABC):
             self._mark_dirty(rel)
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+            self._mark_dirty(rel)  # as for writes: a push in between still sees it afterwards
         self._prune_empty_parents(path.parent)
 
     def _prune_empty_parents(self, directory: Path) -> None:
