@@ -39,7 +39,24 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def _terminal_width() -> int:
+    """The help width click would pick, without importing shutil for it
+    (2 ms of start-up): $COLUMNS or the terminal's width, capped at 80, less
+    a margin of 2, and never under 50."""
+    import os
+
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return max(min(columns, 80) - 2, 50)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"],
+                                              "terminal_width": _terminal_width()})
 @click.version_option(package_name="swamp", prog_name="swamp", message="%(prog)s %(version)s")
 @global_options
 @click.pass_context
