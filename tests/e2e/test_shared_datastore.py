@@ -330,3 +330,11 @@ def test_offline_reads_the_cache_and_refuses_what_needs_leases(team):
     assert ok(b, "data", "get", "hello", "result")["version"] == 4  # a plain read pulls first
     r = cli(b, "model", "method", "run", "hello", "execute", "--offline")
     assert r.code == 1 and r.error["code"] == "offline"
+
+
+def test_a_method_run_reports_what_it_synced(team):
+    a, b, *_ = team
+    first = run_hello(a, "x")["sync"]
+    assert first["filesPulled"] == 0 and first["filesPushed"] > 0 and first["conflicts"] == []
+    second = run_hello(b, "y")["sync"]
+    assert second["filesPulled"] == first["filesPushed"]  # B pulled exactly what A's run published

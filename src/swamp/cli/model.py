@@ -150,9 +150,13 @@ def method_run(state: CliState, model_name, method_name, input_, input_file, std
     from swamp.models.runner import Runner
 
     inputs = collect_inputs(input_, input_file, stdin_input)
-    rec = Runner(state.repo()).run(model_name, method_name, inputs=inputs, tags=parse_pairs(tag, "--tag"))
+    repo = state.repo()
+    runner = Runner(repo)
+    rec = runner.run(model_name, method_name, inputs=inputs, tags=parse_pairs(tag, "--tag"))
     data = rec.to_json()
     data.pop("pid", None)
+    if repo.datastore.kind != "filesystem":
+        data["sync"] = runner.last_sync.to_json()  # what crossed the wire, for a shared datastore
 
     def human():
         say(f"{rec.modelName}.{rec.methodName}: {rec.status} in {rec.durationMs} ms")

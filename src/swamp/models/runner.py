@@ -36,6 +36,8 @@ class Runner:
         self.renderer = renderer
         self.datastore = repo.datastore
         self.data = DataRepository(self.datastore)
+        #: what the last run's pull and push moved (zeros on a filesystem datastore)
+        self.last_sync = None
 
     def prepare(self, model: str | Definition, method: str, inputs: dict | None = None,
                 variables: dict | None = None):
@@ -94,4 +96,5 @@ class Runner:
                     error=redact_text(error) if error else None, pid=os.getpid(),
                 )
                 write_record(self.datastore, rec, "\n".join(ctx.log_lines) + ("\n" if ctx.log_lines else ""))
+        self.last_sync = counts  # complete now: the session has pushed
         return rec
