@@ -132,3 +132,71 @@ def test_versions_allocated_under_the_lease_are_unique_and_monotonic(make_peer, 
     assert sorted(contents) == sorted(f"{name_dir}/{v}/raw" for v in range(1, 13))
     assert len(set(contents.values())) == 12  # every version published once, by one writer
     assert files(peers[0]) == files(peers[1]) == files(peers[2])
+
+
+HOLD_AND_WAIT = '''
+import sys, time
+from swamp.datastore.objectstore.local import LocalDirObjectStore
+from swamp.datastore.sync import SyncEngine
+
+e = SyncEngine(LocalDirObjectStore(sys.argv[1]), sys.argv[2], peer="victim")
+with e.lease("model/acme/x/1", ttl_ms=30000):
+    print("held", flush=True)
+    time.sleep(60)
+'''
+
+
+def test_a_lease_whose_holder_on_this_machine_was_killed_is_taken_at_once(tmp_path):
+    """After kill -9 the same machine does not wait out its own dead lease:
+    the body names host and pid, and a holder of this host whose pid is gone
+    is stale at once (the rule of the filesystem lock files)."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from swamp.datastore.objectstore.local import LocalDirObjectStore
+    from swamp.datastore.sync import SyncEngine
+    from swamp.datastore.sync.layout import Layout
+    from tests.helpers import _env
+
+    objects = tmp_path / "objects"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_AND_WAIT, str(objects), str(tmp_path / "victim")],
+                              stdout=subprocess.PIPE, text=True, env=_env())
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        store = LocalDirObjectStore(objects)
+        body = json.loads(store.get(Layout("default").lease("model/acme/x/1"))[0])
+        assert body["pid"] == holder.pid and body["host"]
+        e = SyncEngine(store, tmp_path / "next", peer="next")
+        try:
+            with pytest.raises(LockTimeoutError):  # alive: honoured
+                with e.lease("model/acme/x/1", timeout_ms=300):
+                    pass
+            os.kill(holder.pid, signal.SIGKILL)
+            holder.wait()
+            assert [s["stale"] for s in e.lease_status()] == [True]
+            started = time.monotonic()
+            with e.lease("model/acme/x/1", timeout_ms=5000):  # well within the 30 s ttl
+                assert [s["peer"] for s in e.lease_status()] == ["next"]
+            assert time.monotonic() - started < 5
+        finally:
+            e.close()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_dead_pid_on_another_host_still_waits_for_the_ttl(make_peer, store):
+    import json
+
+    from swamp.datastore.sync.layout import Layout
+
+    dead = 2 ** 22 + 12345  # above pid_max defaults: no such process here
+    store.put(Layout("default").lease("m"), json.dumps(
+        {"holder": "x@elsewhere", "host": "elsewhere.invalid", "pid": dead, "nonce": "n", "ttlMs": 60000}).encode(),
+        if_none_match=True)
+    with pytest.raises(LockTimeoutError):
+        with make_peer("a").lease("m", timeout_ms=200):
+            pass

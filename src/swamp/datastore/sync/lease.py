@@ -3,7 +3,10 @@
 hot path (push) never waits on one (S8).
 
 - acquire: create-only; on 412 HEAD it; stale when the server's
-  Last-Modified + ttlMs is in the past; take a stale lease over with If-Match
+  Last-Modified + ttlMs is in the past, or at once when its holder ran on
+  this machine (same hostname) and its pid no longer exists (killed with
+  kill -9: it will never heartbeat nor release), the same rule as the lock
+  files of the filesystem datastore; take a stale lease over with If-Match
   on the ETag just read, so of several takers exactly one wins;
 - heartbeat: every ttl/3, rewrite with If-Match on our last ETag. A failed
   heartbeat (or none succeeding for a whole ttl) means lost;
@@ -20,6 +23,7 @@ import threading
 import time
 import uuid
 
+from swamp.datastore.locks import _holder_exited as holder_exited
 from swamp.datastore.locks import lock_timeout_ms
 from swamp.datastore.objectstore.base import (ObjectMeta, ObjectNotFound, ObjectStore, ObjectStoreError,
                                               PreconditionFailed)
@@ -33,8 +37,10 @@ log = logging.getLogger(__name__)
 DEFAULT_TTL_MS = 30_000
 
 
-def is_stale(meta: ObjectMeta, ttl_ms: int) -> bool:
-    return meta.last_modified + ttl_ms / 1000.0 < clock.now()
+def is_stale(meta: ObjectMeta, ttl_ms: int, info: dict | None = None) -> bool:
+    """Expired (Last-Modified + ttl in the past), or, given the lease body
+    ``info``, held by a process of this machine that no longer exists."""
+    return meta.last_modified + ttl_ms / 1000.0 < clock.now() or (info is not None and holder_exited(info))
 
 
 def read_info(store: ObjectStore, key: str) -> dict:
@@ -86,7 +92,7 @@ class Lease:
             if meta is None:
                 continue  # released between our create and our look: try again now
             held = read_info(self.store, self.key)
-            if is_stale(meta, int(held.get("ttlMs", DEFAULT_TTL_MS))):
+            if is_stale(meta, int(held.get("ttlMs", DEFAULT_TTL_MS)), held):
                 try:
                     self.etag = self.store.put(self.key, self._body(), if_match=meta.etag)
                     break
@@ -185,7 +191,7 @@ def lease_status(store: ObjectStore, layout: Layout) -> list[dict]:
         out.append({
             "name": layout.lease_name(meta.key), "holder": info.get("holder"), "host": info.get("host"),
             "pid": info.get("pid"), "peer": info.get("peer"), "acquiredAt": info.get("acquiredAt"),
-            "ttlMs": ttl, "stale": is_stale(meta, ttl),
+            "ttlMs": ttl, "stale": is_stale(meta, ttl, info),
         })
     return sorted(out, key=lambda d: d["name"])
 
