@@ -109,11 +109,6 @@ def dir_became_file(peers):
     return store, a, b
 
 
-@pytest.mark.xfail(strict=True, reason="sync owner: _diff sees files/x/y as BLOCKED (its parent is now a "
-                                       "file) and so never commits its delete; the remote tree then holds "
-                                       "both files/x and files/x/y, and no new peer can pull it (a raw "
-                                       "IsADirectoryError at HEAD; a conflict on files/x with the engine "
-                                       "work in progress)")
 def test_a_directory_replaced_by_a_file_commits_the_delete_and_new_peers_can_pull(peers, dir_became_file):
     store, a, b = dir_became_file
     c = peers("c", store)
@@ -121,10 +116,6 @@ def test_a_directory_replaced_by_a_file_commits_the_delete_and_new_peers_can_pul
     assert (c.root / "files/x").read_bytes() == b"now a file"
 
 
-@pytest.mark.xfail(strict=True, reason="sync owner: a put whose path is a directory at the moment of the "
-                                       "look is skipped silently (Blocked), yet its base is set; the "
-                                       "directory goes away later in the same pull, so the peer never gets "
-                                       "the file and nothing is reported")
 def test_a_peer_whose_directory_became_a_file_elsewhere_gets_the_file(dir_became_file):
     store, a, b = dir_became_file
     counts = a.pull()

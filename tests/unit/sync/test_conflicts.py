@@ -150,3 +150,96 @@ def test_two_peers_publishing_the_same_version_second_is_refused(make_peer, stor
     assert read(c, f"{v1}/raw") == b'{"value": 1}' and read(c, f"{v1}/metadata.yaml") == b"version: 1\nby: a\n"
     assert read(b, f"{v1}/raw") == b'{"value": 1}'
     assert read(b, reported[f"{v1}/raw"]["savedAs"]) == b'{"value": 100}'
+
+
+# ------------------------------------------------- files and directories
+def _tree_of_log(store) -> dict[str, str]:
+    """The committed tree, replayed from the whole log."""
+    from swamp.datastore.sync.commitlog import decode
+    from swamp.datastore.sync.layout import Layout
+
+    tree: dict[str, str] = {}
+    for key in sorted(k for k in store._objects if "/log/" in k):
+        for ch in decode(Layout("default").log_seq(key), store.get(key)[0]).changes:
+            if ch.op == "put":
+                tree[ch.path] = ch.sha256
+            else:
+                tree.pop(ch.path, None)
+    return tree
+
+
+def _is_a_tree(paths) -> bool:
+    paths = set(paths)
+    return not any("/".join(p.split("/")[:i]) in paths for p in paths for i in range(1, p.count("/") + 1))
+
+
+def test_a_file_replaced_by_a_directory_propagates_both_ways(make_peer, store):
+    """A path that cannot hold a file holds none: files/x turned into the
+    directory files/x/ is the delete of files/x plus the put of files/x/y,
+    and the peer that had files/x gets the directory (S4)."""
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "files/x", b"a file")
+    a.push()
+    b.pull()
+    delete(a, "files/x")
+    write(a, "files/x/y", b"now inside a directory")
+    a.push()
+    assert _tree_of_log(store).keys() == {"files/x/y"}
+    counts = b.pull()
+    assert counts.conflicts == [] and files(b) == {"files/x/y": b"now inside a directory"}
+    fresh = make_peer("fresh")
+    fresh.pull()
+    assert files(fresh) == files(a) == files(b)
+
+
+def test_a_directory_turned_into_a_file_under_our_unpublished_file_is_reported_not_lost(make_peer, store):
+    """B turns files/x/ into a file while A adds files/x/z (not yet pushed).
+    A's pull cannot write files/x (its own file is in the way): a conflict
+    is reported, files/x counts as committed but not here (no delete is
+    pushed for it), and A's push refuses files/x/z rather than make the
+    remote hold a file and a directory at files/x. Once A moves its file
+    away, files/x arrives on read, and nothing was lost (S1)."""
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "files/x/y", b"inside")
+    a.push()
+    b.pull()
+    delete(b, "files/x/y")
+    (b.root / "files/x").rmdir()
+    write(b, "files/x", b"now a file")
+    b.push()
+    write(a, "files/x/z", b"ours, unpublished")
+    with pytest.raises(SyncConflictError) as err:
+        a.sync()
+    reported = {c["path"]: c for c in err.value.counts.conflicts}
+    assert set(reported) == {"files/x", "files/x/z"}, reported
+    assert "in the way" in reported["files/x"]["reason"] and "'files/x'" in reported["files/x/z"]["reason"]
+    assert read(a, "files/x/z") == b"ours, unpublished" and not (a.root / "files/x/y").exists()
+    assert _tree_of_log(store).keys() == {"files/x"}
+    with pytest.raises(SyncConflictError):
+        a.push()  # still refused, still reported: never silently dropped
+    assert _tree_of_log(store).keys() == {"files/x"}
+    (a.root / "files/x/z").rename(a.root / "files/z")
+    (a.root / "files/x").rmdir()
+    write(a, "files/z", read(a, "files/z"))
+    assert a.hydrate("files/x") and read(a, "files/x") == b"now a file"
+    counts = a.sync()
+    assert counts.conflicts == []
+    b.pull()
+    assert files(a) == files(b) == {"files/x": b"now a file", "files/z": b"ours, unpublished"}
+
+
+def test_racing_peers_never_commit_a_file_and_a_directory_at_one_path(make_peer, store):
+    """Whoever commits second sees the first's commit at its rebase: the
+    remote tree stays a tree whatever the order."""
+    for first in ("file", "dir"):
+        store._objects.clear()
+        a, b = make_peer(f"a-{first}"), make_peer(f"b-{first}")
+        write(a, "files/x", b"a file")
+        write(b, "files/x/y", b"a file in a directory")
+        (a if first == "file" else b).push()
+        with pytest.raises(SyncConflictError):
+            (b if first == "file" else a).sync()
+        assert _is_a_tree(_tree_of_log(store)), _tree_of_log(store)
+        fresh = make_peer(f"fresh-{first}")
+        fresh.pull()
+        assert set(files(fresh)) == ({"files/x"} if first == "file" else {"files/x/y"})

@@ -40,6 +40,8 @@ class Resolver:
         self.journal = journal
         self.peer = peer
         self.fetch = fetch
+        #: paths whose incoming file could not be written (something local in the way)
+        self.blocked: set[str] = set()
 
     def resolve(self, rel: str, base: Base | None, local: FileState | None, inc: Incoming) -> dict | None:
         """Leave the disk holding the outcome; return the report entry, or
@@ -77,6 +79,7 @@ class Resolver:
             try:
                 self._write(rel, theirs)
             except BlockedPath as e:
+                self.blocked.add(rel)
                 report["reason"] += f"; theirs could not be written ({e})"
         return report
 

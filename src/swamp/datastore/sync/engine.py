@@ -48,8 +48,8 @@ from .history import history, verify
 from .journal import BULK, Journal
 from .layout import FORMAT_VERSION, Layout
 from .lease import DEFAULT_TTL_MS, Lease, force_release, lease_status
-from .localtree import Blocked, BlockedPath, FileState, LocalTree
-from .pathclass import is_lazy, is_synced
+from .localtree import BlockedPath, FileState, LocalTree
+from .pathclass import classify, is_lazy, is_synced
 from .progress import Progress, ProgressHook
 from .state import Base, SyncState
 
@@ -210,7 +210,10 @@ class SyncEngine:
             if base.hydrated:
                 return self.tree.abspath(rel).is_file()
             data = fetch_blob(self._session(), self.layout, base.sha256)
-            st = self.tree.write(rel, data)
+            try:
+                st = self.tree.write(rel, data)
+            except BlockedPath:
+                return False  # a local directory (or file) is in the way: reported when pulled
             self.tree.remember(rel, st, base.sha256)
             with self.state.transaction():
                 self.state.set_base(rel, base.sha256, base.size)
@@ -275,7 +278,7 @@ class SyncEngine:
                 f"the remote datastore uses sync format {version}; this swamp understands {FORMAT_VERSION}",
                 hint="upgrade swamp", code="format_too_new")
 
-    def _local_view(self, rel: str, base: Base | None) -> tuple[FileState | None | Blocked, bool]:
+    def _local_view(self, rel: str, base: Base | None) -> tuple[FileState | None, bool]:
         """(what the path holds, whether that is only the not-yet-fetched base)."""
         cur = self.tree.current(rel)
         if cur is None and base is not None and not base.hydrated:
@@ -344,8 +347,6 @@ class SyncEngine:
             new_base[rel] = theirs
             base = _own_base(own[rel]) if rel in own else bases.get(rel)
             local, virtual = self._local_view(rel, base)
-            if isinstance(local, Blocked):
-                continue
             if _sha(local) == _sha(theirs):
                 if virtual:
                     unhydrated.add(rel)
@@ -372,9 +373,7 @@ class SyncEngine:
         progress = Progress(self.on_progress, "download", sum(map(len, fetches.values())),
                             sum(sizes[sha] * len(rels) for sha, rels in fetches.items()))
 
-        def fetch_and_write(item: tuple[str, list[str]]) -> list[str]:
-            sha, rels = item
-            data = fetch_blob(s, self.layout, sha)
+        def write_all(sha: str, data: bytes, rels: list[str], first: bool = False) -> list[str]:
             blocked = []
             for rel in rels:
                 try:
@@ -384,16 +383,35 @@ class SyncEngine:
                 else:
                     self.tree.remember(rel, st, sha)
                     s.add(filesPulled=1)
-                progress.advance(1, sizes[sha])
+                if first:
+                    progress.advance(1, sizes[sha])
             return blocked
 
-        for blocked in self._pool.map(fetch_and_write, fetches.items()):
-            for rel in blocked:
-                s.conflict({"path": rel, "reason": "a local file or directory is in the way; not written"})
+        def fetch_and_write(item: tuple[str, list[str]]) -> tuple[str, bytes, list[str]]:
+            sha, rels = item
+            data = fetch_blob(s, self.layout, sha)
+            blocked = write_all(sha, data, rels, first=True)
+            return sha, data if blocked else b"", blocked
+
+        retry = [r for r in self._pool.map(fetch_and_write, fetches.items()) if r[2]]
         for rel in removes:
             if self.tree.abspath(rel).is_file():
                 s.add(filesDeleted=1)
             self.tree.remove(rel, batch)
+        # A file that a directory stood in the way of is written again once
+        # this pull's deletes are done: they may have emptied it (a directory
+        # replaced by a file elsewhere). One still in the way (a local
+        # directory with files of ours, or a local file where its directory
+        # must be) is committed but not here: its base is recorded as not
+        # fetched, so it is neither received nor a local delete, a read
+        # fetches it once the way is clear, and the conflict is reported.
+        for sha, data, rels in retry:
+            for rel in write_all(sha, data, rels):
+                unhydrated.add(rel)
+                inc = incoming[rel]
+                s.conflict({"path": rel, "class": classify(rel).value, "seq": inc.seq, "peer": inc.peer,
+                            "theirs": "put", "savedAs": None,
+                            "reason": "a local directory or file is in the way; theirs was not written"})
         batch.sync(self._pool.map)
         resolver = Resolver(self.tree, self.state, self.journal, self.peer,
                             lambda sha: fetch_blob(s, self.layout, sha))
@@ -401,7 +419,9 @@ class SyncEngine:
             report = resolver.resolve(rel, base, local, inc)
             if report is not None:
                 s.conflict(report)
-            if inc.change.op == "put":
+            if rel in resolver.blocked:
+                unhydrated.add(rel)
+            elif inc.change.op == "put":
                 s.add(filesPulled=1)
             else:
                 s.add(filesDeleted=1)
@@ -417,6 +437,9 @@ class SyncEngine:
 
     # ----------------------------------------------------------------- push
     def _candidates(self, paths: Iterable[str], full: bool) -> set[str]:
+        """The paths to look at: those journaled, what is under them (locally
+        or committed), and their committed parents (a file that a directory
+        replaced)."""
         if full:
             return set(self.tree.walk()) | self.state.all_bases().keys()
         out: set[str] = set()
@@ -424,6 +447,33 @@ class SyncEngine:
             out.add(p)
             out.update(self.tree.files_under(p))
             out.update(self.state.base_paths_under(p))
+        out.update(self.state.bases({a for p in out for a in _parents(p)}))
+        return out
+
+    def _off_tree(self, s: Session, changes: list[Change], refused: dict[str, str]) -> list[Change]:
+        """``changes`` without the puts that would leave the committed tree
+        holding a file and a directory at one path: under a committed file,
+        or over committed files, that this commit does not delete (what a
+        pull could not write, because ours was in the way). Each is reported
+        once as a conflict and recorded in ``refused``; it stays local."""
+        gone = {c.path for c in changes if c.op == "delete"}
+        puts = [c.path for c in changes if c.op == "put"]
+        committed = self.state.bases({a for p in puts for a in _parents(p)} | set(puts))
+        out = []
+        for ch in changes:
+            if ch.op == "put":
+                hit = next((a for a in _parents(ch.path) if a in committed and a not in gone), None)
+                if hit is None and ch.path not in committed:
+                    hit = next((q for q in self.state.base_paths_under(ch.path) if q not in gone), None)
+                if hit is not None:
+                    if ch.path not in refused:
+                        refused[ch.path] = hit
+                        s.conflict({"path": ch.path, "class": classify(ch.path).value, "ours": "put",
+                                    "savedAs": None, "reason": f"the datastore holds {hit!r} "
+                                    f"{'as a file' if ch.path.startswith(hit + '/') else 'under it'}; "
+                                    "yours was not published (move it, or delete that path first)"})
+                    continue
+            out.append(ch)
         return out
 
     def _diff(self, cands: Iterable[str]) -> list[Change]:
@@ -444,8 +494,6 @@ class SyncEngine:
                 continue
             base = bases.get(rel)
             st = self.tree.stat(rel)
-            if isinstance(st, Blocked):
-                continue
             if rel in intents and _sha(self.tree.current(rel, st)) in intents[rel]:
                 continue  # left by an interrupted pull: the next pull settles it
             if st is None:
@@ -535,7 +583,8 @@ class SyncEngine:
         full = full_walk or taken.bulk or not self.state.tracking
         cands = self._candidates(taken.paths, full)
         seen = {} if full else {rel: _stat_key(self.tree.abspath(rel)) for rel in cands}
-        changes = self._diff(cands)
+        refused: dict[str, str] = {}
+        changes = self._off_tree(s, self._diff(cands), refused)
         if changes:
             if self.state.head == 0:
                 self._ensure_format(s, create=True)
@@ -562,13 +611,15 @@ class SyncEngine:
                                          hint="the datastore is very busy; try again", code="push_contended")
                     time.sleep(random.uniform(0, min(1.0, 0.01 * 2 ** attempt)))
                     self._pull_into(s)
-                    changes = self._upload(s, self._diff(cands), uploaded)
+                    changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
                     continue
                 self._record(s, commit)
                 break
         if full:
             self.state.set_meta("tracking", "1")
         self.journal.done(taken)
+        for rel in refused:
+            self.journal.append(rel)  # still unpublished: looked at again by the next push
         # A write that marked its path before we took the journal but landed
         # after we looked at the file must not be forgotten.
         for rel, key in seen.items():
@@ -618,6 +669,12 @@ class _Budget:
 def _default_peer() -> str:
     host = re.sub(r"[^A-Za-z0-9_.-]", "-", hostname())[:40] or "peer"
     return f"{host}-{uuid.uuid4().hex[:8]}"
+
+
+def _parents(rel: str) -> list[str]:
+    """``a/b/c`` -> ``["a", "a/b"]``."""
+    segs = rel.split("/")
+    return ["/".join(segs[:i]) for i in range(1, len(segs))]
 
 
 def _own_base(change: Change) -> Base | None:

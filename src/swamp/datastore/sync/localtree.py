@@ -1,7 +1,14 @@
 """The cache directory as the engine sees it: what a path holds now (through
 the stat cache), atomic writes that never leave the cache, and deletes that
 prune empty directories (an empty version directory would still count as a
-version)."""
+version).
+
+A path that cannot hold a file (it is a directory, or one of its parents is
+a file) holds no file: for change detection it is absent, exactly like a
+deleted file, so a directory replaced by a file (or a file by a directory)
+is the delete of what was there plus the put of what is there now. Only a
+write can find such a path in its way; it raises BlockedPath.
+"""
 
 from __future__ import annotations
 
@@ -25,19 +32,9 @@ RACY_NS = 2_000_000_000
 _CHUNK = 1 << 20
 
 
-class Blocked:
-    """The path cannot hold a file here (it is a directory, or a parent is a
-    file). It counts as unchanged: neither a local edit nor a delete."""
-
-    def __repr__(self) -> str:
-        return "BLOCKED"
-
-
-BLOCKED = Blocked()
-
-
 class BlockedPath(Exception):
-    pass
+    """A write found a directory at the path, or a file where a parent
+    directory must be."""
 
 
 @dataclass(frozen=True)
@@ -58,23 +55,21 @@ class LocalTree:
         return self.root / rel
 
     # ------------------------------------------------------------------ reads
-    def stat(self, rel: str) -> os.stat_result | None | Blocked:
+    def stat(self, rel: str) -> os.stat_result | None:
+        """The stat of the file at ``rel``; None when no file is there (absent,
+        a directory, or under a path that is a file)."""
         try:
             st = os.stat(self.abspath(rel))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
-        except NotADirectoryError:
-            return BLOCKED
-        return st if statmod.S_ISREG(st.st_mode) else BLOCKED
+        return st if statmod.S_ISREG(st.st_mode) else None
 
-    def current(self, rel: str, st: os.stat_result | None | Blocked = None) -> FileState | None | Blocked:
+    def current(self, rel: str, st: os.stat_result | None = None) -> FileState | None:
         """What ``rel`` holds now (``st``: its stat, when the caller has it)."""
         if st is None:
             st = self.stat(rel)
             if st is None:
                 return None
-        if isinstance(st, Blocked):
-            return st
         cached = self.state.stat_entry(rel)
         if (cached is not None and (cached.size, cached.mtime_ns, cached.ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
                 and st.st_mtime_ns + RACY_NS <= cached.checked_ns):
@@ -91,7 +86,7 @@ class LocalTree:
                     while chunk := f.read(_CHUNK):
                         h.update(chunk)
                 after = os.stat(path)
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 return None
             if (before.st_size, before.st_mtime_ns, before.st_ino) == (after.st_size, after.st_mtime_ns, after.st_ino):
                 sha = h.hexdigest()
@@ -175,12 +170,17 @@ class LocalTree:
 
     def write(self, rel: str, data: bytes, batch: DurableBatch | None = None) -> os.stat_result:
         """Atomic write (readers never see a torn file); returns its stat.
-        Durable on return, or, with ``batch``, once ``batch.sync()`` returns."""
+        Durable on return, or, with ``batch``, once ``batch.sync()`` returns.
+        BlockedPath when the path cannot hold a file, including when another
+        writer turns it (or a parent) into a directory (or a file) meanwhile."""
         path = self._checked_parent(rel, batch)
-        if batch is not None:
-            return batch.write(path, data)
-        atomic_write(path, data)
-        return os.stat(path)
+        try:
+            if batch is not None:
+                return batch.write(path, data)
+            atomic_write(path, data)
+            return os.stat(path)
+        except (IsADirectoryError, NotADirectoryError, FileExistsError):
+            raise BlockedPath(rel) from None
 
     def remove(self, rel: str, batch: DurableBatch | None = None) -> None:
         """Delete the file and prune emptied directories; with ``batch``, the
