@@ -61,8 +61,6 @@ class GcWhenBlobExists(MemoryObjectStore):
             raise
 
 
-@pytest.mark.xfail(strict=True, reason="sync owner: a blob found 'already there' (412) while merely marked "
-                                       "by gc can be swept by a gc that lists the log before the push commits")
 def test_a_blob_reused_by_a_push_is_not_swept_by_a_concurrent_gc(peers, future):
     store = MemoryObjectStore()
     a = peers("a", store, checkpoint_every=1)

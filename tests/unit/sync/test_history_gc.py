@@ -97,3 +97,117 @@ def test_log_is_the_history_newest_first(make_peer):
     assert [(e["seq"], e["command"], e["writer"]["peer"]) for e in entries] == [
         (2, "data delete", "a"), (1, "model method run", "a")]
     assert a.log(limit=1)[0]["changes"] == [{"path": "files/f", "op": "delete", "sha256": None, "size": 0}]
+
+
+# ------------------------------------------------- gc racing pushes (gc.py)
+def _reused_blob_setup(make_peer, future):
+    """Content only an old, trimmed commit referenced: unreferenced, marked.
+    Peer b has pulled everything."""
+    a = make_peer("a", checkpoint_every=1)
+    b = make_peer("b")
+    write(a, "files/p", b"content that comes back")
+    a.push()
+    write(a, "files/p", b"newer")
+    a.push()
+    b.pull()
+    future(40 * 86400)
+    a.gc(30, grace_s=0)
+    return a, b, sha256_bytes(b"content that comes back")
+
+
+def test_a_push_waits_out_a_sweep_that_names_a_blob_it_found_stored(make_peer, store, future, monkeypatch):
+    """The gc has published its sweep and is deleting when a push finds the
+    blob still there (412): the push waits out the sweep's window, finds it
+    gone, and uploads it again before it commits."""
+    import threading
+    import time
+
+    from swamp.datastore.objectstore.memory import MemoryObjectStore
+    from swamp.datastore.sync import gc as gcmod
+
+    monkeypatch.setattr(gcmod, "SWEEP_WINDOW_S", 1.0)
+    monkeypatch.setattr(gcmod, "SWEEP_MARGIN_S", 0.2)
+
+    class SlowDeletes(MemoryObjectStore):
+        def __init__(self, inner):
+            self.__dict__.update(inner.__dict__)
+
+        def delete(self, key, *, if_match=None):
+            if "/blobs/" in key:
+                time.sleep(0.4)
+            return super().delete(key, if_match=if_match)
+
+    a, b, sha = _reused_blob_setup(make_peer, future)
+    blob = f"default/blobs/{sha[:2]}/{sha}"
+    sweeper = make_peer("sweeper", store=SlowDeletes(store))
+    t = threading.Thread(target=sweeper.gc, args=(30,), kwargs={"grace_s": 0})
+    t.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not _sweeping(store):
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert blob in store._objects  # still there: the push's upload answers 412
+        write(b, "files/q", b"content that comes back")
+        started = time.monotonic()
+        b.push()
+        assert time.monotonic() - started >= 1.0  # waited out the window
+    finally:
+        t.join()
+    assert blob in store._objects and a.verify()["ok"]
+    c = make_peer("c")
+    c.pull()
+    assert files(c) == {"files/p": b"newer", "files/q": b"content that comes back"}
+
+
+def _sweeping(store) -> bool:
+    import json
+
+    try:
+        raw, _ = store.get("default/gc/mark.json")
+    except Exception:
+        return False
+    return bool(json.loads(raw).get("sweep"))
+
+
+def test_a_gc_that_read_the_marks_before_a_push_unmarked_its_blob_decides_again(make_peer, store, future,
+                                                                                monkeypatch):
+    from swamp.datastore.sync import gc as gcmod
+
+    a, b, sha = _reused_blob_setup(make_peer, future)
+    write(b, "files/q", b"content that comes back")
+    real = gcmod._read_marks
+    calls = []
+
+    def read_then_push(st, layout):
+        got = real(st, layout)
+        if not calls:  # the gc's read: the push (and its protect) lands right after it
+            calls.append(1)
+            b.push()
+        return got
+
+    monkeypatch.setattr(gcmod, "_read_marks", read_then_push)
+    report = a.gc(30, grace_s=0)
+    assert report["blobsDeleted"] == 0 and f"default/blobs/{sha[:2]}/{sha}" in store._objects
+    c = make_peer("c")
+    c.pull()
+    assert files(c) == {"files/p": b"newer", "files/q": b"content that comes back"}
+
+
+def test_a_live_sweep_makes_another_gc_wait_and_a_stale_one_does_not(make_peer, store, future):
+    import json
+
+    from swamp.datastore.sync.gc import STALE_SWEEP_S, SWEEP_WINDOW_S
+    from swamp.errors import SwampError
+
+    a, _b, _sha = _reused_blob_setup(make_peer, future)
+    key = "default/gc/mark.json"
+    doc = json.loads(store.get(key)[0])
+    doc["sweep"] = {"id": "killed", "startedAt": clock.now(), "windowS": SWEEP_WINDOW_S, "blobs": []}
+    store.put(key, json.dumps(doc).encode())
+    with pytest.raises(SwampError) as err:
+        a.gc(30, grace_s=0)
+    assert err.value.code == "gc_contended"
+    future(SWEEP_WINDOW_S + STALE_SWEEP_S + 1)
+    assert a.gc(30, grace_s=0)["blobsDeleted"] == 1
+    assert "sweep" not in json.loads(store.get(key)[0])

@@ -16,12 +16,15 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def upload_blob(s: Session, layout: Layout, sha256: str, data: bytes) -> None:
+def upload_blob(s: Session, layout: Layout, sha256: str, data: bytes) -> bool:
+    """Create the blob; False when identical content was already stored (412:
+    success, but a push relying on it must protect it from gc, see gc.py)."""
     s.add(bytesPushed=len(data))
     try:
         s.put(layout.blob(sha256), data, if_none_match=True)
     except PreconditionFailed:
-        pass  # identical content already stored: that is success
+        return False
+    return True
 
 
 def fetch_blob(s: Session, layout: Layout, sha256: str) -> bytes:

@@ -43,7 +43,7 @@ from .commitlog import Change, Commit
 from .conflicts import Incoming, Resolver
 from .counting import Session
 from .errors import CorruptRemoteError, SyncConflictError
-from .gc import DEFAULT_GRACE_S, gc
+from .gc import DEFAULT_GRACE_S, gc, protect
 from .history import history, verify
 from .journal import BULK, Journal
 from .layout import FORMAT_VERSION, Layout
@@ -513,6 +513,28 @@ class SyncEngine:
         content once). Returns the changes as uploaded, with their sha256: a
         file rewritten since the diff is committed with the bytes sent.
 
+        Blobs found already stored (412) are then protected from a concurrent
+        gc, right before the commit that relies on them (gc.protect); one a gc
+        swept since the 412 is uploaded again."""
+        found: set[str] = set()
+        out = self._send(s, changes, uploaded, found)
+        for _ in range(3):
+            missing = protect(s, self.layout, found, self._pool)
+            if not missing:
+                return out
+            uploaded -= missing
+            found = set()
+            again = {ch.path: ch for ch in self._send(
+                s, [c for c in out if c.op == "put" and c.sha256 in missing], uploaded, found)}
+            out = [again.get(c.path) if c.op == "put" and c.sha256 in missing else c for c in out]
+            out = [c for c in out if c is not None]
+        raise SwampError("blobs this push relies on keep being swept by a concurrent gc",
+                         hint="let the gc finish, then push again", code="push_contended")
+
+    def _send(self, s: Session, changes: list[Change], uploaded: set[str], found: set[str]) -> list[Change]:
+        """The uploads of ``_upload``; ``found`` gets the blobs that were
+        already stored.
+
         Small files are read and hashed here, ahead of the uploads (up to
         READ_AHEAD_BYTES), so the pool threads only send; a large file is
         read, hashed and sent by one pool thread (hashing releases the GIL)."""
@@ -539,8 +561,9 @@ class SyncEngine:
                 if got is None:
                     return None
                 data, sha, fresh = got
-                if fresh:
-                    upload_blob(s, self.layout, sha, data)
+                if fresh and not upload_blob(s, self.layout, sha, data):
+                    with claim:
+                        found.add(sha)
                 return ch if sha == ch.sha256 else Change(ch.path, "put", sha, len(data))
             finally:
                 progress.advance(1, ch.size)

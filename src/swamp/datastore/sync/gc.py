@@ -7,13 +7,31 @@
   *marked* (``gc/mark.json`` records when it was first seen unreferenced);
   a later gc deletes it only if it is still unreferenced and was marked at
   least ``grace_s`` ago. A push uploads its blobs before it commits, so a
-  grace longer than any push keeps in-flight blobs safe, including a blob a
-  push found "already there" (412) while it was merely marked.
+  grace longer than any push keeps the blobs it uploads safe.
+
+A blob a push finds "already there" (412) may be an old one, marked long ago,
+that a gc is about to sweep; the grace must count from the moment the push
+relies on it, not from the mark. So ``gc/mark.json`` (written with If-Match,
+always) is the fence between pushes and sweeps:
+
+- before it commits, a push that got 412s calls ``protect``: it removes
+  their marks (so a gc must mark them again and wait a whole grace), and
+  checks that the ones it did not find marked still exist (a gc may have
+  swept them after the 412), uploading again those that do not;
+- a gc decides what to sweep from the marks it read and publishes that
+  decision with If-Match on the same read: a push that unmarked a blob in
+  between makes the write fail, and the gc decides again from the new marks;
+- the decision names the blobs being swept (``sweep``), and the gc issues no
+  delete later than SWEEP_WINDOW_S after publishing it. A push that finds one
+  of its blobs in a sweep waits that long before it checks the blob. The gc
+  removes ``sweep`` once done (a crashed gc's is ignored after a while).
 """
 
 from __future__ import annotations
 
 import json
+import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
@@ -24,6 +42,79 @@ from . import checkpoint, commitlog
 from .layout import Layout
 
 DEFAULT_GRACE_S = 24 * 3600.0
+#: a gc issues no blob delete later than this after publishing its sweep
+SWEEP_WINDOW_S = 60.0
+#: what a push waits beyond the window (a delete request already in flight)
+SWEEP_MARGIN_S = 10.0
+#: a sweep record this much older than its window was left by a killed gc
+STALE_SWEEP_S = 600.0
+MARK_ATTEMPTS = 20
+
+
+def _read_marks(store: ObjectStore, layout: Layout) -> tuple[dict, str | None]:
+    """(the mark document, its ETag); None when no gc ever wrote one."""
+    try:
+        raw, etag = store.get(layout.gc_mark_key)
+    except ObjectNotFound:
+        return {"blobs": {}}, None
+    doc = json.loads(raw)
+    doc.setdefault("blobs", {})
+    return doc, etag
+
+
+def _write_marks(store: ObjectStore, layout: Layout, doc: dict, etag: str | None) -> str:
+    """Compare-and-swap on the document read with ``etag``; PreconditionFailed
+    when someone wrote it meanwhile."""
+    body = json.dumps(doc).encode()
+    if etag is None:
+        return store.put(layout.gc_mark_key, body, if_none_match=True)
+    return store.put(layout.gc_mark_key, body, if_match=etag)
+
+
+def _live_sweep(doc: dict, now: float) -> dict | None:
+    sweep = doc.get("sweep")
+    if not sweep:
+        return None
+    window = float(sweep.get("windowS", SWEEP_WINDOW_S))
+    return sweep if now - float(sweep.get("startedAt", 0)) <= window + STALE_SWEEP_S else None
+
+
+def protect(store: ObjectStore, layout: Layout, shas: set[str], pool: ThreadPoolExecutor) -> set[str]:
+    """A push is about to commit referencing ``shas``, blobs it found already
+    stored (412) instead of uploading. Clear their gc marks, and return those
+    that a gc swept since (or is sweeping): the push must upload them again.
+
+    A blob found marked is safe once its mark is removed: a gc that read
+    that mark cannot publish a sweep over our write (If-Match), and any
+    later gc must mark it anew. A blob not marked may have been swept after
+    the 412: it is checked with a HEAD, after waiting out a sweep that
+    names it."""
+    if not shas:
+        return set()
+    for _ in range(MARK_ATTEMPTS):
+        doc, etag = _read_marks(store, layout)
+        if etag is None:
+            return set()  # no gc ever ran, so nothing was ever swept
+        marks: dict = doc["blobs"]
+        unmarked = shas & marks.keys()
+        if unmarked:
+            doc["blobs"] = {sha: t for sha, t in marks.items() if sha not in unmarked}
+            try:
+                _write_marks(store, layout, doc, etag)
+            except PreconditionFailed:
+                continue  # a gc or another push wrote it: look again
+        break
+    else:
+        raise SwampError("could not protect reused blobs from a concurrent gc", code="push_contended",
+                         hint="a gc and many pushes are busy on this datastore; try again")
+    sweep = doc.get("sweep") or {}
+    if shas & set(sweep.get("blobs", ())):
+        # Being swept (or was, by a gc killed meanwhile): once its window is
+        # over no delete is coming any more, and what is gone is gone.
+        time.sleep(float(sweep.get("windowS", SWEEP_WINDOW_S)) + SWEEP_MARGIN_S)
+    check = sorted(shas - unmarked)
+    there = pool.map(lambda sha: store.head(layout.blob(sha)) is not None, check)
+    return {sha for sha, ok in zip(check, there) if not ok}
 
 
 def gc(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, *, retention_days: float = 30,
@@ -47,35 +138,69 @@ def gc(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, *, retentio
     for seq in kept_ckpts:
         tree, _rejected = checkpoint.fetch(store, layout, seq)
         referenced.update(sha for sha, _size in tree.values())
-
-    try:
-        raw, etag = store.get(layout.gc_mark_key)
-        marks: dict[str, float] = json.loads(raw)["blobs"]
-    except ObjectNotFound:
-        marks, etag = {}, None
     unreferenced = {sha for sha in (layout.blob_sha(m.key) for m in store.list(layout.blob_prefix))
                     if sha is not None and sha not in referenced}
-    sweep = sorted(sha for sha in unreferenced if sha in marks and now - marks[sha] >= grace_s)
-    new_marks = {sha: marks.get(sha, now) for sha in unreferenced if sha not in sweep}
-    report = {"commitsDeleted": len(drop_logs), "checkpointsDeleted": len(drop_ckpts),
-              "blobsDeleted": len(sweep), "blobsMarked": len(new_marks), "dryRun": dry_run}
+
+    def decide(marks: dict) -> tuple[list[str], dict]:
+        sweep = sorted(sha for sha in unreferenced if sha in marks and now - marks[sha] >= grace_s)
+        return sweep, {sha: marks.get(sha, now) for sha in unreferenced if sha not in sweep}
+
     if dry_run:
-        return report
+        sweep, new_marks = decide(_read_marks(store, layout)[0]["blobs"])
+        return {"commitsDeleted": len(drop_logs), "checkpointsDeleted": len(drop_ckpts),
+                "blobsDeleted": len(sweep), "blobsMarked": len(new_marks), "dryRun": True}
 
     # Oldest first, so the log is always a contiguous suffix.
     for seq in drop_logs:
         store.delete(layout.log(seq))
     for seq in drop_ckpts:
         store.delete(layout.checkpoint(seq))
-    body = json.dumps({"time": now, "blobs": new_marks}).encode()
-    try:
-        if etag is None:
-            store.put(layout.gc_mark_key, body, if_none_match=True)
-        else:
-            store.put(layout.gc_mark_key, body, if_match=etag)
-    except PreconditionFailed:
-        raise SwampError("another gc ran at the same time; nothing was swept", code="gc_contended",
-                         hint="run gc again") from None
-    # Sweep only once the new marks are recorded, so a crash never forgets them.
-    list(pool.map(lambda sha: store.delete(layout.blob(sha)), sweep))
-    return report
+
+    sweep_id = uuid.uuid4().hex
+    for _ in range(MARK_ATTEMPTS):
+        doc, etag = _read_marks(store, layout)
+        if _live_sweep(doc, now):
+            raise SwampError("another gc is sweeping blobs right now; nothing was swept", code="gc_contended",
+                             hint="run gc again in a minute")
+        sweep, new_marks = decide(doc["blobs"])
+        new_doc = {"time": now, "blobs": new_marks}
+        if sweep:
+            new_doc["sweep"] = {"id": sweep_id, "startedAt": now, "windowS": SWEEP_WINDOW_S, "blobs": sweep}
+        deadline = time.monotonic() + SWEEP_WINDOW_S
+        try:
+            _write_marks(store, layout, new_doc, etag)
+            break
+        except PreconditionFailed:
+            continue  # a push unmarked blobs it relies on (or another gc ran): decide again
+    else:
+        raise SwampError("gc could not record its marks: the datastore is too busy; nothing was swept",
+                         code="gc_contended", hint="run gc again")
+
+    # Sweep only once the decision is recorded, so a crash never forgets the
+    # marks, and a push that relies on a blob being swept knows to wait.
+    def sweep_one(sha: str) -> bool:
+        if time.monotonic() >= deadline:
+            return False  # too late: left for a later gc (unmarked: a fresh grace)
+        store.delete(layout.blob(sha))
+        return True
+
+    deleted = sum(pool.map(sweep_one, sweep))
+    if sweep:
+        _end_sweep(store, layout, sweep_id)
+    return {"commitsDeleted": len(drop_logs), "checkpointsDeleted": len(drop_ckpts),
+            "blobsDeleted": deleted, "blobsMarked": len(new_marks), "dryRun": False}
+
+
+def _end_sweep(store: ObjectStore, layout: Layout, sweep_id: str) -> None:
+    for _ in range(MARK_ATTEMPTS):
+        doc, etag = _read_marks(store, layout)
+        if (doc.get("sweep") or {}).get("id") != sweep_id:
+            return
+        del doc["sweep"]
+        try:
+            _write_marks(store, layout, doc, etag)
+            return
+        except PreconditionFailed:
+            continue
+    # Left in place: pushes that reuse those blobs wait a minute until a
+    # later gc finds the record stale.
