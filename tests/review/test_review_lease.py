@@ -53,8 +53,6 @@ def short_leases(monkeypatch):
     monkeypatch.setattr(fn, "__kwdefaults__", {**fn.__kwdefaults__, "ttl_ms": TTL_MS})
 
 
-@pytest.mark.xfail(strict=True, reason="sync owner: writes made under a lost lease stay journaled and the "
-                                       "next push from this cache publishes them")
 def test_what_was_written_under_a_lost_lease_is_never_published(tmp_path, seaweedfs, short_leases):
     from swamp.datastore.objectstore.factory import open_store
     from swamp.datastore.sync.layout import Layout
@@ -93,6 +91,10 @@ def test_what_was_written_under_a_lost_lease_is_never_published(tmp_path, seawee
     r = invoke(a, "model", "method", "run", "s", "run", "--input", f"gate={gate}")
     thief.join()
     assert r.code == 1 and r.error["code"] == "lease_lost", r
+    # What it wrote is kept, local only, where the error says (engine._quarantine).
+    assert ".sync/lost-lease/" in r.error["hint"], r.error
+    kept = [p for p in (a / ".swamp" / ".sync" / "lost-lease").rglob("*") if p.is_file()]
+    assert any("/outputs/" in str(p) for p in kept) and any("/data/" in str(p) for p in kept), kept
 
     # A's next, unrelated, push from the same cache.
     ok(a, "datastore", "sync")

@@ -5,7 +5,12 @@ the filesystem datastore, so nothing above knows the state is shared.
 The command lifecycle lives in ``session``: take the leases the command
 needs (a model's lease to allocate that model's versions), pull, run, push
 the commit, release — in that order — and report success only once the
-commit is durable. Read-only commands pull first (one request when nothing
+commit is durable. If a lease is lost meanwhile (a failed heartbeat, the
+check before the commit, or a release that finds it taken over), the engine
+publishes nothing the body wrote under it, now or in any later push: those
+paths go back to their committed state and the bytes are kept, local only,
+in ``.sync/lost-lease/`` (SyncEngine.lease); the command fails with
+``lease_lost``. Read-only commands pull first (one request when nothing
 changed) unless offline. Two processes sharing one cache serialize their
 sync steps with a local lock."""
 
@@ -88,7 +93,7 @@ class CachedDatastore(Datastore):
             try:
                 yield counts
             except LeaseLostError:
-                raise  # publish nothing under a lost lease
+                raise  # publish nothing: the engine took back what was written under it
             except Exception:
                 # What the command wrote before failing is kept: publish it.
                 if mutating and not offline:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from swamp.errors import LeaseLostError, LockTimeoutError
 
-from .conftest import files, write
+from .conftest import delete, files, read, write
 
 
 def test_acquire_release_status_and_force(make_peer, store):
@@ -200,3 +201,128 @@ def test_a_dead_pid_on_another_host_still_waits_for_the_ttl(make_peer, store):
     with pytest.raises(LockTimeoutError):
         with make_peer("a").lease("m", timeout_ms=200):
             pass
+
+
+# ------------------------------------------- what was written under a lost lease
+def _lose(lease, store) -> None:
+    """Another peer takes the lease over behind our back; our next heartbeat
+    (or check) finds it lost."""
+    import json
+
+    lease._stop.set()
+    lease._thread.join()
+    store.delete(lease.key)
+    store.put(lease.key, json.dumps({"holder": "thief", "nonce": "x", "ttlMs": 60000}).encode())
+    assert lease.renew() is False and lease.lost
+
+
+def _lost_lease_dir(e) -> Path:
+    (d,) = (e.root / ".sync" / "lost-lease").iterdir()
+    return d
+
+
+def test_what_was_written_under_a_lost_lease_is_quarantined_and_never_published(make_peer, store):
+    """The design (engine.lease/_quarantine): the paths a thread marks dirty
+    while it holds a lease are recorded against it. Once the lease is lost,
+    each of them that differs from its base is moved, bytes intact, to the
+    local-only .sync/lost-lease/<time>-<lease>/ and restored to its base
+    (removed if new, fetched again if it had one). Then it equals its base:
+    no later push, from any command, publishes it."""
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "models/m.yaml", b"v1")
+    write(a, "data/t/m/n/1/raw", b"version 1")
+    write(a, "files/old", b"committed")
+    a.push()
+    write(a, "files/unrelated-before", b"not under the lease")
+    with pytest.raises(LeaseLostError) as err:
+        with a.lease("model/t/m", ttl_ms=60000) as lease:
+            write(a, "data/t/m/n/2/raw", b"version 2")  # a new version
+            write(a, "models/m.yaml", b"v2")  # a change to a committed file
+            delete(a, "files/old")  # a delete
+            _lose(lease, store)
+            a.push("model method run")
+    assert ".sync/lost-lease/" in err.value.hint and err.value.code == "lease_lost"
+    aside = _lost_lease_dir(a)
+    assert (aside / "data/t/m/n/2/raw").read_bytes() == b"version 2"
+    assert (aside / "models/m.yaml").read_bytes() == b"v2"
+    assert not (a.root / "data/t/m/n/2").exists(), "an empty version directory still counts as a version"
+    assert read(a, "models/m.yaml") == b"v1" and read(a, "files/old") == b"committed"
+    assert a.status()["dirtyFiles"] == ["files/unrelated-before"]
+
+    write(a, "files/unrelated-after", b"later")
+    a.push("something else")  # the next push from this cache
+    b.pull()
+    assert files(b) == {"models/m.yaml": b"v1", "data/t/m/n/1/raw": b"version 1", "files/old": b"committed",
+                        "files/unrelated-before": b"not under the lease", "files/unrelated-after": b"later"}
+    a.push(full_walk=True)  # even a full walk finds nothing more to publish
+    assert b.pull().filesPulled == 0
+
+
+def test_a_lease_found_lost_at_release_quarantines_too(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
+    with pytest.raises(LeaseLostError):
+        with a.lease("model/t/m", ttl_ms=60000) as lease:
+            write(a, "data/t/m/n/1/raw", b"never published")
+            lease._stop.set()
+            lease._thread.join()
+            store.delete(lease.key)  # broken by force; release finds it gone
+    assert (_lost_lease_dir(a) / "data/t/m/n/1/raw").exists() and not (a.root / "data").exists()
+    a.push()
+    b.pull()
+    assert files(b) == {}
+
+
+def test_another_threads_push_publishes_its_own_work_but_not_a_lost_leases(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
+    inside, lost, done = threading.Event(), threading.Event(), threading.Event()
+    errors = []
+
+    def method():
+        try:
+            with a.lease("model/t/m", ttl_ms=60000):
+                write(a, "data/t/m/n/1/raw", b"under the lease")
+                inside.set()
+                lost.wait(10)
+                done.wait(10)
+                a.push()
+        except LeaseLostError as e:
+            errors.append(e)
+
+    t = threading.Thread(target=method)
+    t.start()
+    assert inside.wait(10)
+    with a._leases_mutex:
+        (lease,) = a._leases
+    _lose(lease, store)
+    lost.set()
+    write(a, "files/other", b"another command's work")
+    a.push()  # this thread holds no lease: it commits its own work only
+    done.set()
+    t.join()
+    assert len(errors) == 1
+    b.pull()
+    assert files(b) == {"files/other": b"another command's work"}
+
+
+def test_a_path_that_cannot_be_fetched_back_is_left_unfetched_not_deleted(make_peer, store, monkeypatch):
+    from swamp.datastore.objectstore.base import ObjectStoreError
+
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "files/kept", b"committed")
+    a.push()
+    with pytest.raises(LeaseLostError):
+        with a.lease("model/t/m", ttl_ms=60000) as lease:
+            write(a, "files/kept", b"changed under the lease")
+            _lose(lease, store)
+
+            def unreachable(key):
+                raise ObjectStoreError("connection refused")
+
+            monkeypatch.setattr(store, "get", unreachable)
+            a.push()
+    monkeypatch.undo()
+    assert not (a.root / "files/kept").exists() and a.status()["dirtyFiles"] == []
+    a.push(full_walk=True)
+    b.pull()
+    assert files(b) == {"files/kept": b"committed"}
+    assert a.hydrate("files/kept") and read(a, "files/kept") == b"committed"

@@ -6,6 +6,11 @@ the local file still equals its base; push uploads the blobs of changed
 files and creates ``log/head+1``, the single commit point, rebasing on a lost
 race. Every operation returns honest SyncCounts.
 
+Leases fence what is published: every path a thread marks dirty while it
+holds leases is recorded against them, every commit first checks that the
+leases held are still ours, and what was written under a lease found lost
+is quarantined (see ``_quarantine``): never published, kept aside locally.
+
 Conflicts never stop the safe part: pull, push and sync finish and record
 everything that can be applied, then raise SyncConflictError (exit 1) whose
 ``counts`` lists each conflict. Concurrent operations on one cache (threads or
@@ -26,12 +31,13 @@ import threading
 import time
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from swamp.datastore.base import SyncCounts
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, ObjectStoreError, PreconditionFailed
-from swamp.errors import SwampError, ValidationError
+from swamp.errors import LeaseLostError, SwampError, ValidationError
 from swamp.util import clock
 from swamp.util.atomic import DurableBatch
 from swamp.util.ids import hostname
@@ -102,8 +108,9 @@ class SyncEngine:
         self._mutex = threading.RLock()
         self._depth = 0
         self._lock_fd = -1
-        self._leases: set[Lease] = set()
+        self._leases: dict[Lease, _LeaseScope] = {}
         self._leases_mutex = threading.Lock()
+        self._here = threading.local()  # .held: the leases this thread holds, innermost last
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -147,11 +154,13 @@ class SyncEngine:
         """Call BEFORE every local write or delete of ``rel`` (a file or a
         directory; "" means everything)."""
         if rel in ("", "."):
+            self._record_under_leases("")
             self.journal.append(BULK)
             return
         check_rel_path(rel)
         if not is_synced(rel):
             return
+        self._record_under_leases(rel)
         if self.hydration == "lazy":
             # From now on the local file (or its absence) is the truth, not
             # "not fetched yet".
@@ -223,19 +232,55 @@ class SyncEngine:
     @contextlib.contextmanager
     def lease(self, name: str, *, ttl_ms: int = DEFAULT_TTL_MS, timeout_ms: int | None = None) -> Iterator[Lease]:
         """Hold lease ``name`` (e.g. ``model/<type>/<id>``). LockTimeoutError
-        (exit 75) names the holder; a push made while holding it refuses to
-        commit once it is lost (LeaseLostError)."""
+        (exit 75) names the holder.
+
+        Every path this thread marks dirty meanwhile is recorded as written
+        under the lease. Once it is lost (a failed heartbeat, the check
+        before a commit, or a release that finds it taken over), nothing
+        written under it is ever published: a push (by any thread) refuses
+        to commit and quarantines those paths first, and so does leaving
+        this block; a push by this thread, and leaving the block normally,
+        raise LeaseLostError."""
         if not name:
             raise ValidationError("a lease needs a name")
         held = Lease(self.store, self.layout, name, peer=self.peer, ttl_ms=ttl_ms, timeout_ms=timeout_ms)
-        with held:
-            with self._leases_mutex:
-                self._leases.add(held)
+        held.acquire()
+        with self._leases_mutex:
+            self._leases[held] = _LeaseScope()
+        stack = self._held_here()
+        stack.append(held)
+        failed = False
+        try:
+            yield held
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            stack.remove(held)
             try:
-                yield held
+                held.release()
             finally:
-                with self._leases_mutex:
-                    self._leases.discard(held)
+                with self._exclusive():
+                    if held.lost:
+                        self._quarantine(self._session(), held)
+                    with self._leases_mutex:
+                        scope = self._leases.pop(held)
+        if held.lost and not failed:
+            raise _lost(held, scope)
+
+    def _held_here(self) -> list[Lease]:
+        try:
+            return self._here.held
+        except AttributeError:
+            self._here.held = []
+            return self._here.held
+
+    def _record_under_leases(self, rel: str) -> None:
+        held = getattr(self._here, "held", None)
+        if held:
+            with self._leases_mutex:
+                for lease in held:
+                    self._leases[lease].written.add(rel)
 
     def lease_status(self) -> list[dict]:
         return lease_status(self.store, self.layout)
@@ -615,10 +660,11 @@ class SyncEngine:
             changes = self._upload(s, changes, uploaded)
             attempt = 0
             while changes:
-                with self._leases_mutex:
-                    leases = list(self._leases)
-                for held in leases:
-                    held.ensure_held(s)
+                if self._check_leases(s):
+                    # Another thread's lease was lost: what it wrote is back
+                    # to its base now, so look again.
+                    changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
+                    continue
                 head = self.state.head
                 commit = Commit(head + 1, head, uuid.uuid4().hex, commitlog.writer_info(self.peer),
                                 clock.isoformat(), command, changes)
@@ -649,6 +695,77 @@ class SyncEngine:
             if _stat_key(self.tree.abspath(rel)) != key:
                 self.journal.append(rel)
 
+    # --------------------------------------------------------------- leases
+    def _check_leases(self, s: Session) -> bool:
+        """Before a commit: every lease held in this process must still be
+        ours (renewed now if its last heartbeat is old). What was written
+        under a lost one is quarantined; LeaseLostError if this thread holds
+        it, else True (the caller looks at its changes again)."""
+        with self._leases_mutex:
+            leases = list(self._leases)
+        lost = []
+        for held in leases:
+            try:
+                held.ensure_held(s)
+            except LeaseLostError:
+                lost.append(held)
+        took_back = [self._quarantine(s, held) for held in lost]
+        mine = [held for held in lost if held in self._held_here()]
+        if mine:
+            with self._leases_mutex:
+                raise _lost(mine[0], self._leases[mine[0]])
+        return any(took_back)
+
+    def _quarantine(self, s: Session, held: Lease) -> bool:
+        """Take back what was written under the lost lease ``held``: each of
+        its paths that differs from its base is moved (bytes intact) to
+        ``.sync/lost-lease/<time>-<lease>/<path>``, local only, and the path
+        is restored to its base: removed if it had none, fetched again if it
+        had one (left "not fetched" if the store cannot be reached: a read
+        or a pull fetches it later). Each path then equals its base, so no
+        push publishes it, whatever the journal still lists. Idempotent;
+        called under the cache's lock. True if it took anything back."""
+        with self._leases_mutex:
+            scope = self._leases.get(held)
+            written = set(scope.written) if scope is not None else set()
+        if not written:
+            return False
+        changes = self._diff(self._candidates(written - {""}, "" in written))
+        if not changes:
+            return False
+        if scope.aside is None:
+            slug = re.sub(r"[^A-Za-z0-9_.-]", "_", held.name)[:80]
+            stamp = clock.isoformat().replace(":", "").replace("+0000", "Z")
+            scope.aside = f".sync/lost-lease/{stamp}-{slug}-{uuid.uuid4().hex[:6]}"
+        bases = self.state.bases(ch.path for ch in changes)
+        for ch in changes:
+            if ch.op == "put":
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                    self.tree.move_out(ch.path, f"{scope.aside}/{ch.path}")
+        unfetched = []
+        for ch in changes:
+            base = bases.get(ch.path)
+            if base is None:
+                continue
+            if self.hydration == "lazy" and is_lazy(ch.path):
+                unfetched.append(ch.path)
+                continue
+            try:
+                data = fetch_blob(s, self.layout, base.sha256)
+                st = self.tree.write(ch.path, data)
+            except (ObjectStoreError, CorruptRemoteError, BlockedPath) as e:
+                log.warning("could not restore %s after losing lease %r (%s); it is fetched on first read",
+                            ch.path, held.name, e)
+                unfetched.append(ch.path)
+            else:
+                self.tree.remember(ch.path, st, base.sha256)
+        with self.state.transaction():
+            self.state.set_bases((rel, bases[rel].sha256, bases[rel].size, False) for rel in unfetched)
+            self.tree.flush_stats()
+        log.warning("lease %r was lost: %d change(s) made under it were not published; kept in %s",
+                    held.name, len(changes), scope.aside)
+        return True
+
     def _record(self, s: Session, commit: Commit) -> None:
         with self.state.transaction():
             self.state.set_bases((ch.path, ch.sha256, ch.size, True) for ch in commit.changes if ch.op == "put")
@@ -664,6 +781,20 @@ class SyncEngine:
             except ObjectStoreError as e:
                 # Only costs newcomers a longer replay; the next mark retries.
                 log.warning("could not write checkpoint %d: %s", commit.seq, e)
+
+
+@dataclass
+class _LeaseScope:
+    """What a thread wrote while holding a lease, and where it went if lost."""
+
+    written: set[str] = field(default_factory=set)
+    aside: str | None = None
+
+
+def _lost(held: Lease, scope: _LeaseScope) -> LeaseLostError:
+    kept = (f"what was written under it is kept in {scope.aside} (local only); " if scope.aside else "")
+    return LeaseLostError(f"lease {held.name!r} was lost; nothing written under it was published",
+                          hint=kept + "another peer took it over after our heartbeat stalled; retry")
 
 
 class _Budget:

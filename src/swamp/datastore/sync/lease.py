@@ -167,7 +167,8 @@ class Lease:
                 try:
                     self.store.delete(self.key, if_match=self.etag)
                 except (PreconditionFailed, ObjectNotFound):
-                    pass  # taken over: not ours to delete
+                    self.lost = True  # taken over (or broken): not ours to delete, and lost meanwhile
+                    log.warning("lease %r was taken over by another peer before its release", self.name)
                 except ObjectStoreError as e:
                     log.warning("could not release lease %r (it expires in %d ms): %s", self.name, self.ttl_ms, e)
             self.etag = None

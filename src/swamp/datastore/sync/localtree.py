@@ -196,6 +196,15 @@ class LocalTree:
         """Rename the local file (atomic; the content is never copied)."""
         os.replace(self.abspath(rel), self._checked_parent(to_rel))
 
+    def move_out(self, rel: str, to_rel: str) -> None:
+        """``move_aside``, then prune the directories that emptied (an empty
+        version directory would still count as a version)."""
+        path = self.abspath(rel)
+        if not path.is_file():
+            raise FileNotFoundError(rel)
+        self.move_aside(rel, to_rel)
+        self._prune(path.parent)
+
     def _prune(self, directory: Path) -> Path:
         """Remove ``directory`` and its parents while empty; returns the
         first one left standing."""
