@@ -39,8 +39,9 @@ def test_gc_trims_old_log_and_sweeps_blobs_after_grace(make_peer, store, future)
     doomed = sha256_bytes(b"only in old commits")
     future(40 * 86400)
     report = a.gc(retention_days=30, grace_s=3600)
-    assert report["commitsDeleted"] == 10 and report["checkpointsDeleted"] == 1 and report["blobsDeleted"] == 0
-    assert _keys(store, "log") == ["default/log/00000000000000000011.json", "default/log/00000000000000000012.json"]
+    # the commit at the newest checkpoint (10) stays: the log is never emptied
+    assert report["commitsDeleted"] == 9 and report["checkpointsDeleted"] == 1 and report["blobsDeleted"] == 0
+    assert _keys(store, "log") == [f"default/log/{seq:020d}.json" for seq in (10, 11, 12)]
     assert _keys(store, "checkpoints") == ["default/checkpoints/00000000000000000010.json.gz"]
     assert a.gc(retention_days=30, grace_s=3600)["blobsDeleted"] == 0  # marked, but not for long enough
     future(2 * 3600)
@@ -211,3 +212,61 @@ def test_a_live_sweep_makes_another_gc_wait_and_a_stale_one_does_not(make_peer, 
     future(SWEEP_WINDOW_S + STALE_SWEEP_S + 1)
     assert a.gc(30, grace_s=0)["blobsDeleted"] == 1
     assert "sweep" not in json.loads(store.get(key)[0])
+
+
+# ------------------------------------------- a trimmed log never swallows a commit
+def test_a_newcomer_after_the_whole_log_was_trimmed_starts_from_the_checkpoint(make_peer, store, future):
+    """gc keeps the commit at the newest checkpoint: the log is never empty
+    once something was committed, so a new peer finds the checkpoint, and
+    its first commit follows it instead of re-creating a trimmed seq."""
+    a = make_peer("a", checkpoint_every=2)
+    write(a, "files/p", b"1")
+    a.push()
+    write(a, "files/p", b"2")
+    a.push()
+    future(40 * 86400)
+    assert a.gc(30, grace_s=3600)["commitsDeleted"] == 1
+    assert _keys(store, "log") == ["default/log/00000000000000000002.json"]
+    b = make_peer("b")
+    b.pull()
+    assert files(b) == {"files/p": b"2"} and b.state.head == 2
+    write(b, "files/q", b"new")
+    assert b.push().head == 3
+    c = make_peer("c")
+    c.pull()
+    assert files(c) == {"files/p": b"2", "files/q": b"new"}
+
+
+def test_a_push_from_a_peer_the_trim_left_behind_is_not_lost_in_the_gap(make_peer, store, future):
+    """A peer whose head the gc trimmed pushes without pulling first: its
+    commit must not land at a trimmed seq (create-only succeeds there, but no
+    peer ever lists it), it rebases and commits at the tip (S1, S5)."""
+    a = make_peer("a", checkpoint_every=3)
+    lagging = make_peer("lagging")
+    write(a, "files/p", b"1")
+    a.push()
+    lagging.pull()
+    for i in range(2, 5):
+        write(a, "files/p", f"{i}".encode())
+        a.push()
+    future(40 * 86400)
+    a.gc(30, grace_s=3600)
+    assert _keys(store, "log")[0].endswith("/00000000000000000003.json")
+    write(lagging, "files/mine", b"made while away")
+    counts = make_peer_push(lagging)
+    assert counts.head == 5
+    c = make_peer("c")
+    c.pull()
+    assert files(c) == {"files/p": b"4", "files/mine": b"made while away"}
+
+
+def make_peer_push(e):
+    """A push-only sync (``datastore sync --push``) from a fresh process:
+    no pull before it in this engine."""
+    from swamp.datastore.sync import SyncEngine
+
+    fresh = SyncEngine(e.store, e.root, peer=e.peer, concurrency=2)
+    try:
+        return fresh.push()
+    finally:
+        fresh.close()

@@ -62,6 +62,9 @@ from .state import Base, SyncState
 log = logging.getLogger(__name__)
 
 MAX_COMMIT_ATTEMPTS = 25
+#: a push commits at head+1 only if this engine saw the log continue from
+#: head this recently; otherwise it pulls first (see _head_is_current)
+HEAD_CURRENT_S = 600.0
 #: a push reads and hashes files up to this size itself, ahead of the pool's
 #: uploads; larger ones each in a pool thread
 SMALL_FILE = 256 << 10
@@ -111,6 +114,7 @@ class SyncEngine:
         self._leases: dict[Lease, _LeaseScope] = {}
         self._leases_mutex = threading.Lock()
         self._here = threading.local()  # .held: the leases this thread holds, innermost last
+        self._current: tuple[int, float] | None = None  # (head, monotonic) the log was seen to continue from
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -335,6 +339,7 @@ class SyncEngine:
         head = self.state.head
         seqs = commitlog.list_seqs(s, self.layout, head)
         if not seqs:
+            self._current = (head, time.monotonic())
             return
         start, tree, rejected = head, None, []
         if head == 0:
@@ -375,6 +380,7 @@ class SyncEngine:
         for path in rejected:
             s.conflict({"path": path, "reason": "invalid path in a remote record; not applied"})
         self._apply(s, incoming, own, commits[-1].seq if commits else start)
+        self._current = (self.state.head, time.monotonic())
 
     def _apply(self, s: Session, incoming: dict[str, Incoming], own: dict[str, Change], last: int) -> None:
         lazy = self.hydration == "lazy"
@@ -660,6 +666,13 @@ class SyncEngine:
             changes = self._upload(s, changes, uploaded)
             attempt = 0
             while changes:
+                if not self._head_is_current():
+                    # gc trims the log up to a checkpoint, and creating a
+                    # trimmed seq succeeds: a commit there would be seen by
+                    # no one. Pull first (one LIST when nothing is new).
+                    self._pull_into(s)
+                    changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
+                    continue
                 if self._check_leases(s):
                     # Another thread's lease was lost: what it wrote is back
                     # to its base now, so look again.
@@ -694,6 +707,16 @@ class SyncEngine:
         for rel, key in seen.items():
             if _stat_key(self.tree.abspath(rel)) != key:
                 self.journal.append(rel)
+
+    def _head_is_current(self) -> bool:
+        """Whether this engine saw, recently, that the log continues from
+        ``head``: a pull listed it (gc always keeps the commit at the newest
+        checkpoint, so a listing after a trimmed head is never empty), or
+        this engine created the commit at ``head``. Then ``head+1`` is the
+        tip or a seq a peer holds (412), never a trimmed one."""
+        current = self._current
+        return (current is not None and current[0] == self.state.head
+                and time.monotonic() - current[1] < HEAD_CURRENT_S)
 
     # --------------------------------------------------------------- leases
     def _check_leases(self, s: Session) -> bool:
@@ -772,6 +795,7 @@ class SyncEngine:
             self.state.drop_bases(ch.path for ch in commit.changes if ch.op == "delete")
             self.state.set_head(commit.seq)
             self.state.clear_pending(commit.seq)
+        self._current = (commit.seq, time.monotonic())
         s.add(filesPushed=sum(c.op == "put" for c in commit.changes),
               filesDeleted=sum(c.op == "delete" for c in commit.changes))
         if commit.seq % self.checkpoint_every == 0:

@@ -1,8 +1,9 @@
 """Retention (SYNC.md "Retention"): trim the log and the blobs.
 
-- Commits older than the window go, but only up to the newest checkpoint, so
-  the log stays a contiguous suffix that some checkpoint continues; the
-  newest checkpoint and those inside the window stay.
+- Commits older than the window go, but only up to the one before the
+  newest checkpoint, so the log stays a contiguous, never empty suffix that
+  some checkpoint continues; the newest checkpoint and those inside the
+  window stay.
 - Blobs go in two phases. A blob no kept commit or checkpoint references is
   *marked* (``gc/mark.json`` records when it was first seen unreferenced);
   a later gc deletes it only if it is still unreferenced and was marked at
@@ -126,7 +127,11 @@ def gc(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, *, retentio
     ckpts = [(layout.checkpoint_seq(m.key), m.last_modified) for m in store.list(layout.checkpoint_prefix)]
     ckpts = sorted((s, t) for s, t in ckpts if s is not None)
     newest_ckpt = ckpts[-1][0] if ckpts else 0
-    cut = min(max((s for s, t in logs if t < cutoff), default=0), newest_ckpt)
+    # The commit at the newest checkpoint stays, so the log is never empty
+    # once something was committed: a peer whose head is at or before it
+    # lists it and rebases from the checkpoint instead of believing it is
+    # up to date (and committing at a trimmed seq).
+    cut = min(max((s for s, t in logs if t < cutoff), default=0), max(0, newest_ckpt - 1))
     drop_logs = [s for s, _t in logs if s <= cut]
     drop_ckpts = [s for s, t in ckpts if t < cutoff and s != newest_ckpt]
     kept_logs = [s for s, _t in logs if s > cut]
