@@ -1,5 +1,5 @@
 """Review findings in the sync engine (src/swamp/datastore/sync/, owned by
-another engineer right now): each test is strict-xfail and says what breaks."""
+another engineer at the time); each was strict-xfail and now passes."""
 
 from __future__ import annotations
 
