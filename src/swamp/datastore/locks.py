@@ -61,10 +61,10 @@ def read_lock_info(path: Path) -> dict | None:
 
 def _is_stale(info: dict) -> bool:
     ttl = info.get("ttlMs", DEFAULT_TTL_MS) / 1000.0
-    return info["_mtime"] + ttl < time.time() or _holder_exited(info)
+    return info["_mtime"] + ttl < time.time() or holder_exited(info)
 
 
-def _holder_exited(info: dict) -> bool:
+def holder_exited(info: dict) -> bool:
     """A holder on this host whose process is gone (killed with SIGKILL, say)
     will never release nor heartbeat: no need to wait out its TTL. A holder
     elsewhere, or one we cannot check, counts as alive."""

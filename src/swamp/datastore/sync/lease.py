@@ -23,7 +23,7 @@ import threading
 import time
 import uuid
 
-from swamp.datastore.locks import _holder_exited as holder_exited
+from swamp.datastore.locks import holder_exited
 from swamp.datastore.locks import lock_timeout_ms
 from swamp.datastore.objectstore.base import (ObjectMeta, ObjectNotFound, ObjectStore, ObjectStoreError,
                                               PreconditionFailed)
