@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import cli, init_repo
+from tests.peers import ok, peer_from_git, run_hello, s3_setup_args
 
 pytestmark = pytest.mark.slow
 
@@ -19,29 +20,10 @@ pytestmark = pytest.mark.slow
 def backend(request):
     """The `datastore setup` arguments for a fresh prefix on the backend."""
     if request.param == "s3":
-        server = request.getfixturevalue("seaweedfs")
-        return ["s3", "--bucket", server.bucket, "--prefix", server.new_prefix(),
-                "--endpoint-url", server.endpoint_url, "--region", "us-east-1"]
+        return s3_setup_args(request.getfixturevalue("seaweedfs"))
     server = request.getfixturevalue("fake_gcs")
     return ["gcs", "--bucket", server.bucket, "--prefix", server.new_prefix(),
             "--endpoint-url", server.endpoint_url]
-
-
-def ok(repo, *args, **kw):
-    r = cli(repo, *args, **kw)
-    assert r.code == 0, r
-    return r.data
-
-
-def peer_from_git(origin: Path, path: Path) -> Path:
-    """A second checkout: the same definitions, none of the runtime state."""
-    init_repo(path)
-    shutil.copytree(origin / "models", path / "models", dirs_exist_ok=True)
-    return path
-
-
-def run_hello(repo: Path, text: str) -> dict:
-    return ok(repo, "model", "method", "run", "hello", "execute", "--input", f"run=echo {text}")
 
 
 @pytest.fixture
@@ -174,16 +156,12 @@ def test_peers_on_different_gateways_of_a_cluster(tmp_path, seaweedfs_cluster):
     server = seaweedfs_cluster
     prefix = server.new_prefix()
 
-    def setup_args(gateway):
-        return ["s3", "--bucket", server.bucket, "--prefix", prefix,
-                "--endpoint-url", server.endpoints[gateway], "--region", "us-east-1"]
-
     a = init_repo(tmp_path / "a")
     ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
     run_hello(a, "first")
-    ok(a, "datastore", "setup", *setup_args(0))
+    ok(a, "datastore", "setup", *s3_setup_args(server, prefix, gateway=0))
     b = peer_from_git(a, tmp_path / "b")
-    assert ok(b, "datastore", "setup", *setup_args(1))["filesPulled"] > 0
+    assert ok(b, "datastore", "setup", *s3_setup_args(server, prefix, gateway=1))["filesPulled"] > 0
 
     def burst(repo, who):
         return [run_hello(repo, f"{who}{i}")["dataArtifacts"][0]["version"] for i in range(3)]
@@ -223,9 +201,7 @@ def test_shared_settings_merge_per_key_and_report_a_same_key_conflict(team):
 
 
 def test_namespaces_share_a_bucket_without_seeing_each_other(tmp_path, seaweedfs):
-    prefix = seaweedfs.new_prefix()
-    base = ["s3", "--bucket", seaweedfs.bucket, "--prefix", prefix, "--endpoint-url", seaweedfs.endpoint_url,
-            "--region", "us-east-1"]
+    base = s3_setup_args(seaweedfs)
     a = init_repo(tmp_path / "a")
     ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo a")
     run_hello(a, "a")
@@ -238,8 +214,7 @@ def test_namespaces_share_a_bucket_without_seeing_each_other(tmp_path, seaweedfs
 
 
 def test_lazy_hydration_fetches_contents_on_first_read(tmp_path, seaweedfs):
-    args = ["s3", "--bucket", seaweedfs.bucket, "--prefix", seaweedfs.new_prefix(),
-            "--endpoint-url", seaweedfs.endpoint_url, "--region", "us-east-1"]
+    args = s3_setup_args(seaweedfs)
     a = init_repo(tmp_path / "a")
     ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
     run_hello(a, "lazy-content")

@@ -3,36 +3,19 @@ through the `swamp` command against a real S3 server (SeaweedFS)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli, init_repo
+from tests.helpers import init_repo
+from tests.peers import ok, peer_from_git, run_hello, s3_setup_args
 
 pytestmark = pytest.mark.slow
 
 
-def ok(repo, *args, **kw):
-    r = cli(repo, *args, **kw)
-    assert r.code == 0, r
-    return r.data
-
-
-def peer_from_git(origin: Path, path: Path) -> Path:
-    init_repo(path)
-    shutil.copytree(origin / "models", path / "models", dirs_exist_ok=True)
-    return path
-
-
-def run_hello(repo: Path, text: str) -> dict:
-    return ok(repo, "model", "method", "run", "hello", "execute", "--input", f"run=echo {text}")
-
-
 @pytest.fixture
 def s3(seaweedfs):
-    return ["s3", "--bucket", seaweedfs.bucket, "--prefix", seaweedfs.new_prefix(),
-            "--endpoint-url", seaweedfs.endpoint_url, "--region", "us-east-1"]
+    return s3_setup_args(seaweedfs)
 
 
 def version_dirs(repo: Path, name: str) -> dict[str, list[str]]:

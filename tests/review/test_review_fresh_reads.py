@@ -6,19 +6,13 @@ diffs against stale state")."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli, init_repo
+from tests.helpers import init_repo
+from tests.peers import ok
 
 pytestmark = pytest.mark.slow
-
-
-def ok(repo, *args, **kw):
-    r = cli(repo, *args, **kw)
-    assert r.code == 0, r
-    return r.data
 
 
 def test_method_arguments_see_what_the_command_pulled(tmp_path, seaweedfs):

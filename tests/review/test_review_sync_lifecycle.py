@@ -3,35 +3,13 @@ command against a real S3 server (SeaweedFS)."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli, init_repo
+from tests.helpers import init_repo
+from tests.peers import ok, peer_from_git, run_hello, s3_setup_args
 
 pytestmark = pytest.mark.slow
-
-
-def ok(repo, *args, **kw):
-    r = cli(repo, *args, **kw)
-    assert r.code == 0, r
-    return r.data
-
-
-def s3_args(server, prefix: str) -> list[str]:
-    return ["s3", "--bucket", server.bucket, "--prefix", prefix,
-            "--endpoint-url", server.endpoint_url, "--region", "us-east-1"]
-
-
-def peer_from_git(origin: Path, path: Path) -> Path:
-    init_repo(path)
-    shutil.copytree(origin / "models", path / "models", dirs_exist_ok=True)
-    return path
-
-
-def run_hello(repo: Path, text: str) -> dict:
-    return ok(repo, "model", "method", "run", "hello", "execute", "--input", f"run=echo {text}")
 
 
 @pytest.fixture
@@ -49,11 +27,11 @@ def test_setup_onto_a_new_remote_publishes_everything(tmp_path, seaweedfs, solo,
     state of the old remote (head, bases) must not make setup believe the new
     remote already holds everything (it pushed 0 files and reported success)."""
     a = solo
-    first = s3_args(seaweedfs, seaweedfs.new_prefix())
+    first = s3_setup_args(seaweedfs, seaweedfs.new_prefix())
     ok(a, "datastore", "setup", *first)
     again = ok(a, "datastore", "setup", *first)  # same remote: nothing to redo
     assert (again["filesPushed"], again["filesPulled"]) == (0, 0), again
-    new_args = (s3_args(seaweedfs, seaweedfs.new_prefix()) if move == "prefix"
+    new_args = (s3_setup_args(seaweedfs, seaweedfs.new_prefix()) if move == "prefix"
                 else [*first, "--namespace", "moved"])
     moved = ok(a, "datastore", "setup", *new_args)
     assert moved["filesPushed"] > 0 and moved["conflicts"] == [], moved
