@@ -9,12 +9,12 @@ from typing import Any
 
 def renderer_for(repo):
     def render(value: Any, variables: dict, source: str, field: str) -> Any:
-        if not _mentions_expression(value):
-            return value  # the common case: no need to load the CEL engine
-        from swamp.expr import api as expr
+        from swamp.expr import ExprContext, has_expressions, render as render_expr  # CEL loads on first use
 
-        ctx = expr.ExprContext(variables=variables, data=_data_provider(repo), vault=_vault_provider(repo))
-        return expr.render(value, ctx, source=source, field=field)
+        if not has_expressions(value):
+            return value
+        ctx = ExprContext(variables=variables, data=_data_provider(repo), vault=_vault_provider(repo))
+        return render_expr(value, ctx, source=source, field=field)
 
     return render
 
@@ -34,12 +34,3 @@ def _vault_provider(repo):
 
     return RepoVaults(repo)
 
-
-def _mentions_expression(value: Any) -> bool:
-    if isinstance(value, str):
-        return "${{" in value
-    if isinstance(value, dict):
-        return any(_mentions_expression(k) or _mentions_expression(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(_mentions_expression(v) for v in value)
-    return False
