@@ -32,3 +32,13 @@ def s3_setup_args(server, prefix: str | None = None, gateway: int = 0) -> list[s
     """`datastore setup` arguments for a SeaweedFS server (a fresh prefix by default)."""
     return ["s3", "--bucket", server.bucket, "--prefix", prefix or server.new_prefix(),
             "--endpoint-url", server.endpoints[gateway], "--region", "us-east-1"]
+
+
+def repo_with_hello_runs(path: Path, runs: int) -> Path:
+    """A new repository with a `hello` command/shell model run ``runs``
+    times (stdout a0, a1, ...)."""
+    repo = init_repo(path)
+    ok(repo, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
+    for i in range(runs):
+        run_hello(repo, f"a{i}")
+    return repo

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import cli, init_repo
-from tests.peers import ok, peer_from_git, run_hello, s3_setup_args
+from tests.peers import ok, peer_from_git, repo_with_hello_runs, run_hello, s3_setup_args
 
 pytestmark = pytest.mark.slow
 
@@ -28,10 +28,7 @@ def backend(request):
 
 @pytest.fixture
 def team(tmp_path: Path, backend):
-    a = init_repo(tmp_path / "a")
-    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
-    for i in range(3):
-        run_hello(a, f"a{i}")
+    a = repo_with_hello_runs(tmp_path / "a", 3)
     setup_a = ok(a, "datastore", "setup", *backend)
     assert setup_a["filesPushed"] > 0 and setup_a["conflicts"] == []
     b = peer_from_git(a, tmp_path / "b")
@@ -131,10 +128,7 @@ def test_setup_killed_half_way_then_rerun_ends_as_if_never_interrupted(tmp_path,
 
     from tests.helpers import _env
 
-    a = init_repo(tmp_path / "a")
-    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
-    for i in range(3):
-        run_hello(a, f"a{i}")
+    a = repo_with_hello_runs(tmp_path / "a", 3)
     killed = subprocess.run([sys.executable, "-c", KILL_DRIVER, "datastore", "setup", *backend,
                              "--repo-dir", str(a), "--json"],
                             env=_env({"KILL_AFTER_CALLS": str(kill_after)}), capture_output=True, text=True)

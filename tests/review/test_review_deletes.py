@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import init_repo
-from tests.peers import ok, peer_from_git, run_hello, s3_setup_args
+from tests.peers import ok, peer_from_git, repo_with_hello_runs, run_hello, s3_setup_args
 
 pytestmark = pytest.mark.slow
 
@@ -32,10 +31,7 @@ def test_a_lazy_peer_deleting_a_version_deletes_its_content_everywhere(tmp_path,
     """S4: B (lazy hydration) never read version 1, so its raw file is not
     on B's disk. Deleting the version must still commit the delete of the
     raw file; otherwise every full peer keeps it forever."""
-    a = init_repo(tmp_path / "a")
-    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
-    for i in range(3):
-        run_hello(a, f"a{i}")
+    a = repo_with_hello_runs(tmp_path / "a", 3)
     ok(a, "datastore", "setup", *s3)
     b = peer_from_git(a, tmp_path / "b")
     ok(b, "datastore", "setup", *s3, "--hydration", "lazy")
@@ -51,10 +47,7 @@ def test_model_delete_force_never_gives_a_version_number_out_again(tmp_path, s3)
     """S3: A deletes the model with its data; B, whose checkout still has
     the definition (same model id), runs it. The new version must not
     reuse number 1..3, which readers saw with other content."""
-    a = init_repo(tmp_path / "a")
-    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
-    for i in range(3):
-        run_hello(a, f"a{i}")
+    a = repo_with_hello_runs(tmp_path / "a", 3)
     ok(a, "datastore", "setup", *s3)
     b = peer_from_git(a, tmp_path / "b")
     ok(b, "datastore", "setup", *s3)
@@ -67,10 +60,7 @@ def test_model_delete_force_never_gives_a_version_number_out_again(tmp_path, s3)
 def test_a_lazy_peer_deleting_a_model_deletes_its_contents_everywhere(tmp_path, s3):
     """S4, `model delete --force` from a lazily hydrated peer: no raw file
     of the model stays behind on the full peers."""
-    a = init_repo(tmp_path / "a")
-    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
-    for i in range(3):
-        run_hello(a, f"a{i}")
+    a = repo_with_hello_runs(tmp_path / "a", 3)
     ok(a, "datastore", "setup", *s3)
     b = peer_from_git(a, tmp_path / "b")
     ok(b, "datastore", "setup", *s3, "--hydration", "lazy")
@@ -86,10 +76,7 @@ def test_a_lazy_peer_moving_to_a_directory_datastore_keeps_every_content(tmp_pat
     """`datastore setup filesystem` copies the state into the directory;
     from a lazily hydrated cache, contents never fetched must be copied too
     (fetched first), not silently left behind."""
-    a = init_repo(tmp_path / "a")
-    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
-    for i in range(2):
-        run_hello(a, f"a{i}")
+    a = repo_with_hello_runs(tmp_path / "a", 2)
     ok(a, "datastore", "setup", *s3)
     b = peer_from_git(a, tmp_path / "b")
     ok(b, "datastore", "setup", *s3, "--hydration", "lazy")
