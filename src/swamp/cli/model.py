@@ -6,7 +6,7 @@ import click
 
 from swamp.cli.inputs import collect_inputs, input_options, parse_pairs
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import confirm, emit, say, table
+from swamp.cli.output import confirm, emit, emit_validation, say, table
 
 
 @click.group()
@@ -104,16 +104,7 @@ def validate(state: CliState, name):
     from swamp.models.service import validate_models
 
     result = validate_models(state.repo(), name)
-
-    def human():
-        for m in result["models"]:
-            say(f"{'ok     ' if m['valid'] else 'INVALID'} {m['name']}")
-            for e in m["errors"]:
-                say(f"        {e}")
-
-    emit(state, result, human)
-    if not result["valid"]:
-        sys.exit(1)
+    emit_validation(state, result, "models")
 
 
 @model.command("delete")

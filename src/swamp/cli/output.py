@@ -64,3 +64,18 @@ def confirm(state: CliState, yes: bool, question: str) -> None:
 
         raise UsageError(f"{question} (pass -y to confirm)")
     click.confirm(question, abort=True)
+
+
+def emit_validation(state: CliState, result: dict, items: str) -> None:
+    """A validation report ({"valid", items: [{"name", "valid", "errors"}]});
+    exits 1 when anything is invalid (the report is still printed)."""
+
+    def human():
+        for entry in result[items]:
+            say(f"{'ok     ' if entry['valid'] else 'INVALID'} {entry['name']}")
+            for e in entry["errors"]:
+                say(f"        {e}")
+
+    emit(state, result, human)
+    if not result["valid"]:
+        sys.exit(1)

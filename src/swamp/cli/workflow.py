@@ -6,7 +6,7 @@ import click
 
 from swamp.cli.inputs import collect_inputs, input_options
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import emit, say, table
+from swamp.cli.output import emit, emit_validation, say, table
 
 
 @click.group()
@@ -61,16 +61,7 @@ def validate(state: CliState, name):
     from swamp.workflows import service
 
     result = service.validate(state.repo(), name)
-
-    def human():
-        for w in result["workflows"]:
-            say(f"{'ok     ' if w['valid'] else 'INVALID'} {w['name']}")
-            for e in w["errors"]:
-                say(f"        {e}")
-
-    emit(state, result, human)
-    if not result["valid"]:
-        sys.exit(1)
+    emit_validation(state, result, "workflows")
 
 
 @workflow.command("evaluate")
