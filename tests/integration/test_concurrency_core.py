@@ -212,7 +212,7 @@ HOLDER = textwrap.dedent('''
     import sys, time
     from swamp.repo.context import Repo
     from swamp.models.definitions import find_definition
-    from swamp.datastore.base import model_lock_name
+    from swamp.models.leases import model_lock_name
 
     repo = Repo.open(sys.argv[1])
     d = find_definition(repo, sys.argv[2])[1]
@@ -223,7 +223,7 @@ HOLDER = textwrap.dedent('''
 
 
 def model_lock_file(repo, name):
-    from swamp.datastore.base import model_lock_name
+    from swamp.models.leases import model_lock_name
     from swamp.datastore.locks import lock_file_name
     from swamp.models.definitions import find_definition
     from swamp.repo.context import Repo

@@ -14,7 +14,7 @@ HOLDER = textwrap.dedent('''
     import sys, time
     from swamp.repo.context import Repo
     from swamp.models.definitions import find_definition
-    from swamp.datastore.base import model_lock_name
+    from swamp.models.leases import model_lock_name
 
     repo = Repo.open(sys.argv[1])
     d = find_definition(repo, sys.argv[2])[1]

@@ -7,7 +7,7 @@ import json
 from swamp.data.lifetimes import versions_to_collect
 from swamp.data.repository import DataRecord, DataRepository
 from swamp.data.walk import iter_models
-from swamp.datastore.base import model_lock_name
+from swamp.models.leases import model_lock_name
 from swamp.errors import NotFoundError, SwampError
 from swamp.util import clock
 

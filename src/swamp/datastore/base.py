@@ -17,10 +17,10 @@ import os
 import shutil
 import threading
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence
 
+from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import NotFoundError
 from swamp.util.atomic import atomic_writer
 from swamp.util.names import check_rel_path
@@ -35,45 +35,6 @@ LOCAL_ONLY_FILES = frozenset({"data/_catalog.db", "data/_catalog.db-wal", "data/
 def is_local_only(rel: str) -> bool:
     top = rel.split("/", 1)[0]
     return top in LOCAL_ONLY_DIRS or rel in LOCAL_ONLY_FILES or rel.rsplit("/", 1)[-1].startswith(".tmp-")
-
-
-def model_lock_name(model_type: str, model_id: str) -> str:
-    return f"model/{model_type}/{model_id}"
-
-
-GLOBAL_LOCK = "datastore"
-
-
-@dataclass
-class SyncCounts:
-    """What every sync reports (SYNC.md); zeros for a filesystem datastore."""
-
-    filesPulled: int = 0
-    filesPushed: int = 0
-    filesDeleted: int = 0
-    bytesPulled: int = 0
-    bytesPushed: int = 0
-    requests: int = 0
-    conflicts: list = field(default_factory=list)
-    head: int = 0
-
-    def add(self, other: "SyncCounts") -> None:
-        for k in ("filesPulled", "filesPushed", "filesDeleted", "bytesPulled", "bytesPushed", "requests"):
-            setattr(self, k, getattr(self, k) + getattr(other, k))
-        self.conflicts.extend(other.conflicts)
-        self.head = max(self.head, other.head)
-
-    def to_json(self) -> dict:
-        return {
-            "filesPulled": self.filesPulled,
-            "filesPushed": self.filesPushed,
-            "filesDeleted": self.filesDeleted,
-            "bytesPulled": self.bytesPulled,
-            "bytesPushed": self.bytesPushed,
-            "requests": self.requests,
-            "conflicts": list(self.conflicts),
-            "head": self.head,
-        }
 
 
 class ReentrantLocks:
@@ -203,8 +164,8 @@ class Datastore(abc.ABC):
     # ---------------------------------------------------------------- locks
     @contextlib.contextmanager
     def lock(self, name: str, *, timeout_ms: int | None = None):
-        """A context manager holding the named lock (or lease): ``GLOBAL_LOCK``
-        or ``model_lock_name(type, id)``. Waiting longer than the timeout
+        """A context manager holding the named lock (or lease); its
+        owner names it (``swamp.models.leases``, ``workflows.records.run_lock``). Waiting longer than the timeout
         raises LockTimeoutError (exit 75) naming the holder. A thread that
         already holds the lock takes it again at no cost (a workflow step
         holding a model's lock calling the runner)."""

@@ -20,7 +20,8 @@ import contextlib
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from swamp.datastore.base import Datastore, SyncCounts, is_local_only
+from swamp.datastore.base import Datastore, is_local_only
+from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import LeaseLostError, NotFoundError, SwampError
 
 

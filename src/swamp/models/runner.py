@@ -10,7 +10,7 @@ import time
 import traceback
 
 from swamp.data.repository import DataRepository
-from swamp.datastore.base import model_lock_name
+from swamp.models.leases import model_lock_name
 from swamp.errors import NotFoundError, SwampError
 from swamp.models.arguments import resolve_arguments
 from swamp.models.context import Context, RunInfo

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from swamp.data.repository import DataRepository
-from swamp.datastore.base import model_lock_name
+from swamp.models.leases import model_lock_name
 from swamp.errors import ConflictError, SwampError, ValidationError
 from swamp.models.definitions import (Definition, definition_path, find_definition,
                                       iter_definition_files, load_definition, save_definition)

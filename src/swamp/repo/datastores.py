@@ -7,7 +7,8 @@ import json
 import shutil
 from pathlib import Path
 
-from swamp.datastore.base import SyncCounts, is_local_only
+from swamp.datastore.base import is_local_only
+from swamp.datastore.sync.counts import SyncCounts
 from swamp.util.atomic import atomic_write
 
 

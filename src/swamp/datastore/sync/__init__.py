@@ -1,8 +1,24 @@
 """The sync protocol of SYNC.md: a local cache directory shared with a team
-through an object store. ``SyncEngine`` is the entry point."""
+through an object store. ``SyncEngine`` is the entry point.
 
-from .engine import SyncEngine
-from .errors import CorruptRemoteError, SyncConflictError
-from .pathclass import PathClass, classify, register_mergeable
+The names below load on first use, so that importing a light module of this
+package (``counts``) does not load the engine and its object-store client."""
 
-__all__ = ["SyncEngine", "SyncConflictError", "CorruptRemoteError", "PathClass", "classify", "register_mergeable"]
+import importlib
+
+_EXPORTS = {
+    "SyncEngine": "engine",
+    "SyncConflictError": "errors",
+    "CorruptRemoteError": "errors",
+    "PathClass": "pathclass",
+    "classify": "pathclass",
+    "register_mergeable": "pathclass",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Iterator
 
-from swamp.datastore.base import SyncCounts
+from swamp.datastore.sync.counts import SyncCounts
 from swamp.datastore.objectstore.base import ObjectMeta, ObjectStore
 
 

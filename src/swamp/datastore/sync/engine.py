@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from swamp.datastore.base import SyncCounts
+from swamp.datastore.sync.counts import SyncCounts
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, ObjectStoreError, PreconditionFailed
 from swamp.errors import LeaseLostError, SwampError, ValidationError
 from swamp.util import clock

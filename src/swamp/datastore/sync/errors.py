@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swamp.datastore.base import SyncCounts
+from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, SwampError
 
 
