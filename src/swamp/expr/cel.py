@@ -25,7 +25,7 @@ from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
 from swamp.errors import NotFoundError
-from swamp.expr.api import NAMESPACES, ROOTS, ExprContext
+from swamp.expr.context import NAMESPACES, ROOTS, ExprContext
 from swamp.expr.errors import ExpressionError
 from swamp.vault.sentinel import make_sentinel
 

@@ -1,6 +1,6 @@
 """Finding definition files, and reading one on the fast path (no pydantic)
 for commands that only need a model's name, type and id, such as `data get`.
-The schema in definitions.py still speaks for any file that is not exactly
+The schema in definition_schema.py still speaks for any file that is not exactly
 as expected."""
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def check_file_name(path: Path, name: str) -> None:
 
 
 def _schema():
-    from swamp.models.definitions import Definition
+    # pydantic loads only when a file strays from the fast path.
+    from swamp.models.definition_schema import Definition
 
     return Definition
 

@@ -1,0 +1,44 @@
+"""The schema of a definition document (``models/{type}/{name}.yaml``).
+Below both the file finder (definition_files.py), which falls back on it to
+explain a file it cannot read on the fast path, and definitions.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from swamp.errors import ValidationError
+from swamp.util.ids import new_id
+from swamp.util.names import check_type_name
+from swamp.util.schema_types import Name
+
+
+class MethodConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Definition(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    type: str
+    typeVersion: str | None = None
+    id: str = Field(default_factory=new_id)
+    name: Name
+    version: int = 1
+    description: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    globalArguments: dict[str, Any] = Field(default_factory=dict)
+    methods: dict[str, MethodConfig] = Field(default_factory=dict)
+    inputs: dict[str, Any] | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _type(cls, v: str) -> str:
+        try:
+            check_type_name(v)
+        except ValidationError as e:
+            raise ValueError(e.message) from None
+        return v
