@@ -58,7 +58,6 @@ def test_a_stale_lease_is_taken_over_by_exactly_one_of_many(make_peer):
     held = dead.lease("m", ttl_ms=200)
     lease = held.__enter__()
     lease._stop.set()  # the holder is "killed": no heartbeat, no release
-    time.sleep(0.35)
     takers = [make_peer(f"t{i}") for i in range(6)]
     barrier = threading.Barrier(len(takers))
     won, lost = [], []
@@ -66,9 +65,13 @@ def test_a_stale_lease_is_taken_over_by_exactly_one_of_many(make_peer):
     def take(e):
         barrier.wait()
         try:
-            with e.lease("m", ttl_ms=5000, timeout_ms=0):
+            # Each watches the dead lease unchanged for its 200 ms ttl, then
+            # they race the takeover; the winner holds on until the others gave up.
+            with e.lease("m", ttl_ms=5000, timeout_ms=1500):
                 won.append(e.peer)
-                time.sleep(0.2)
+                deadline = time.monotonic() + 10
+                while len(lost) < len(takers) - 1 and time.monotonic() < deadline:
+                    time.sleep(0.02)
         except LockTimeoutError:
             lost.append(e.peer)
 
@@ -139,8 +142,9 @@ HOLD_AND_WAIT = '''
 import sys, time
 from swamp.datastore.objectstore.local import LocalDirObjectStore
 from swamp.datastore.sync import SyncEngine
+from swamp.repo.datastores import path_rules
 
-e = SyncEngine(LocalDirObjectStore(sys.argv[1]), sys.argv[2], peer="victim")
+e = SyncEngine(LocalDirObjectStore(sys.argv[1]), sys.argv[2], rules=path_rules(), peer="victim")
 with e.lease("model/acme/x/1", ttl_ms=30000):
     print("held", flush=True)
     time.sleep(60)
@@ -160,6 +164,7 @@ def test_a_lease_whose_holder_on_this_machine_was_killed_is_taken_at_once(tmp_pa
     from swamp.datastore.objectstore.local import LocalDirObjectStore
     from swamp.datastore.sync import SyncEngine
     from swamp.datastore.sync.layout import Layout
+    from swamp.repo.datastores import path_rules
     from tests.helpers import _env
 
     objects = tmp_path / "objects"
@@ -170,7 +175,7 @@ def test_a_lease_whose_holder_on_this_machine_was_killed_is_taken_at_once(tmp_pa
         store = LocalDirObjectStore(objects)
         body = json.loads(store.get(Layout("default").lease("model/acme/x/1"))[0])
         assert body["pid"] == holder.pid and body["host"]
-        e = SyncEngine(store, tmp_path / "next", peer="next")
+        e = SyncEngine(store, tmp_path / "next", rules=path_rules(), peer="next")
         try:
             with pytest.raises(LockTimeoutError):  # alive: honoured
                 with e.lease("model/acme/x/1", timeout_ms=300):

@@ -2,15 +2,31 @@
 (SYNC.md "Leases"). Only the allocation of new data versions uses them; the
 hot path (push) never waits on one (S8).
 
-- acquire: create-only; on 412 HEAD it; stale when the server's
-  Last-Modified + ttlMs is in the past, or at once when its holder ran on
-  this machine (same hostname) and its pid no longer exists (killed with
-  kill -9: it will never heartbeat nor release), the same rule as the lock
-  files of the filesystem datastore; take a stale lease over with If-Match
-  on the ETag just read, so of several takers exactly one wins;
+No wall clock is trusted. Peers' clocks differ (by seconds, or by minutes on
+a laptop back from sleep), and the server's Last-Modified is a third clock;
+comparing any two of them lets a fast peer take a live lease. Staleness is
+judged by what the taker itself sees, with its own monotonic clock: every
+write of a lease (create, heartbeat, takeover) gives it a new ETag, so a
+lease whose ETag the taker has seen unchanged for a whole ttl has had no
+heartbeat for at least that long.
+
+- acquire: create-only; on 412 read it (body and ETag). It is stale once
+  this process has watched the same ETag for ttlMs (the holder's ttl) of its
+  own monotonic clock, or at once when its holder ran on this machine (same
+  hostname) and its pid no longer exists (killed with kill -9: it will never
+  heartbeat nor release; the rule of the filesystem lock files). A stale
+  lease is taken over with If-Match on the ETag watched, so of several
+  takers exactly one wins, and none wins over a heartbeat that landed
+  meanwhile;
 - heartbeat: every ttl/3, rewrite with If-Match on our last ETag. A failed
   heartbeat (or none succeeding for a whole ttl) means lost;
 - release: delete with If-Match on our ETag.
+
+Why the holder is safe: a taker starts watching an ETag only after the
+write that made it landed, which is after the holder's clock read
+``_renewed`` for that write; so no taker can take over before ``_renewed +
+ttl``, which is when the holder counts its lease as lost. Only the rate of
+the two monotonic clocks matters, never their offset.
 """
 
 from __future__ import annotations
@@ -22,11 +38,11 @@ import random
 import threading
 import time
 import uuid
+from typing import Callable
 
 from swamp.datastore.locks import holder_exited
 from swamp.datastore.locks import lock_timeout_ms
-from swamp.datastore.objectstore.base import (ObjectMeta, ObjectNotFound, ObjectStore, ObjectStoreError,
-                                              PreconditionFailed)
+from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, ObjectStoreError, PreconditionFailed
 from swamp.errors import LeaseLostError, LockTimeoutError
 from swamp.util import clock
 from swamp.util.ids import holder, hostname
@@ -37,35 +53,78 @@ log = logging.getLogger(__name__)
 DEFAULT_TTL_MS = 30_000
 
 
-def is_stale(meta: ObjectMeta, ttl_ms: int, info: dict | None = None) -> bool:
-    """Expired (Last-Modified + ttl in the past), or, given the lease body
-    ``info``, held by a process of this machine that no longer exists."""
-    return meta.last_modified + ttl_ms / 1000.0 < clock.now() or (info is not None and holder_exited(info))
+class Watch:
+    """What this process has seen of lease objects: per key, the ETag last
+    read and the monotonic time it was first read. Shared by every lease of
+    a process (the module's ``WATCH``), so a second attempt in the same
+    process does not start counting again from zero."""
+
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.monotonic = monotonic
+        self._seen: dict[tuple[str, str], tuple[str, float]] = {}
+        self._lock = threading.Lock()
+
+    def unchanged_for(self, where: str, key: str, etag: str) -> float:
+        """Seconds this ETag has been seen unchanged (0 when it is new).
+        Call only after the read that returned ``etag`` completed."""
+        now = self.monotonic()
+        with self._lock:
+            seen = self._seen.get((where, key))
+            if seen is None or seen[0] != etag:
+                self._seen[(where, key)] = (etag, now)
+                return 0.0
+            return now - seen[1]
+
+    def forget(self, where: str, key: str) -> None:
+        with self._lock:
+            self._seen.pop((where, key), None)
 
 
-def read_info(store: ObjectStore, key: str) -> dict:
+WATCH = Watch()
+
+
+def holder_ttl_ms(info: dict, fallback: int = DEFAULT_TTL_MS) -> int:
+    """The ttl the holder heartbeats against. An unreadable body (torn,
+    foreign) gets the larger of ours and the default: waiting longer is safe,
+    shorter is not."""
+    ttl = info.get("ttlMs")
+    if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0:
+        return ttl
+    return max(fallback, DEFAULT_TTL_MS)
+
+
+def read_lease(store: ObjectStore, key: str) -> tuple[dict, str] | None:
+    """(body, etag) of a lease, or None when there is none. A body that does
+    not parse is ``{}``: held by someone unknown."""
     try:
-        data, _ = store.get(key)
+        data, etag = store.get(key)
+    except ObjectNotFound:
+        return None
+    try:
         info = json.loads(data)
-        return info if isinstance(info, dict) else {}
-    except (ObjectNotFound, ValueError):
-        return {}
+    except ValueError:
+        info = {}
+    return (info if isinstance(info, dict) else {}), etag
 
 
 class Lease:
     def __init__(self, store: ObjectStore, layout: Layout, name: str, *, peer: str,
-                 ttl_ms: int = DEFAULT_TTL_MS, timeout_ms: int | None = None) -> None:
+                 ttl_ms: int = DEFAULT_TTL_MS, timeout_ms: int | None = None,
+                 watch: Watch | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         self.store = store
         self.name = name
         self.key = layout.lease(name)
         self.peer = peer
         self.ttl_ms = ttl_ms
         self.timeout_ms = lock_timeout_ms() if timeout_ms is None else timeout_ms
+        self.watch = watch or WATCH
+        self._monotonic = self.watch.monotonic
+        self._sleep = sleep  # tests inject a clock: ``watch`` and ``sleep`` go together
         self.nonce = uuid.uuid4().hex
         self.etag: str | None = None
         self.lost = False
         self._acquired_at = ""
-        self._renewed = 0.0  # time.monotonic() of the last successful write
+        self._renewed = 0.0  # monotonic time read just before our last successful write
         self._mutex = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -78,30 +137,39 @@ class Lease:
 
     # ------------------------------------------------------------------ acquire
     def acquire(self) -> "Lease":
-        self._acquired_at = clock.isoformat()
-        deadline = time.monotonic() + self.timeout_ms / 1000.0
+        self._acquired_at = clock.isoformat()  # shown to people only; never compared
+        deadline = self._monotonic() + self.timeout_ms / 1000.0
         delay = 0.02
+        held: dict = {}
         while True:
-            started = time.monotonic()
+            started = self._monotonic()
             try:
                 self.etag = self.store.put(self.key, self._body(), if_none_match=True)
                 break
             except PreconditionFailed:
                 pass
-            meta = self.store.head(self.key)
-            if meta is None:
-                continue  # released between our create and our look: try again now
-            held = read_info(self.store, self.key)
-            if is_stale(meta, int(held.get("ttlMs", DEFAULT_TTL_MS)), held):
+            seen = read_lease(self.store, self.key)
+            if seen is None:
+                continue  # released between our create and our read: try again now
+            held, etag = seen
+            ttl_s = holder_ttl_ms(held, self.ttl_ms) / 1000.0
+            waited = self.watch.unchanged_for(self.store.name, self.key, etag)
+            if waited >= ttl_s or holder_exited(held):
+                started = self._monotonic()
                 try:
-                    self.etag = self.store.put(self.key, self._body(), if_match=meta.etag)
+                    self.etag = self.store.put(self.key, self._body(), if_match=etag)
                     break
                 except (PreconditionFailed, ObjectNotFound):
                     pass  # another taker won, or the holder came back
-            if time.monotonic() >= deadline:
+            now = self._monotonic()
+            if now >= deadline:
                 raise self._timeout(held)
-            time.sleep(min(delay * random.uniform(0.5, 1.5), max(0.0, deadline - time.monotonic())))
+            # Poll with backoff, but look again right when the watched ETag
+            # would turn stale, and never sleep past the deadline.
+            pause = min(delay * random.uniform(0.5, 1.5), max(0.0, ttl_s - waited) + 0.01, deadline - now)
+            self._sleep(max(0.0, pause))
             delay = min(delay * 2, 1.0)
+        self.watch.forget(self.store.name, self.key)
         self._renewed = started
         self.lost = False
         self._stop.clear()
@@ -115,10 +183,12 @@ class Lease:
                    f"since {held.get('acquiredAt')})")
         else:
             who = "another peer"
+        ttl_ms = holder_ttl_ms(held, self.ttl_ms)
         return LockTimeoutError(
             f"timed out after {self.timeout_ms} ms waiting for lease {self.name!r}, held by {who}",
-            hint="wait for it to finish, raise SWAMP_LOCK_TIMEOUT_MS, or break a dead holder's lease "
-                 f"with 'swamp datastore lock release {self.name} --force'")
+            hint="wait for it to finish, raise SWAMP_LOCK_TIMEOUT_MS (a holder that stopped heartbeating is "
+                 f"taken over once its lease has stayed unchanged for {ttl_ms} ms), or break a dead holder's "
+                 f"lease with 'swamp datastore lock release {self.name} --force'")
 
     # ---------------------------------------------------------------- heartbeat
     def _beat(self) -> None:
@@ -131,7 +201,7 @@ class Lease:
         with self._mutex:
             if self.lost or self.etag is None:
                 return False
-            started = time.monotonic()
+            started = self._monotonic()
             try:
                 self.etag = (store or self.store).put(self.key, self._body(), if_match=self.etag)
                 self._renewed = started
@@ -142,16 +212,23 @@ class Lease:
                 return False
             except ObjectStoreError as e:
                 # Unreachable for now; once a whole ttl passed, others may hold it.
-                if time.monotonic() - self._renewed >= self.ttl_ms / 1000.0:
+                if self._monotonic() - self._renewed >= self.ttl_ms / 1000.0:
                     self.lost = True
                     log.warning("lease %r lost: no heartbeat for %d ms (%s)", self.name, self.ttl_ms, e)
                     return False
                 return True
 
+    def remaining_s(self) -> float:
+        """Seconds before any taker could judge this lease stale (0 once
+        lost): what a holder may still do before it must renew."""
+        if self.lost or self.etag is None:
+            return 0.0
+        return max(0.0, self.ttl_ms / 1000.0 - (self._monotonic() - self._renewed))
+
     def ensure_held(self, store: ObjectStore | None = None) -> None:
         """Before publishing under this lease: fail if it is (or may be) lost.
         A lease not renewed for ttl/2 is renewed now, synchronously."""
-        if not self.lost and time.monotonic() - self._renewed > self.ttl_ms / 2000.0:
+        if not self.lost and self._monotonic() - self._renewed > self.ttl_ms / 2000.0:
             self.renew(store)
         if self.lost:
             raise LeaseLostError(f"lease {self.name!r} was lost; nothing was published under it",
@@ -184,15 +261,24 @@ class Lease:
                                  hint="another peer took it over after our heartbeat stalled")
 
 
-def lease_status(store: ObjectStore, layout: Layout) -> list[dict]:
+def lease_status(store: ObjectStore, layout: Layout, watch: Watch | None = None) -> list[dict]:
+    """Every lease held. ``stale`` is what a taker in this process would
+    decide now: its holder on this machine is gone, or this process has
+    watched it unchanged for its ttl. One look at a lease held elsewhere
+    cannot tell (no clock is trusted), so it counts as live."""
+    watch = watch or WATCH
     out = []
     for meta in store.list(layout.lease_prefix):
-        info = read_info(store, meta.key)
-        ttl = int(info.get("ttlMs", DEFAULT_TTL_MS))
+        seen = read_lease(store, meta.key)
+        if seen is None:
+            continue  # released since the listing
+        info, etag = seen
+        ttl = holder_ttl_ms(info)
+        stale = watch.unchanged_for(store.name, meta.key, etag) >= ttl / 1000.0 or holder_exited(info)
         out.append({
             "name": layout.lease_name(meta.key), "holder": info.get("holder"), "host": info.get("host"),
             "pid": info.get("pid"), "peer": info.get("peer"), "acquiredAt": info.get("acquiredAt"),
-            "ttlMs": ttl, "stale": is_stale(meta, ttl, info),
+            "ttlMs": ttl, "stale": stale,
         })
     return sorted(out, key=lambda d: d["name"])
 
@@ -204,4 +290,3 @@ def force_release(store: ObjectStore, layout: Layout, name: str) -> bool:
         return False
     store.delete(key)
     return True
-
