@@ -152,3 +152,21 @@ def test_docs_site_builds_strict(tmp_path):
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "cli" / "index.html").is_file()
+
+
+def test_tests_named_in_the_docs_exist():
+    # The sync page names the tests that show each invariant; a test renamed
+    # or moved must not leave the page pointing at nothing.
+    defined = set()
+    for path in (ROOT / "tests").rglob("*.py"):
+        defined.update(re.findall(r"^\s*def (test_\w+)", path.read_text(encoding="utf-8"), re.M))
+    missing = []
+    for md in sorted(DOCS.rglob("*.md")):
+        text = md.read_text(encoding="utf-8")
+        for rel in sorted(set(re.findall(r"\btests/[\w/]+\.py\b", text))):
+            if not (ROOT / rel).is_file():
+                missing.append(f"{md.name}: {rel}")
+        for name in sorted(set(re.findall(r"\b(test_\w+)\b", text)) - defined):
+            if not (ROOT / "tests" / "unit" / f"{name}.py").exists() and not list(ROOT.glob(f"tests/**/{name}.py")):
+                missing.append(f"{md.name}: {name}")
+    assert not missing, "tests named in docs/ that do not exist:\n" + "\n".join(missing)
