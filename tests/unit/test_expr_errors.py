@@ -4,7 +4,10 @@ knows it, the position in the expression."""
 import pytest
 
 from swamp.errors import NotFoundError, SwampError
-from swamp.expr import ExprContext, ExpressionError, evaluate, render, validate
+from swamp.data.provider import NAMESPACE as DATA
+from swamp.expr import ExprContext, ExpressionError, evaluate, register_namespace, render, validate
+
+register_namespace(DATA)
 
 
 class FailingData:
@@ -68,7 +71,7 @@ def test_root_not_given_in_this_context():
 
 
 def test_error_inside_provider_keeps_message_hint_and_cause():
-    ctx = ExprContext(data=FailingData())
+    ctx = ExprContext(providers={"data": FailingData()})
     e = fail({"v": "${{ data.latest('vpc', 'main').attributes.id }}"}, ctx)
     assert e.detail == "model 'vpc' has no data 'main'"
     assert e.hint == "run the method first"
@@ -81,7 +84,7 @@ def test_error_inside_provider_keeps_message_hint_and_cause():
 
 
 def test_provider_error_swallowed_by_cel_logic_is_not_raised():
-    ctx = ExprContext(data=FailingData())
+    ctx = ExprContext(providers={"data": FailingData()})
     assert render("${{ data.findByTag('a', 'b').size() > 0 || true }}", ctx) is True
 
 

@@ -4,7 +4,10 @@ import threading
 
 import pytest
 
-from swamp.expr import ExprContext, ExpressionError, evaluate, predicate, render
+from swamp.data.provider import NAMESPACE as DATA
+from swamp.expr import ExprContext, ExpressionError, evaluate, predicate, register_namespace, render
+
+register_namespace(DATA)
 
 
 class Data:
@@ -42,7 +45,7 @@ def ctx():
             "run": {"id": "r1", "workflowName": "deploy"},
             "steps": {"build": {"status": "succeeded"}},
         },
-        data=Data(),
+        providers={"data": Data()},
     )
 
 
@@ -109,7 +112,7 @@ def test_data_namespace(ctx):
     assert evaluate('data.findByTag("env", "prod")[0].tags.env', ctx) == "prod"
     assert evaluate('data.query("name == \'x\'")[0].predicate', ctx) == "name == 'x'"
     assert evaluate('data.query("true", "name")[0].select', ctx) == "name"
-    assert ctx.data.calls == [("latest", "vpc", "main")]
+    assert ctx.providers["data"].calls == [("latest", "vpc", "main")]
 
 
 def test_env_defaults_to_the_process_environment(monkeypatch):
@@ -157,7 +160,7 @@ def test_each_thread_sees_its_own_providers():
     failures = []
 
     def work(name):
-        ctx = ExprContext(data=Named(name))
+        ctx = ExprContext(providers={"data": Named(name)})
         for _ in range(300):
             got = evaluate("data.latest('m', 'n').who", ctx)
             if got != name:

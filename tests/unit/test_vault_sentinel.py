@@ -7,9 +7,11 @@ import subprocess
 import pytest
 
 from swamp.errors import ValidationError
-from swamp.expr import ExprContext, ExpressionError, render
-from swamp.vault import redact
+from swamp.expr import ExprContext, ExpressionError, register_namespace, render
+from swamp.vault import expressions, redact
 from swamp.vault.sentinel import find_sentinels, make_sentinel, resolve_sentinels, to_env
+
+register_namespace(expressions.NAMESPACE)
 
 SECRET = "s3cr3t-It's \"$(touch /tmp/pwned)\" `id` $HOME *"
 
@@ -35,7 +37,7 @@ def clean_redactor():
 
 def test_sentinel_survives_interpolation_and_never_holds_the_secret():
     vault = Vault()
-    ctx = ExprContext(vault=vault)
+    ctx = ExprContext(providers={"vault": vault})
     out = render({"auth": "Bearer ${{ vault.get('prod', 'API_TOKEN') }}",
                   "list": "${{ [vault.get('prod', 'db.pass')] }}",
                   "json": "x=${{ [vault.get('prod', 'db.pass')] }}"}, ctx)
@@ -49,7 +51,7 @@ def test_sentinel_survives_interpolation_and_never_holds_the_secret():
 
 def test_missing_secret_fails_during_evaluation():
     with pytest.raises(ExpressionError) as info:
-        render({"a": "${{ vault.get('prod', 'missing') }}"}, ExprContext(vault=Vault()))
+        render({"a": "${{ vault.get('prod', 'missing') }}"}, ExprContext(providers={"vault": Vault()}))
     assert "has no secret 'missing'" in info.value.message
     assert info.value.hint == "swamp vault put prod missing"
 

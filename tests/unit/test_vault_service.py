@@ -6,13 +6,14 @@ import os
 import pytest
 
 from swamp.errors import NotFoundError, SwampError, ValidationError
-from swamp.expr import ExprContext, ExpressionError, render
+from swamp.expr import ExprContext, ExpressionError, register_namespace, render
 from swamp.repo.context import Repo
 from swamp.repo.init import init_repo
-from swamp.vault import redact, service
+from swamp.vault import expressions, redact, service
 from swamp.vault.sentinel import resolve_sentinels
 
 SECRET = "correct-horse-battery-staple"
+register_namespace(expressions.NAMESPACE)
 
 
 @pytest.fixture
@@ -102,7 +103,7 @@ def test_provider_feeds_expressions_and_registers_secrets(repo):
     service.create_vault(repo, "local_encryption", "prod")
     service.put_secret(repo, "prod", "token", SECRET)
     vaults = service.RepoVaults(repo)
-    args = render({"auth": "Bearer ${{ vault.get('prod', 'token') }}"}, ExprContext(vault=vaults))
+    args = render({"auth": "Bearer ${{ vault.get('prod', 'token') }}"}, ExprContext(providers={"vault": vaults}))
     assert SECRET not in repr(args)
     assert not redact.has_secrets()
     resolved = resolve_sentinels(args, vaults.get)
@@ -112,7 +113,7 @@ def test_provider_feeds_expressions_and_registers_secrets(repo):
 
 def test_provider_errors_surface_in_expressions(repo):
     service.create_vault(repo, "local_encryption", "prod")
-    ctx = ExprContext(vault=service.RepoVaults(repo))
+    ctx = ExprContext(providers={"vault": service.RepoVaults(repo)})
     with pytest.raises(ExpressionError, match="has no secret 'nope'"):
         render("${{ vault.get('prod', 'nope') }}", ctx)
     with pytest.raises(ExpressionError, match="no vault named 'other'"):

@@ -1,26 +1,76 @@
-"""The expression engine's `data.*` namespace over a repository: each
-record is a plain map {id, name, version, specName, kind, createdAt, size,
-tags, model, content, attributes}."""
+"""The `data` namespace of expressions (`data.latest(model, name)` and the
+rest) over a repository. Each record is a plain map {id, name, version,
+specName, kind, createdAt, size, tags, model, content, attributes}. Models
+are found through a lookup the caller passes: data knows models by id, the
+definitions that name them live above it."""
 
 from __future__ import annotations
 
+import threading
+from typing import Any, Protocol
+
+from swamp.data.records import record_json
 from swamp.data.repository import DataRecord, DataRepository
+from swamp.data.search import catalog_rows, matching
 from swamp.errors import NotFoundError
+from swamp.expr import ExpressionError, Function, Namespace
+
+
+class DataProvider(Protocol):
+    """Serves `data.*` during evaluation; a missing record is None."""
+
+    def latest(self, model: str, name: str) -> dict | None: ...
+
+    def version(self, model: str, name: str, version: int) -> dict | None: ...
+
+    def list_versions(self, model: str, name: str) -> list[dict]: ...
+
+    def find_by_spec(self, model: str, spec: str) -> list[dict]: ...
+
+    def find_by_tag(self, key: str, value: str) -> list[dict]: ...
+
+    def query(self, predicate: str, select: str | None = None) -> list: ...
+
+
+class ModelLookup(Protocol):
+    def find(self, name_or_id: str) -> Any:
+        """The model (with ``type``, ``id`` and ``name``); raises NotFoundError."""
+
+    def names_by_id(self) -> dict[str, str]: ...
+
+
+def _function(cel_name: str, method: str, params: tuple[str, ...], usage: str) -> Function:
+    def call(provider: DataProvider | None, *args: Any) -> Any:
+        if provider is None:
+            raise ExpressionError(f"data.{cel_name}() is not available here")
+        return getattr(provider, method)(*args)
+
+    return Function(cel_name, params, call, usage=usage)
+
+
+NAMESPACE = Namespace("data", (
+    _function("latest", "latest", ("string", "string"), "data.latest(model, name)"),
+    _function("version", "version", ("string", "string", "int"), "data.version(model, name, version)"),
+    _function("listVersions", "list_versions", ("string", "string"), "data.listVersions(model, name)"),
+    _function("findBySpec", "find_by_spec", ("string", "string"), "data.findBySpec(model, spec)"),
+    _function("findByTag", "find_by_tag", ("string", "string"), "data.findByTag(key, value)"),
+    _function("query", "query", ("string",), "data.query(predicate[, select])"),
+    _function("query", "query", ("string", "string"), "data.query(predicate[, select])"),
+))
+
+# Enough for any expression; a bound keeps a runaway query finite.
+_LIMIT = 10_000
 
 
 class RepoDataProvider:
-    def __init__(self, repo) -> None:
+    """Reads inside the caller's session: an evaluation never pulls."""
+
+    def __init__(self, repo, models: ModelLookup) -> None:
         self.repo = repo
+        self.models = models
         self._data = DataRepository(repo.datastore)
 
-    def _model(self, model: str):
-        from swamp.models.definition_files import find
-
-        return find(self.repo, model)[1]
-
     def _record(self, d, rec: DataRecord) -> dict:
-        from swamp.data.service import record_json
-
         out = record_json(rec, self._data.content(rec))
         out["model"] = d.name
         out["id"] = rec.meta.id
@@ -29,25 +79,25 @@ class RepoDataProvider:
         return out
 
     def latest(self, model: str, name: str) -> dict | None:
-        d = self._model(model)
+        d = self.models.find(model)
         try:
             return self._record(d, self._data.get(d.type, d.id, name))
         except NotFoundError:
             return None
 
     def version(self, model: str, name: str, version: int) -> dict | None:
-        d = self._model(model)
+        d = self.models.find(model)
         try:
             return self._record(d, self._data.get(d.type, d.id, name, int(version)))
         except NotFoundError:
             return None
 
     def list_versions(self, model: str, name: str) -> list[dict]:
-        d = self._model(model)
+        d = self.models.find(model)
         return [self._record(d, r) for r in self._data.records(d.type, d.id, name)]
 
     def find_by_spec(self, model: str, spec: str) -> list[dict]:
-        d = self._model(model)
+        d = self.models.find(model)
         out = []
         for name in self._data.names(d.type, d.id):
             v = self._data.latest_version(d.type, d.id, name)
@@ -59,17 +109,42 @@ class RepoDataProvider:
         return out
 
     def find_by_tag(self, key: str, value: str) -> list[dict]:
-        from swamp.data.service import search_data
-
         out = []
-        for row in search_data(self.repo, None, limit=10_000, sync=False):
+        for row in catalog_rows(self.repo, self.models.names_by_id())[:_LIMIT]:
             if row["tags"].get(key) == value:
-                d = self._model(row["modelId"])
+                d = self.models.find(row["modelId"])
                 out.append(self._record(d, self._data.get(d.type, d.id, row["name"], row["version"])))
         return out
 
     def query(self, predicate: str, select: str | None = None) -> list:
-        from swamp.data.service import query_data
-
-        rows = query_data(self.repo, predicate, limit=10_000, sync=False)
+        rows = matching(catalog_rows(self.repo, self.models.names_by_id()), predicate, _LIMIT)
         return [r.get(select) for r in rows] if select else rows
+
+
+class CachedData:
+    """``data.*`` answers cached per call (a forEach over many items asks the
+    same thing many times); ``clear`` whenever data may have changed."""
+
+    def __init__(self, provider) -> None:
+        self._provider = provider
+        self._cache: dict[tuple, Any] = {}
+        self._lock = threading.Lock()
+
+    def __getattr__(self, method: str):
+        fn = getattr(self._provider, method)
+
+        def call(*args):
+            key = (method, *args)
+            with self._lock:
+                if key in self._cache:
+                    return self._cache[key]
+            value = fn(*args)
+            with self._lock:
+                self._cache[key] = value
+            return value
+
+        return call
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()

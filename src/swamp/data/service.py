@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 from swamp.data.lifetimes import versions_to_collect
-from swamp.data.repository import DataRecord, DataRepository
+from swamp.data.records import record_json
+from swamp.data.repository import DataRepository
+from swamp.data.search import catalog_rows, matching
 from swamp.data.walk import iter_models
 from swamp.models.leases import model_lock_name
-from swamp.errors import NotFoundError, SwampError
+from swamp.errors import NotFoundError
 from swamp.util import clock
 
 
@@ -19,33 +19,9 @@ def _definition(repo, model: str):
 
 
 def _names_by_id(repo) -> dict[str, str]:
-    from swamp.models.definition_files import iter_definition_files, read_ref
+    from swamp.models.definition_files import names_by_id
 
-    out = {}
-    for p in iter_definition_files(repo):
-        try:
-            d = read_ref(p)
-        except SwampError:
-            continue
-        out[d.id] = d.name
-    return out
-
-
-def record_json(rec: DataRecord, content: bytes | None) -> dict:
-    m = rec.meta
-    out = {"name": m.name, "version": m.version, "specName": m.specName, "kind": m.kind,
-           "contentType": m.contentType, "createdAt": m.createdAt, "size": m.size, "sha256": m.sha256,
-           "tags": dict(sorted(m.tags.items())), "lifetime": m.lifetime}
-    if content is not None:
-        if m.contentType == "application/json":
-            out["content"] = json.loads(content)
-        else:
-            try:
-                out["content"] = content.decode()
-            except UnicodeDecodeError:
-                out["content"] = None
-                out["binary"] = True
-    return out
+    return names_by_id(repo)
 
 
 def get_data(repo, model: str, name: str, version: int | None, *, content: bool = True) -> dict:
@@ -136,13 +112,6 @@ def gc(repo, *, dry_run: bool) -> dict:
     return {"deleted": deleted, "dryRun": dry_run}
 
 
-def _with_model_names(repo, rows: list[dict]) -> list[dict]:
-    names = _names_by_id(repo)
-    for r in rows:
-        r["model"] = names.get(r["modelId"], r["modelId"])
-    return sorted(rows, key=lambda r: (r["model"], r["name"], r["version"]))
-
-
 def _reading(repo, sync: bool):
     """A read session (one pull), or nothing when the caller already runs
     inside one (the expression engine's data.* functions)."""
@@ -155,17 +124,10 @@ def search_data(repo, text: str | None, *, model: str | None = None, limit: int 
                 all_versions: bool = False, sync: bool = True) -> list[dict]:
     """Data whose name, spec, type or tags contain ``text`` (latest versions
     unless ``all_versions``)."""
-    from swamp.data.catalog import open_catalog
-
     with _reading(repo, sync):
-        cat = open_catalog(repo)
-        try:
-            cat.refresh()
-            rows = cat.rows(text=text, model_id=_definition(repo, model).id if model else None,
-                            latest_only=not all_versions)
-        finally:
-            cat.close()
-    return _with_model_names(repo, rows)[:limit]
+        rows = catalog_rows(repo, _names_by_id(repo), text=text,
+                            model_id=_definition(repo, model).id if model else None, all_versions=all_versions)
+    return rows[:limit]
 
 
 def query_data(repo, predicate: str, *, limit: int = 100, all_versions: bool = False,
@@ -173,23 +135,6 @@ def query_data(repo, predicate: str, *, limit: int = 100, all_versions: bool = F
     """Data versions for which the CEL ``predicate`` is true; each field of
     a row (name, version, specName, kind, size, tags, model, ...) is a
     variable."""
-    from swamp.data.catalog import open_catalog
-    from swamp.expr import api as expr
-
     with _reading(repo, sync):
-        cat = open_catalog(repo)
-        try:
-            cat.refresh()
-            rows = _with_model_names(repo, cat.rows(latest_only=not all_versions))
-        finally:
-            cat.close()
-    fields = ("model", "modelType", "modelId", "name", "version", "specName", "kind", "contentType",
-              "lifetime", "size", "sha256", "createdAt", "tags", "owner")
-    test = expr.predicate(predicate, fields, source="data query")
-    out = []
-    for r in rows:
-        if test(r):
-            out.append(r)
-            if len(out) >= limit:
-                break
-    return out
+        rows = catalog_rows(repo, _names_by_id(repo), all_versions=all_versions)
+    return matching(rows, predicate, limit)

@@ -1,9 +1,10 @@
 """The adapter to cel-expr-python, and the only module that imports it.
 
-One Env per process, built on first use: roots declared DYN, `data` and
-`vault` declared as map receivers (a DYN receiver does not dispatch member
-functions), the strings, math, encoders, optional and bindings extensions.
-Compiled programs are cached by text.
+One Env per process, built on first use (and again when a namespace is
+registered since): roots declared DYN, each registered namespace declared as
+a map receiver (a DYN receiver does not dispatch member functions), the
+strings, math, encoders, optional and bindings extensions. Compiled programs
+are cached by text.
 
 cel-expr-python 0.1.3 binds function implementations when the Env is
 built (per-evaluation bindings are declared in its API but do not resolve),
@@ -24,10 +25,9 @@ from typing import Any, Callable, Mapping, NamedTuple
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
-from swamp.errors import NotFoundError
-from swamp.expr.context import NAMESPACES, ROOTS, ExprContext
+from swamp.expr.context import ROOTS, ExprContext
 from swamp.expr.errors import ExpressionError
-from swamp.vault.sentinel import make_sentinel
+from swamp.expr.namespaces import Function, Namespace, registered
 
 _DYN, _STR, _INT = cel.Type.DYN, cel.Type.STRING, cel.Type.INT
 _RECEIVER = cel.Type.Map(_STR, _DYN)
@@ -39,11 +39,10 @@ _SCALARS = frozenset({"STRING", "INT", "UINT", "BOOL", "DOUBLE", "NULL"})
 class _Call:
     """Providers and provider failures of one evaluation."""
 
-    __slots__ = ("data", "vault", "errors")
+    __slots__ = ("providers", "errors")
 
     def __init__(self, ctx: ExprContext):
-        self.data = ctx.data
-        self.vault = ctx.vault
+        self.providers = ctx.providers
         self.errors: list[BaseException] = []
 
 
@@ -58,55 +57,43 @@ def _failing(call: _Call | None, exc: BaseException) -> BaseException:
     return exc
 
 
-def _data_function(cel_name: str, method: str) -> Callable[..., Any]:
-    def impl(_receiver: Any, *args: Any) -> Any:
+# Each namespace is a variable holding this marker, of one map type shared by
+# all namespaces (a DYN receiver does not dispatch member functions); a call
+# finds its namespace's function by the marker.
+_MARKER = "namespace"
+_TYPES = {"string": _STR, "int": _INT, "bool": cel.Type.BOOL, "double": cel.Type.DOUBLE,
+          "list": _LIST, "map": _MAP, "dyn": _DYN}
+
+
+def _dispatcher(name: str, params: tuple[str, ...],
+                table: Mapping[tuple[str, str, tuple[str, ...]], Function]) -> Callable[..., Any]:
+    def impl(receiver: Any, *args: Any) -> Any:
         call = _current.get()
-        provider = call.data if call else None
-        if provider is None:
-            raise _failing(call, ExpressionError(f"data.{cel_name}() is not available here"))
+        namespace = receiver.get(_MARKER) if isinstance(receiver, dict) else None
         try:
-            return getattr(provider, method)(*args)
+            fn = table.get((namespace, name, params))
+            if fn is None:
+                raise ExpressionError(f"{namespace}.{name}() does not exist")
+            provider = call.providers.get(namespace) if call else None
+            return fn.call(provider, *args)
         except Exception as e:
             raise _failing(call, e)
 
     return impl
 
 
-def _vault_get(_receiver: Any, vault: str, key: str) -> str:
-    # The secret itself never enters an expression result: a sentinel does,
-    # swapped for the value when a method runs (swamp.vault.sentinel).
-    call = _current.get()
-    try:
-        sentinel = make_sentinel(vault, key)
-        provider = call.vault if call else None
-        if provider is not None and not provider.exists(vault, key):
-            raise NotFoundError(f"vault {vault!r} has no secret {key!r}",
-                                hint=f"swamp vault put {vault} {key}")
-    except Exception as e:
-        raise _failing(call, e)
-    return sentinel
-
-
-# (CEL name, provider method, parameter types after the receiver)
-_DATA_FUNCTIONS = [
-    ("latest", "latest", [_STR, _STR]),
-    ("version", "version", [_STR, _STR, _INT]),
-    ("listVersions", "list_versions", [_STR, _STR]),
-    ("findBySpec", "find_by_spec", [_STR, _STR]),
-    ("findByTag", "find_by_tag", [_STR, _STR]),
-    ("query", "query", [_STR]),
-    ("query", "query", [_STR, _STR]),
-]
-
-
-def _declarations() -> list:
+def _declarations(namespaces: tuple[Namespace, ...]) -> list:
+    table = {(ns.name, f.name, f.params): f for ns in namespaces for f in ns.functions}
+    returns: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+    for _ns, name, params in table:
+        returns.setdefault((name, params), set()).add(table[(_ns, name, params)].returns)
     overloads: dict[str, list] = {}
-    for cel_name, method, params in _DATA_FUNCTIONS:
-        overloads.setdefault(cel_name, []).append(cel.Overload(
-            f"swamp_data_{cel_name}_{len(params)}", return_type=_DYN, parameters=[_RECEIVER, *params],
-            is_member=True, impl=_data_function(cel_name, method)))
-    overloads["get"] = [cel.Overload("swamp_vault_get", return_type=_STR, parameters=[_RECEIVER, _STR, _STR],
-                                     is_member=True, impl=_vault_get)]
+    for (name, params), types in sorted(returns.items()):
+        rtype = _TYPES[types.pop()] if len(types) == 1 else _DYN
+        overloads.setdefault(name, []).append(cel.Overload(
+            f"swamp_{name}_{'_'.join(params) or 'none'}", return_type=rtype,
+            parameters=[_RECEIVER, *(_TYPES[p] for p in params)], is_member=True,
+            impl=_dispatcher(name, params, table)))
     return [cel.FunctionDecl(name, ovs) for name, ovs in overloads.items()]
 
 
@@ -117,22 +104,30 @@ def _extensions() -> list:
 
 _env_lock = threading.Lock()
 _envs: dict[tuple[str, ...] | None, Any] = {}
+# The registered namespaces the main Env was built with.
+_built: tuple[int, tuple[Namespace, ...]] = (-1, ())
 
 
 def _env(names: tuple[str, ...] | None = None) -> Any:
     """The main Env (``names`` None), or a plain one whose variables are
-    ``names`` (record predicates)."""
+    ``names`` (record predicates). The main Env is rebuilt when a namespace
+    was registered since it was built."""
+    global _built
+    if names is None and registered()[0] != _built[0]:
+        with _env_lock:
+            current = registered()
+            if current[0] != _built[0]:
+                variables = {**{r: _DYN for r in ROOTS}, **{ns.name: _RECEIVER for ns in current[1]}}
+                _envs[None] = cel.NewEnv(variables=variables, extensions=_extensions(),
+                                         functions=_declarations(current[1]))
+                _built = current
+                compile_program.cache_clear()
     env = _envs.get(names)
     if env is None:
         with _env_lock:
             env = _envs.get(names)
             if env is None:
-                if names is None:
-                    variables = {**{r: _DYN for r in ROOTS}, **{ns: _RECEIVER for ns in NAMESPACES}}
-                    env = cel.NewEnv(variables=variables, extensions=_extensions(), functions=_declarations())
-                else:
-                    env = cel.NewEnv(variables={n: _DYN for n in names}, extensions=_extensions())
-                _envs[names] = env
+                env = _envs[names] = cel.NewEnv(variables={n: _DYN for n in names}, extensions=_extensions())
     return env
 
 
@@ -168,24 +163,27 @@ class Session:
     """Evaluations sharing one context. Variables are converted for CEL once
     per session, on first use, so a session sees the values they had then."""
 
-    __slots__ = ("ctx", "_activation", "_with_env")
+    __slots__ = ("ctx", "_activation", "_with_env", "_env")
 
     def __init__(self, ctx: ExprContext):
         self.ctx = ctx
         self._activation = None
         self._with_env = False
+        self._env = None
 
     def evaluate(self, text: str) -> Any:
+        env = _env()
         program = compile_program(text)
-        if self._activation is None or (program.uses_env and not self._with_env):
+        if self._activation is None or self._env is not env or (program.uses_env and not self._with_env):
             data: dict[str, Any] = {}
             if program.uses_env:
                 if "env" not in self.ctx.variables:
                     data["env"] = dict(os.environ)
                 self._with_env = True
             data.update(self.ctx.variables)
-            data.update((ns, {}) for ns in NAMESPACES)
-            self._activation = _env().Activation(data)
+            data.update((ns.name, {_MARKER: ns.name}) for ns in _built[1])
+            self._activation = env.Activation(data)
+            self._env = env
         call = _Call(self.ctx)
         token = _current.set(call)
         try:
@@ -335,24 +333,19 @@ def _compile_error(message: str, text: str) -> ExpressionError:
 
 _HYPHEN_NAME = re.compile(r"\b(model|steps|inputs|self)\.([A-Za-z_]\w*-[\w-]+)")
 _FUNCTION_NAME = re.compile(r"(?:undeclared reference to|no matching overload for) '(\w+)'")
-_USAGE = {
-    "latest": "data.latest(model, name)",
-    "version": "data.version(model, name, version)",
-    "listVersions": "data.listVersions(model, name)",
-    "findBySpec": "data.findBySpec(model, spec)",
-    "findByTag": "data.findByTag(key, value)",
-    "query": "data.query(predicate[, select])",
-    "get": "vault.get(vault, key)",
-}
 
 
 def _hint(text: str, detail: str = "") -> str | None:
     m = _HYPHEN_NAME.search(text)
     if m:
         return f"a name with hyphens needs brackets: {m.group(1)}[\"{m.group(2)}\"]"
+    namespaces = registered()[1]
     m = _FUNCTION_NAME.search(detail)
-    if m and m.group(1) in _USAGE:
-        return f"usage: {_USAGE[m.group(1)]}"
+    if m:
+        usage = [f.usage for ns in namespaces for f in ns.functions if f.name == m.group(1) and f.usage]
+        if usage:
+            return f"usage: {' or '.join(dict.fromkeys(usage))}"
     if "undeclared reference" in detail:
-        return f"expressions can use {', '.join(ROOTS)} and the functions of {' and '.join(NAMESPACES)}"
+        names = " and ".join(ns.name for ns in namespaces)
+        return f"expressions can use {', '.join(ROOTS)}" + (f" and the functions of {names}" if names else "")
     return None

@@ -63,6 +63,18 @@ def read_ref(path: Path) -> DocView:
     return doc
 
 
+def names_by_id(repo) -> dict[str, str]:
+    """Each readable definition's name by its id (data knows models by id)."""
+    out = {}
+    for p in iter_definition_files(repo):
+        try:
+            d = read_ref(p)
+        except SwampError:
+            continue
+        out[d.id] = d.name
+    return out
+
+
 def find(repo, name_or_id: str, load: Callable[[Path], Any] = read_ref) -> tuple[Path, Any]:
     """By name (the file name) first, then by id."""
     if NAME_RE.match(name_or_id):

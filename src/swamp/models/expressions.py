@@ -1,36 +1,105 @@
-"""The bridge from definitions to the expression engine (swamp.expr): a
-renderer bound to one repository, whose data and vault namespaces read that
-repository."""
+"""The one bridge from swamp to the expression engine (swamp.expr). Method
+arguments in definitions (through ``renderer_for``) and workflows (through
+workflows/expressions.Scope) evaluate here, over one repository whose `data`
+and `vault` namespaces read that repository. Importing this module registers
+those two namespaces with the engine; the engine itself knows neither."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from swamp import expr
+from swamp.data import provider as data_namespace
+from swamp.errors import SwampError
+from swamp.models.definition_files import find, iter_definition_files, names_by_id
+from swamp.vault import expressions as vault_namespace
+
+for _namespace in (data_namespace.NAMESPACE, vault_namespace.NAMESPACE):
+    expr.register_namespace(_namespace)
+
+
+class RepoModels:
+    """The models of a repository, as the data namespace looks them up."""
+
+    def __init__(self, repo) -> None:
+        self.repo = repo
+
+    def find(self, name_or_id: str):
+        return find(self.repo, name_or_id)[1]
+
+    def names_by_id(self) -> dict[str, str]:
+        return names_by_id(self.repo)
+
+
+class Expressions:
+    """Expressions over one repository (None: no `data` or `vault` to read).
+    With ``cache_data``, `data.*` answers are kept until ``data_changed``
+    (a workflow run asks the same things for many steps and items)."""
+
+    def __init__(self, repo, *, cache_data: bool = False) -> None:
+        self.repo = repo
+        self._cache_data = cache_data
+        self._providers: dict[str, Any] | None = None
+
+    def providers(self) -> dict[str, Any]:
+        if self._providers is None:
+            self._providers = {}
+            if self.repo is not None:
+                from swamp.vault.service import RepoVaults  # pydantic, only once something is evaluated
+
+                data = data_namespace.RepoDataProvider(self.repo, RepoModels(self.repo))
+                self._providers = {"data": data_namespace.CachedData(data) if self._cache_data else data,
+                                   "vault": RepoVaults(self.repo)}
+        return self._providers
+
+    def data_changed(self) -> None:
+        """Data was written: what `data.*` answered before may be stale."""
+        if self._cache_data and self._providers:
+            self._providers["data"].clear()
+
+    def context(self, variables: dict) -> expr.ExprContext:
+        return expr.ExprContext(variables, providers=self.providers())
+
+    def render(self, value: Any, variables: dict, *, source: str, field: str) -> Any:
+        """``value`` with every ``${{ }}`` evaluated (vault references stay
+        sentinels); errors name ``source`` and ``field``."""
+        if not expr.has_expressions(value):
+            return value
+        return expr.render(value, self.context(variables), source=source, field=field)
+
+    def evaluate(self, text: str, variables: dict, *, source: str, field: str) -> Any:
+        """One bare CEL expression."""
+        return expr.evaluate(text, self.context(variables), source=source, field=field)
+
 
 def renderer_for(repo):
-    def render(value: Any, variables: dict, source: str, field: str) -> Any:
-        from swamp.expr import ExprContext, has_expressions, render as render_expr  # CEL loads on first use
+    """The renderer of method arguments (models/arguments.Renderer)."""
 
-        if not has_expressions(value):
+    def render(value: Any, variables: dict, source: str, field: str) -> Any:
+        if not expr.has_expressions(value):
             return value
-        ctx = ExprContext(variables=variables, data=_data_provider(repo), vault=_vault_provider(repo))
-        return render_expr(value, ctx, source=source, field=field)
+        return Expressions(repo).render(value, variables, source=source, field=field)
 
     return render
 
 
-def _data_provider(repo):
-    if repo is None:
-        return None
-    from swamp.data.provider import RepoDataProvider
-
-    return RepoDataProvider(repo)
+def validate(value: Any, *, source: str | None = None, field: str | None = None) -> list[expr.ExpressionError]:
+    """Compile-only check of every expression in ``value``, knowing the
+    `data` and `vault` namespaces."""
+    return expr.validate(value, source=source, field=field)
 
 
-def _vault_provider(repo):
-    if repo is None:
-        return None
-    from swamp.vault.service import RepoVaults
+def model_namespace(repo) -> dict:
+    """``model.<name>``: each definition's identity and configuration, as
+    ``{id, name, type, version, tags, input: {globalArguments}}``."""
+    from swamp.models.definitions import load_definition
 
-    return RepoVaults(repo)
-
+    out = {}
+    for path in iter_definition_files(repo):
+        try:
+            d = load_definition(path)
+        except SwampError:
+            continue  # a broken definition fails where it is used, not here
+        out[d.name] = {"id": d.id, "name": d.name, "type": d.type, "version": d.version, "tags": d.tags,
+                       "input": {"globalArguments": d.globalArguments}}
+    return out

@@ -41,7 +41,7 @@ def _step_fields(step: Step, where: str) -> Iterator[tuple[str, Any, bool]]:
 
 
 def expression_problems(wf: Workflow) -> list[str]:
-    from swamp.expr import api as expr
+    from swamp.models import expressions as expr  # the bridge: knows the data and vault namespaces
 
     problems = []
     for i, job in enumerate(wf.jobs):

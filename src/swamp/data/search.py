@@ -1,0 +1,44 @@
+"""Searching data versions through the local catalog, for `data search`,
+`data query` and the expressions' `data.findByTag` and `data.query`. The
+caller holds the session (or runs inside one) and names the models: data
+knows model ids, not the definitions that name them."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+#: the variables of a `data query` predicate: the fields of a row
+QUERY_FIELDS = ("model", "modelType", "modelId", "name", "version", "specName", "kind", "contentType",
+                "lifetime", "size", "sha256", "createdAt", "tags", "owner")
+
+
+def catalog_rows(repo, model_names: Mapping[str, str], *, text: str | None = None,
+                 model_id: str | None = None, all_versions: bool = False) -> list[dict]:
+    """Versions (latest only unless ``all_versions``) whose name, spec, type
+    or tags contain ``text``, each with its model's name (from
+    ``model_names``, by id), sorted by model, name and version."""
+    from swamp.data.catalog import open_catalog  # sqlite3 only when searching
+
+    cat = open_catalog(repo)
+    try:
+        cat.refresh()
+        rows = cat.rows(text=text, model_id=model_id, latest_only=not all_versions)
+    finally:
+        cat.close()
+    for r in rows:
+        r["model"] = model_names.get(r["modelId"], r["modelId"])
+    return sorted(rows, key=lambda r: (r["model"], r["name"], r["version"]))
+
+
+def matching(rows: list[dict], predicate: str, limit: int) -> list[dict]:
+    """The first ``limit`` rows for which the CEL ``predicate`` is true."""
+    from swamp.expr import predicate as compile_predicate
+
+    test = compile_predicate(predicate, QUERY_FIELDS, source="data query")
+    out = []
+    for r in rows:
+        if test(r):
+            out.append(r)
+            if len(out) >= limit:
+                break
+    return out
