@@ -5,7 +5,8 @@ import threading
 import pytest
 
 from swamp.data.provider import NAMESPACE as DATA
-from swamp.expr import ExprContext, ExpressionError, evaluate, predicate, register_namespace, render
+from swamp.expr import (ExprContext, ExpressionError, Function, Namespace, evaluate, predicate, register_namespace,
+                        render, validate)
 
 register_namespace(DATA)
 
@@ -172,3 +173,28 @@ def test_each_thread_sees_its_own_providers():
     for t in threads:
         t.join()
     assert failures == []
+
+
+def _probe(provider, text):
+    return f"{provider}:{text}"
+
+
+PROBE = Namespace("probe", (Function("echo", ("string",), _probe, returns="string", usage="probe.echo(text)"),))
+
+
+def test_a_registered_namespace_calls_the_provider_the_context_gives():
+    register_namespace(PROBE)
+    register_namespace(PROBE)  # again: nothing changes
+    assert evaluate("probe.echo('x')", ExprContext(providers={"probe": "P"})) == "P:x"
+    assert evaluate("probe.echo('x')", ExprContext()) == "None:x"
+    (e,) = validate("${{ probe.echo(1) }}")
+    assert e.hint == "usage: probe.echo(text)"
+    # Namespaces share one receiver type, so a function of another
+    # namespace compiles; the call says it does not exist here.
+    with pytest.raises(ExpressionError, match=r"probe.latest\(\) does not exist"):
+        evaluate("probe.latest('a', 'b')", ExprContext())
+
+
+def test_an_unregistered_namespace_is_an_unknown_name():
+    with pytest.raises(ExpressionError, match="undeclared reference to 'nosuch'"):
+        evaluate("nosuch.f('x')", ExprContext())
