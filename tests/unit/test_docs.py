@@ -170,3 +170,39 @@ def test_tests_named_in_the_docs_exist():
             if not (ROOT / "tests" / "unit" / f"{name}.py").exists() and not list(ROOT.glob(f"tests/**/{name}.py")):
                 missing.append(f"{md.name}: {name}")
     assert not missing, "tests named in docs/ that do not exist:\n" + "\n".join(missing)
+
+
+def test_the_reference_shows_usage_defaults_and_choices_and_escapes_help():
+    import click
+
+    from swamp.cli.reference import render
+
+    @click.group()
+    def root():
+        """Root."""
+
+    @root.group("zeta")
+    def zeta():
+        """Zeta things."""
+
+    @zeta.command("run")
+    @click.argument("name")
+    @click.option("--mode", type=click.Choice(["a", "b"]), default="a", help="How to run.")
+    @click.option("--limit", type=int, default=20, help="At most this many <items> | rows.")
+    @click.option("--token", required=True, help="Needed.")
+    @click.option("--secret", hidden=True)
+    def run(name, mode, limit, token, secret):
+        """Run NAME under *model/<type>/<id>*."""
+
+    @root.command("alpha")
+    def alpha():
+        """Alpha."""
+
+    text = render(root)
+    assert text.index("## swamp alpha") < text.index("## swamp zeta") < text.index("### swamp zeta run")
+    assert "```text\nswamp zeta run [OPTIONS] NAME\n```" in text
+    assert "| `--mode CHOICE` | `a` | How to run. (one of `a`, `b`) |" in text
+    assert "| `--limit INTEGER` | `20` | At most this many &lt;items&gt; \\| rows. |" in text
+    assert "| `--token TEXT` |  | Needed. (required) |" in text
+    assert "--secret" not in text
+    assert "Run NAME under \\*model/&lt;type&gt;/&lt;id&gt;\\*." in text

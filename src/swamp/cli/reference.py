@@ -49,6 +49,9 @@ def _paragraphs(help_text: str | None) -> list[str]:
 
 
 def _default(param: click.Parameter, ctx: click.Context) -> str:
+    shown = getattr(param, "show_default", None)
+    if isinstance(shown, str):
+        return _escape(shown)  # the command's own words for a default it computes
     value = param.get_default(ctx, call=False)
     if value is _UNSET or value is None or value == () or value == "":
         return ""
