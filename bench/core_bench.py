@@ -159,7 +159,8 @@ def main() -> int:
     runs = max(opts.runs, 15) if not opts.quick else 5
     many = 10_000 if not opts.quick else 1_000
 
-    from swamp.data.service import get_data
+    from swamp.app.data import get as get_data
+    from swamp.app.methods import run_method
     from swamp.models.runner import Runner
     from swamp.repo.context import Repo
 
@@ -201,13 +202,14 @@ def main() -> int:
         ]
 
         # 2. Method-run overhead ----------------------------------------------
-        runner = Runner(Repo.open(few_repo))
-        rate, n = in_process_rate(lambda: runner.run("n", "run"), 2.0, 50)
+        few = Repo.open(few_repo)
+        runner = Runner(few)
+        rate, n = in_process_rate(lambda: run_method(few, "n", "run", runner=runner), 2.0, 50)
         results["runsPerSecond"] = {"inProcess": round(rate, 1), "inProcessIterations": n,
                                     "cliPerCallMs": round(med["run"], 2),
                                     "cliPerSecond": round(1000 / med["run"], 2)}
         rows += [
-            ("no-op method run, in-process (Runner.run)", f"{rate:.0f} runs/s", f"{1000 / rate:.2f} ms/run", ""),
+            ("no-op method run, in-process (app.methods.run_method)", f"{rate:.0f} runs/s", f"{1000 / rate:.2f} ms/run", ""),
             ("no-op method run, one CLI call each", f"{1000 / med['run']:.1f} runs/s",
              f"{med['run']:.1f} ms/call = {med['run'] / base:.1f}x python", ""),
         ]

@@ -89,6 +89,7 @@ def main() -> None:
 
 def run(server, tmp: Path, runs: int) -> dict:
     from swamp.datastore.objectstore import factory
+    from swamp.app.methods import run_method
     from swamp.models.runner import Runner
     from swamp.repo.context import Repo
     from swamp.repo.init import init_repo
@@ -111,15 +112,15 @@ def run(server, tmp: Path, runs: int) -> dict:
     for label, path in (("filesystem", local), ("shared", shared)):
         repo = Repo.open(path)
         runner = Runner(repo)
-        runner.run("hello", "execute")  # warm: imports, first connection
+        run_method(repo, "hello", "execute", runner=runner)  # warm: imports, first connection
         for _ in range(runs):
             before = collections.Counter(counters[-1].calls) if counters else collections.Counter()
             t0 = time.perf_counter()
-            runner.run("hello", "execute")
+            run_method(repo, "hello", "execute", runner=runner)
             timings[f"method run ({label})"].append(time.perf_counter() - t0)
             if label == "shared":
                 requests["method run"] = counters[-1].calls - before
-        from swamp.data.service import get_data
+        from swamp.app.data import get as get_data
 
         for _ in range(runs):
             before = collections.Counter(counters[-1].calls) if counters else collections.Counter()

@@ -67,24 +67,26 @@ def make_repo(base: Path):
 
 
 def direct(tmp: Path, n: int) -> float:
+    from swamp.app.methods import run_method
     from swamp.models.runner import Runner
 
-    runner = Runner(make_repo(tmp / "direct"))
-    runner.run("n", "run")  # warm: type registry, imports
+    repo = make_repo(tmp / "direct")
+    runner = Runner(repo)
+    run_method(repo, "n", "run", runner=runner)  # warm: type registry, imports
     t0 = time.perf_counter()
     for _ in range(n):
-        rec = runner.run("n", "run", triggered_by="workflow")
+        rec = run_method(repo, "n", "run", runner=runner).record
         assert rec.status == "succeeded"
     return time.perf_counter() - t0
 
 
 def workflow(tmp: Path, n: int) -> float:
-    from swamp.workflows import service
+    from swamp.app import workflows
 
     repo = make_repo(tmp / "workflow")
-    service.run(repo, "fan", {"items": [0]})  # warm: CEL, type registry, imports
+    workflows.run(repo, "fan", {"items": [0]})  # warm: CEL, type registry, imports
     t0 = time.perf_counter()
-    run = service.run(repo, "fan", {"items": list(range(n))})
+    run = workflows.run(repo, "fan", {"items": list(range(n))}).run
     elapsed = time.perf_counter() - t0
     assert run.status == "succeeded" and sum(1 for _ in run.steps()) == n, run.status
     return elapsed

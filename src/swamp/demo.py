@@ -109,7 +109,7 @@ def prepare(path: Path, force: bool) -> None:
 
 def show(repo, run) -> None:
     from swamp.cli.output import say, table
-    from swamp.data.service import get_data, list_data
+    from swamp.app.data import get as get_data, list_names as list_data
 
     say(f"workflow demo: run {run.id} {run.status} in {run.durationMs} ms\n")
     table([{"job": j.name, "step": s.name, "status": s.status, "detail": s.error or s.skipReason}
@@ -136,12 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     path = Path(tempfile.mkdtemp(prefix="swamp-demo-")) if args.temp else Path(args.path).absolute()
     try:
         prepare(path, args.force)
+        from swamp.app import workflows
         from swamp.repo.context import Repo
-        from swamp.workflows import service
 
         repo = Repo.open(path)
         print(f"demo repository: {path}\nrunning: swamp workflow run demo\n")
-        run = service.run(repo, "demo", {})
+        run = workflows.run(repo, "demo", {}).run
         show(repo, run)
     except SwampError as e:
         print(f"error: {e.message}" + (f"\nhint: {e.hint}" if e.hint else ""), file=sys.stderr)

@@ -62,16 +62,18 @@ STREAMER = '''
 WORKER = textwrap.dedent('''
     import os, sys, time
     from swamp.repo.context import Repo
+    from swamp.app.methods import run_method
     from swamp.models.runner import Runner
 
     repo_dir, model, method, worker, n, go = sys.argv[1:7]
-    runner = Runner(Repo.open(repo_dir))
+    repo = Repo.open(repo_dir)
+    runner = Runner(repo)
     while not os.path.exists(go):
         time.sleep(0.002)
     i = 0
     while int(n) < 0 or i < int(n):
         inputs = {"note": f"{worker}-{i}"} if method == "write" else {"chunks": i, "chunk_kb": 1 + (i * 37) % 300}
-        rec = runner.run(model, method, inputs=inputs)
+        rec = run_method(repo, model, method, inputs=inputs, runner=runner).record
         assert rec.status == "succeeded", rec
         print(f"done {i}", flush=True)
         i += 1

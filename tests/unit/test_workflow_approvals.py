@@ -178,17 +178,17 @@ def test_an_approval_inside_a_nested_workflow(repo):
 def test_cancel_a_suspended_run(repo):
     write_workflow(repo, "gated", GATED)
     r = run(repo, "gated", {"who": "gu"})
+    from swamp.app import workflows
     from swamp.repo.context import Repo
-    from swamp.workflows import service
 
-    out = service.cancel(Repo.open(repo), "gated", None)
+    out = workflows.cancel(Repo.open(repo), "gated", None)
     assert out == {"id": r.id, "workflowName": "gated", "status": "cancelled", "cancelRequested": False}
     stored = load(repo, r)
     assert stored.status == "cancelled" and stored.inputs is None
     with pytest.raises(NotFoundError):
         resume(repo, "gated")
     with pytest.raises(ConflictError, match="already cancelled"):
-        service.cancel(Repo.open(repo), "gated", r.id)
+        workflows.cancel(Repo.open(repo), "gated", r.id)
 
 
 def test_a_cancel_request_stops_a_running_run(repo, monkeypatch):
@@ -200,8 +200,8 @@ def test_a_cancel_request_stops_a_running_run(repo, monkeypatch):
         for i in range(5)))
     original = engine_mod._Execution.set_done
 
-    def set_done(self, st, e, status):
-        original(self, st, e, status)
+    def set_done(self, st, e, status, **kw):
+        original(self, st, e, status, **kw)
         if e.name == "s1":  # as if `workflow cancel` ran in another process now
             self.engine.ds.write_bytes(records.cancel_path(self.run.workflowId, self.run.id), b"x")
 

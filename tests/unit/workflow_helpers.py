@@ -71,24 +71,24 @@ def write_workflow(repo: Path, name: str, body: str) -> Path:
 
 def run(repo: Path, name: str, inputs: dict | None = None, **kw):
     """Run a workflow in this process; returns the WorkflowRun."""
+    from swamp.app import workflows
     from swamp.repo.context import Repo
-    from swamp.workflows import service
 
-    return service.run(Repo.open(repo), name, inputs or {}, **kw)
+    return workflows.run(Repo.open(repo), name, inputs or {}, **kw).run
 
 
 def resume(repo: Path, name: str, run_id: str | None = None, inputs: dict | None = None):
+    from swamp.app import workflows
     from swamp.repo.context import Repo
-    from swamp.workflows import service
 
-    return service.resume(Repo.open(repo), name, run_id, inputs or {})
+    return workflows.resume(Repo.open(repo), name, run_id, inputs or {}).run
 
 
 def decide(repo: Path, name: str, step: str, decision: str = "approved", reason: str | None = None):
+    from swamp.app import workflows
     from swamp.repo.context import Repo
-    from swamp.workflows import service
 
-    return service.decide(Repo.open(repo), name, step, decision, None, reason)
+    return workflows.decide(Repo.open(repo), name, step, decision, None, reason)
 
 
 def steps(run) -> dict:

@@ -27,7 +27,7 @@ def _parse(value: str):
 @click.pass_obj
 def set_(state: CliState, key, value):
     """Set KEY to VALUE (JSON, or a plain string)."""
-    from swamp.repo.shared_config import set_setting
+    from swamp.app.settings import set_setting
 
     result = set_setting(state.repo(), key, _parse(value))
     emit(state, result, f"{key} = {json.dumps(result['value'])}")
@@ -39,7 +39,7 @@ def set_(state: CliState, key, value):
 @click.pass_obj
 def get(state: CliState, key):
     """Print one setting."""
-    from swamp.repo.shared_config import get_setting
+    from swamp.app.settings import get_setting
 
     value = get_setting(state.repo(), key)
     emit(state, {"key": key, "value": value}, lambda: say(json.dumps(value)))
@@ -50,7 +50,7 @@ def get(state: CliState, key):
 @click.pass_obj
 def list_(state: CliState):
     """List every setting, sorted."""
-    from swamp.repo.shared_config import list_settings
+    from swamp.app.settings import list_settings
 
     settings = list_settings(state.repo())
     rows = [{"key": k, "value": v} for k, v in settings.items()]
@@ -63,6 +63,6 @@ def list_(state: CliState):
 @click.pass_obj
 def unset(state: CliState, key):
     """Remove a setting."""
-    from swamp.repo.shared_config import unset_setting
+    from swamp.app.settings import unset_setting
 
     emit(state, unset_setting(state.repo(), key), f"removed {key}")

@@ -22,9 +22,9 @@ def data():
 @click.pass_obj
 def get(state: CliState, model, name, version, no_content):
     """Show one version of MODEL's data NAME."""
-    from swamp.data.service import get_data
+    from swamp.app import data as app_data
 
-    result = get_data(state.repo(), model, name, version, content=not no_content)
+    result = app_data.get(state.repo(), model, name, version, content=not no_content)
 
     def human():
         say(f"{result['model']}/{result['name']} version {result['version']} "
@@ -42,9 +42,9 @@ def get(state: CliState, model, name, version, no_content):
 @click.pass_obj
 def list_(state: CliState, model):
     """List data names with their latest version."""
-    from swamp.data.service import list_data
+    from swamp.app import data as app_data
 
-    rows = list_data(state.repo(), model)
+    rows = app_data.list_names(state.repo(), model)
     emit(state, rows, lambda: table(rows, ["model", "name", "latestVersion", "versions", "kind", "updatedAt"]))
 
 
@@ -55,9 +55,9 @@ def list_(state: CliState, model):
 @click.pass_obj
 def versions(state: CliState, model, name):
     """List the versions of MODEL's data NAME, ascending."""
-    from swamp.data.service import list_versions
+    from swamp.app import data as app_data
 
-    rows = list_versions(state.repo(), model, name)
+    rows = app_data.versions(state.repo(), model, name)
     emit(state, rows, lambda: table(rows, ["version", "createdAt", "size"]))
 
 
@@ -70,12 +70,12 @@ def versions(state: CliState, model, name):
 @click.pass_obj
 def delete(state: CliState, model, name, version, yes):
     """Delete data (every version, or one)."""
-    from swamp.data.service import delete_data
+    from swamp.app import data as app_data
 
     repo = state.repo()
     what = f"version {version} of {model}/{name}" if version else f"every version of {model}/{name}"
     confirm(state, yes, f"Delete {what}?")
-    result = delete_data(repo, model, name, version)
+    result = app_data.delete(repo, model, name, version)
     emit(state, result, f"Deleted {model}/{name} versions {', '.join(map(str, result['deletedVersions']))}")
 
 
@@ -86,12 +86,12 @@ def delete(state: CliState, model, name, version, yes):
 @click.pass_obj
 def gc(state: CliState, dry_run, yes):
     """Delete expired data and versions beyond each policy."""
-    from swamp.data.service import gc as run_gc
+    from swamp.app import data as app_data
 
     repo = state.repo()
     if not dry_run:
         confirm(state, yes, "Garbage-collect data?")
-    result = run_gc(repo, dry_run=dry_run)
+    result = app_data.gc(repo, dry_run=dry_run)
 
     def human():
         verb = "would delete" if dry_run else "deleted"
@@ -111,9 +111,9 @@ def gc(state: CliState, dry_run, yes):
 @click.pass_obj
 def search(state: CliState, query, model, all_versions, limit):
     """Find data by name, spec, type or tag (from the local catalog)."""
-    from swamp.data.service import search_data
+    from swamp.app import data as app_data
 
-    rows = search_data(state.repo(), query, model=model, limit=limit, all_versions=all_versions)
+    rows = app_data.search(state.repo(), query, model=model, limit=limit, all_versions=all_versions)
     emit(state, rows, lambda: table(rows, ["model", "name", "version", "specName", "kind", "createdAt"]))
 
 
@@ -125,7 +125,7 @@ def search(state: CliState, query, model, all_versions, limit):
 @click.pass_obj
 def query(state: CliState, predicate, all_versions, limit):
     """Data for which a CEL PREDICATE holds, e.g. 'specName == "result" && size > 100'."""
-    from swamp.data.service import query_data
+    from swamp.app import data as app_data
 
-    rows = query_data(state.repo(), predicate, limit=limit, all_versions=all_versions)
+    rows = app_data.query(state.repo(), predicate, limit=limit, all_versions=all_versions)
     emit(state, rows, lambda: table(rows, ["model", "name", "version", "specName", "kind", "createdAt"]))

@@ -115,11 +115,11 @@ def validate(state: CliState, name):
 @click.pass_obj
 def delete(state: CliState, name, yes, force):
     """Delete a definition (refused while it has data, unless --force)."""
-    from swamp.models.service import delete_model
+    from swamp.app import models
 
     repo = state.repo()
     confirm(state, yes, f"Delete model {name}?")
-    result = delete_model(repo, name, force=force)
+    result = models.delete(repo, name, force=force)
     emit(state, result, f"Deleted model {name}")
 
 
@@ -138,16 +138,15 @@ def method():
 @click.pass_obj
 def method_run(state: CliState, model_name, method_name, input_, input_file, stdin_input, tag):
     """Run METHOD of MODEL and print its output record. Exits 1 if it fails."""
-    from swamp.models.runner import Runner
+    from swamp.app.methods import run_method
 
     inputs = collect_inputs(input_, input_file, stdin_input)
-    repo = state.repo()
-    runner = Runner(repo)
-    rec = runner.run(model_name, method_name, inputs=inputs, tags=parse_pairs(tag, "--tag"))
+    result = run_method(state.repo(), model_name, method_name, inputs=inputs, tags=parse_pairs(tag, "--tag"))
+    rec = result.record
     data = rec.to_json()
     data.pop("pid", None)
-    if repo.datastore.kind != "filesystem":
-        data["sync"] = runner.last_sync.to_json()  # what crossed the wire, for a shared datastore
+    if result.shared:
+        data["sync"] = result.sync.to_json()  # what crossed the wire, for a shared datastore
 
     def human():
         say(f"{rec.modelName}.{rec.methodName}: {rec.status} in {rec.durationMs} ms")
@@ -173,12 +172,9 @@ def output():
 @click.pass_obj
 def output_get(state: CliState, output_id):
     """Show one method run's record."""
-    from swamp.models.outputs import find_record
+    from swamp.app import models
 
-    ds = state.repo().datastore
-    with ds.session(mutating=False):
-        _, rec = find_record(ds, output_id)
-    emit(state, rec.to_json())
+    emit(state, models.output(state.repo(), output_id))
 
 
 @output.command("search")
@@ -190,17 +186,9 @@ def output_get(state: CliState, output_id):
 @click.pass_obj
 def output_search(state: CliState, model_name, method_name, status, limit):
     """List method runs, newest first."""
-    from swamp.models.outputs import iter_records
+    from swamp.app import models
 
-    repo = state.repo()
-    with repo.datastore.session(mutating=False):
-        recs = [r for _, r in iter_records(repo.datastore)
-                if (not model_name or r.modelName == model_name)
-                and (not method_name or r.methodName == method_name)
-                and (not status or r.status == status)]
-    recs.sort(key=lambda r: (r.startedAt, r.id), reverse=True)
-    rows = [{"id": r.id, "modelName": r.modelName, "methodName": r.methodName, "status": r.status,
-             "startedAt": r.startedAt, "durationMs": r.durationMs} for r in recs[:limit]]
+    rows = models.outputs(state.repo(), model_name, method=method_name, status=status, limit=limit)
     emit(state, rows, lambda: table(rows, ["id", "modelName", "methodName", "status", "startedAt", "durationMs"]))
 
 
@@ -210,10 +198,7 @@ def output_search(state: CliState, model_name, method_name, status, limit):
 @click.pass_obj
 def output_logs(state: CliState, output_id):
     """Print one method run's log."""
-    from swamp.models.outputs import find_record
+    from swamp.app import models
 
-    ds = state.repo().datastore
-    with ds.session(mutating=False):
-        _, rec = find_record(ds, output_id)
-        text = ds.read_bytes(rec.logFile).decode() if rec.logFile else ""
-    emit(state, {"id": rec.id, "log": text}, lambda: click.echo(text, nl=False))
+    result = models.output_log(state.repo(), output_id)
+    emit(state, result, lambda: click.echo(result["log"], nl=False))

@@ -73,9 +73,9 @@ def evaluate(state: CliState, name, input_, input_file, stdin_input):
     """Show NAME with its expressions resolved where they can be now, and
     forEach steps expanded."""
     from swamp.util import yamlio
-    from swamp.workflows import service
+    from swamp.app import workflows
 
-    result = service.evaluate(state.repo(), name, collect_inputs(input_, input_file, stdin_input))
+    result = workflows.evaluate(state.repo(), name, collect_inputs(input_, input_file, stdin_input))
     emit(state, result, lambda: say(yamlio.dumps(result).rstrip()))
 
 
@@ -92,15 +92,18 @@ def _observer(state: CliState):
     return show
 
 
-def _finish(state: CliState, repo, run, junit: str | None) -> None:
+def _finish(state: CliState, repo, result, junit: str | None) -> None:
     from swamp.workflows.service import run_json
 
+    run = result.run
     if junit:
         from swamp.util.atomic import atomic_write
         from swamp.workflows.junit import junit_xml
 
         atomic_write(junit, junit_xml(run))
     data = run_json(repo, run)
+    if result.shared:
+        data["sync"] = result.sync.to_json()  # every session of the run, added up
 
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
@@ -135,11 +138,11 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
 @click.pass_obj
 def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on):
     """Run workflow NAME and print its run record. Exits 1 when the run fails."""
-    from swamp.workflows import service
+    from swamp.app import workflows
 
     inputs = collect_inputs(input_, input_file, stdin_input)
     repo = state.repo()
-    result = service.run(repo, name, inputs, fail_on=fail_on, observer=_observer(state))
+    result = workflows.run(repo, name, inputs, fail_on=fail_on, observer=_observer(state))
     _finish(state, repo, result, junit)
 
 
@@ -152,11 +155,11 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on):
 @click.pass_obj
 def resume(state: CliState, name, run_id, input_, input_file, stdin_input, junit):
     """Continue a suspended run; steps that finished are not run again."""
-    from swamp.workflows import service
+    from swamp.app import workflows
 
     inputs = collect_inputs(input_, input_file, stdin_input)
     repo = state.repo()
-    result = service.resume(repo, name, run_id, inputs, observer=_observer(state))
+    result = workflows.resume(repo, name, run_id, inputs, observer=_observer(state))
     _finish(state, repo, result, junit)
 
 
@@ -171,9 +174,9 @@ def _decision(decision: str):
     @global_options
     @click.pass_obj
     def command(state: CliState, name, step, run_id, reason):
-        from swamp.workflows import service
+        from swamp.app import workflows
 
-        result = service.decide(state.repo(), name, step, decision, run_id, reason)
+        result = workflows.decide(state.repo(), name, step, decision, run_id, reason)
         emit(state, result, f"{decision} {result['job']}/{result['step']} of run {result['runId']}; "
                             f"continue with: swamp workflow resume {name}")
 
@@ -193,9 +196,9 @@ reject = _decision("rejected")
 @click.pass_obj
 def history(state: CliState, name, limit):
     """Runs of NAME, newest first."""
-    from swamp.workflows import service
+    from swamp.app import workflows
 
-    rows = service.history(state.repo(), name, limit)
+    rows = workflows.history(state.repo(), name, limit)
     emit(state, rows, lambda: table(rows, ["id", "status", "startedAt", "durationMs", "steps", "failedSteps"]))
 
 
@@ -206,9 +209,9 @@ def history(state: CliState, name, limit):
 @click.pass_obj
 def logs(state: CliState, name, run_id):
     """Print a run's log."""
-    from swamp.workflows import service
+    from swamp.app import workflows
 
-    result = service.logs(state.repo(), name, run_id)
+    result = workflows.logs(state.repo(), name, run_id)
     emit(state, result, lambda: click.echo(result["log"], nl=False))
 
 
@@ -219,8 +222,8 @@ def logs(state: CliState, name, run_id):
 @click.pass_obj
 def cancel(state: CliState, name, run_id):
     """Cancel a suspended run, or ask a running one to stop."""
-    from swamp.workflows import service
+    from swamp.app import workflows
 
-    result = service.cancel(state.repo(), name, run_id)
+    result = workflows.cancel(state.repo(), name, run_id)
     emit(state, result, f"run {result['id']}: " + ("cancel requested" if result["cancelRequested"]
                                                   else result["status"]))

@@ -22,6 +22,32 @@ def _verbatim(value: Any, variables: dict, source: str, field: str) -> Any:
     return value
 
 
+def check_inputs(definition: Definition, model_type: ModelType, method: str, inputs: dict | None) -> dict:
+    """The inputs a run of ``method`` uses, validated: against the
+    definition's declared inputs, or else each one as the argument of the
+    same name (an unknown name is refused, not dropped). Evaluates no
+    expression, so it can run before a command takes any lease."""
+    inputs = dict(inputs or {})
+    if definition.inputs is not None:
+        return validate_inputs(definition.inputs, inputs, what=f"inputs of model {definition.name!r}")
+    schema_model = model_type.arguments_model(method)
+    fields = schema_model.model_fields
+    props = schema_model.model_json_schema().get("properties", {})
+    unknown = [k for k in inputs if k not in fields]
+    if unknown:
+        from swamp.util.names import did_you_mean
+
+        raise ValidationError(
+            f"model {definition.name!r} method {method!r}: unknown input(s) {', '.join(sorted(unknown))}",
+            hint=did_you_mean(unknown[0], fields) or f"arguments: {', '.join(sorted(fields))}",
+        )
+    try:
+        used = {k: coerce_field(k, v, props.get(k)) for k, v in inputs.items()}
+    except ValidationError as e:
+        raise ValidationError(f"model {definition.name!r} method {method!r}: invalid input {e.message}") from None
+    return {k: str(v) if isinstance(v, CliString) else v for k, v in used.items()}
+
+
 def resolve_arguments(
     definition: Definition,
     model_type: ModelType,
@@ -33,33 +59,14 @@ def resolve_arguments(
     renderer: Renderer | None = None,
 ) -> tuple[BaseModel, dict]:
     """Return (validated arguments, the inputs used)."""
-    inputs = dict(inputs or {})
     schema_model = model_type.arguments_model(method)
     raw: dict = {**definition.globalArguments}
     mcfg = definition.methods.get(method)
     if mcfg is not None:
         raw.update(mcfg.arguments)
-    if definition.inputs is not None:
-        used_inputs = validate_inputs(definition.inputs, inputs, what=f"inputs of model {definition.name!r}")
-    else:
-        # Without declared inputs, each input overrides the argument of the
-        # same name; an unknown name is refused, not dropped.
-        fields = schema_model.model_fields
-        props = schema_model.model_json_schema().get("properties", {})
-        unknown = [k for k in inputs if k not in fields]
-        if unknown:
-            from swamp.util.names import did_you_mean
-
-            raise ValidationError(
-                f"model {definition.name!r} method {method!r}: unknown input(s) {', '.join(sorted(unknown))}",
-                hint=did_you_mean(unknown[0], fields) or f"arguments: {', '.join(sorted(fields))}",
-            )
-        try:
-            used_inputs = {k: coerce_field(k, v, props.get(k)) for k, v in inputs.items()}
-        except ValidationError as e:
-            raise ValidationError(f"model {definition.name!r} method {method!r}: invalid input {e.message}") from None
-        used_inputs = {k: str(v) if isinstance(v, CliString) else v for k, v in used_inputs.items()}
-        raw.update(used_inputs)
+    used_inputs = check_inputs(definition, model_type, method, inputs)
+    if definition.inputs is None:
+        raw.update(used_inputs)  # each input overrides the argument of the same name
     ctx_vars = {
         "inputs": used_inputs,
         "self": {"name": definition.name, "id": definition.id, "version": definition.version,

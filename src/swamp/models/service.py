@@ -1,9 +1,10 @@
-"""Model services the CLI calls: one function per command."""
+"""Model types and definitions: search and describe types; create, read,
+search, validate and delete definitions. Deleting (which touches the
+datastore) runs inside a session the application layer holds."""
 
 from __future__ import annotations
 
 from swamp.data.repository import DataRepository
-from swamp.models.leases import model_lock_name
 from swamp.errors import ConflictError, SwampError, ValidationError
 from swamp.models.definitions import (Definition, definition_path, find_definition,
                                       iter_definition_files, load_definition, save_definition)
@@ -110,16 +111,15 @@ def validate_models(repo, name: str | None) -> dict:
     return {"valid": all(r["valid"] for r in results), "models": results}
 
 
-def delete_model(repo, name: str, *, force: bool) -> dict:
-    path, d = find_definition(repo, name)
-    ds = repo.datastore
+def delete_model(ds, path, d, *, force: bool) -> list[str]:
+    """Delete definition ``d`` (at ``path``) and, with ``force``, its data;
+    returns the data names it had. The caller holds the model's lease."""
     data = DataRepository(ds)
-    with ds.session(mutating=True, locks=[model_lock_name(d.type, d.id)], command=f"model delete {name}"):
-        # A name whose versions were all deleted keeps only a tombstone: no data.
-        names = [n for n in data.names(d.type, d.id) if data.versions(d.type, d.id, n)]
-        if names and not force:
-            raise ConflictError(f"model {name!r} still has data ({', '.join(names)})",
-                                hint="delete its data first, or pass --force to delete it too")
-        data.delete_model(d.type, d.id)
-        path.unlink()
-    return {"name": name, "id": d.id, "deletedData": names}
+    # A name whose versions were all deleted keeps only a tombstone: no data.
+    names = [n for n in data.names(d.type, d.id) if data.versions(d.type, d.id, n)]
+    if names and not force:
+        raise ConflictError(f"model {d.name!r} still has data ({', '.join(names)})",
+                            hint="delete its data first, or pass --force to delete it too")
+    data.delete_model(d.type, d.id)
+    path.unlink()
+    return names

@@ -8,8 +8,15 @@ run once nothing else can proceed; ``resume`` continues from the saved
 record and never reruns a finished step.
 
 The run record is the one state: every decision is written into it, and it
-is flushed to the datastore at most every FLUSH_INTERVAL seconds while the
-run goes, and always when it suspends or ends."""
+is saved at most every FLUSH_INTERVAL seconds while the run goes, always
+with each model_method step, and when the run suspends or ends.
+
+The engine opens no datastore session itself: the application layer hands
+it a ``RunHost`` that holds the run's lease while it executes, runs each
+model_method step as one session (the model's lease, a pull, the step's
+arguments resolved once, the method, the run record updated, one push,
+release), saves the record in a session of its own otherwise, and brings
+peers' changes in when the engine watches for a cancel request."""
 
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ContextManager, Protocol
 
 from swamp.errors import SwampError, ValidationError
 from swamp.util import clock
@@ -31,7 +38,7 @@ from swamp.workflows.schema import Job, Step, Workflow, workflow_id
 MAX_DEPTH = 10
 DEFAULT_MAX_CONCURRENT_STEPS = 4
 FLUSH_INTERVAL = 0.5
-CANCEL_CHECK_INTERVAL = 0.5
+CANCEL_CHECK_INTERVAL = 1.0  # a cancel from any peer is seen within about this long
 SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
 
 
@@ -59,15 +66,36 @@ class Parent:
 Observer = Callable[[WorkflowRun, JobRun, StepRun], None]
 
 
+class RunHost(Protocol):
+    """What the engine needs from the application layer, which owns the
+    datastore sessions and the lease names."""
+
+    def holding(self, run: WorkflowRun) -> ContextManager:
+        """The run's lease, held while the run executes."""
+
+    def step(self, definition, command: str) -> ContextManager:
+        """One session for one model_method step of ``definition``."""
+
+    def save(self, write: Callable[[], None], command: str) -> None:
+        """Call ``write`` (it writes the run record) in a session of its own."""
+
+    def watch(self) -> None:
+        """Bring peers' changes in (a cancel request may be among them)."""
+
+    def claim(self, workflow_id: str, run_id: str) -> WorkflowRun:
+        """Claim a suspended (nested) run to resume it."""
+
+
 class Engine:
     """Runs the workflows of one repository. One Runner (and so one type
     registry) serves every step of every run, nested ones included."""
 
-    def __init__(self, repo, *, observer: Observer | None = None) -> None:
+    def __init__(self, repo, host: RunHost, *, observer: Observer | None = None) -> None:
         from swamp.models.runner import Runner
 
         self.repo = repo
         self.ds = repo.datastore
+        self.host = host
         self.runner = Runner(repo)
         self.observer = observer
         self.max_concurrent = max_concurrent_steps()
@@ -155,16 +183,6 @@ def _check_record_matches(wf: Workflow, run: WorkflowRun) -> None:
 
 
 @dataclass
-class _Prepared:
-    """A model_method step ready to run: everything was checked."""
-
-    definition: Any
-    method: str
-    inputs: dict
-    prepared: Any
-
-
-@dataclass
 class _JobState:
     job: Job
     index: int
@@ -204,6 +222,10 @@ class _Execution:
     # ------------------------------------------------------------ the run
     def go(self) -> WorkflowRun:
         self.engine._prime()
+        with self.engine.host.holding(self.run):
+            return self._go()
+
+    def _go(self) -> WorkflowRun:
         with self.lock:
             self.run.status = "running"
         self.log(f"run {self.run.id} of workflow {self.wf.name}: running")
@@ -265,6 +287,7 @@ class _Execution:
         now = time.monotonic()
         if now - self._last_cancel_check >= CANCEL_CHECK_INTERVAL:
             self._last_cancel_check = now
+            self.engine.host.watch()
             if self.engine.ds.exists(records.cancel_path(self.run.workflowId, self.run.id)):
                 self.log("cancel requested")
                 self.cancel_requested = True
@@ -429,7 +452,7 @@ class _Execution:
             elif task.type == "assert":
                 self.assertion(st, step, e, where, item)
             elif task.type == "model_method":
-                self.run_method(st, step, e, self.prepare_method(step, e, where, item, definition))
+                self.run_method(st, step, e, where, item, definition)
             else:
                 self.run_workflow(st, step, e, *self.prepare_workflow(step, e, where, item))
         except SwampError as err:
@@ -446,7 +469,7 @@ class _Execution:
             e.model = model
         return find_definition(self.engine.repo, model)[1]
 
-    def prepare_method(self, step: Step, e: StepRun, where: str, item: Any, definition) -> _Prepared:
+    def prepare_method(self, step: Step, e: StepRun, where: str, item: Any, definition):
         task = step.task
         method = self.scope.render(task.methodName, f"{where}.task.methodName", item)
         inputs = self.scope.render(task.inputs, f"{where}.task.inputs", item) or {}
@@ -456,32 +479,40 @@ class _Execution:
             raise ValidationError(f"task inputs must give a map, not {type(inputs).__name__}")
         with self.lock:
             e.method = method
-        prepared = self.engine.runner.prepare(definition, method, inputs, variables={"run": self.run_info})
-        return _Prepared(definition, method, inputs, prepared)
+        return self.engine.runner.prepare(definition, method, inputs, variables={"run": self.run_info})
 
-    def run_method(self, st: _JobState, step: Step, e: StepRun, ready: _Prepared) -> None:
-        self.set_running(st, e)
+    def run_method(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any, definition) -> None:
+        """One session: the task's method and inputs, and the method's
+        arguments, are resolved once after its pull; the run record goes
+        out in the same commit as what the method wrote."""
+        command = f"workflow run {self.run.workflowName}: {st.record.name}/{e.name}"
         try:
-            rec = self.engine.runner.run(
-                ready.definition, ready.method, inputs=ready.inputs, triggered_by="workflow",
-                workflow_run_id=self.run.id, workflow_name=self.run.workflowName, step_name=e.name,
-                variables={"run": self.run_info}, prepared=ready.prepared)
-        except SwampError as err:
+            with self.engine.host.step(definition, command):
+                try:
+                    prepared = self.prepare_method(step, e, where, item, definition)
+                except SwampError as err:
+                    self.set_failed(st, e, err.message, step, save=False)
+                    self.write_record()
+                    return
+                self.set_running(st, e)
+                rec = self.engine.runner.execute(
+                    prepared, triggered_by="workflow", workflow_run_id=self.run.id,
+                    workflow_name=self.run.workflowName, step_name=e.name)
+                with self.lock:
+                    e.outputId = rec.id
+                    e.dataArtifacts = list(rec.dataArtifacts)
+                if rec.dataArtifacts:
+                    self.scope.data_changed()
+                if rec.status == "succeeded":
+                    self.set_done(st, e, "succeeded", save=False)
+                else:
+                    self.set_failed(st, e, rec.error or rec.status, step, save=False)
+                self.write_record()
+        except SwampError as err:  # the session's own failure: a lease wait, a push
             self.set_failed(st, e, err.message, step)
-            return
         except Exception as err:  # a bug, recorded where the user will look
             self.log("".join(traceback.format_exception(err)).rstrip())
             self.set_failed(st, e, f"internal error: {type(err).__name__}: {err}", step)
-            return
-        with self.lock:
-            e.outputId = rec.id
-            e.dataArtifacts = list(rec.dataArtifacts)
-        if rec.dataArtifacts:
-            self.scope.data_changed()
-        if rec.status == "succeeded":
-            self.set_done(st, e, "succeeded")
-        else:
-            self.set_failed(st, e, rec.error or rec.status, step)
 
     def prepare_workflow(self, step: Step, e: StepRun, where: str, item: Any) -> tuple:
         from swamp.workflows.files import find_workflow
@@ -531,10 +562,8 @@ class _Execution:
         run = records.load(self.engine.ds, workflow_id(child), run_id)
         if run.status != "suspended":
             return run  # finished (resumed on its own, or cancelled)
-        from swamp.workflows.runs import claim_for_resume
-
         inputs = Engine.resumable(child, run)
-        run = claim_for_resume(self.engine.ds, workflow_id(child), run_id)
+        run = self.engine.host.claim(workflow_id(child), run_id)
         return self.engine.resume(child, source, run, inputs, stack=self.stack + ((run.workflowId, child.name),))
 
     def approval(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any) -> None:
@@ -591,7 +620,7 @@ class _Execution:
         if t0 is not None:
             e.durationMs = int((time.perf_counter() - t0) * 1000)
 
-    def set_done(self, st: _JobState, e: StepRun, status: str) -> None:
+    def set_done(self, st: _JobState, e: StepRun, status: str, *, save: bool = True) -> None:
         with self.lock:
             e.status = status
             if status == "succeeded":
@@ -599,9 +628,11 @@ class _Execution:
         self.log(f"step {st.record.name}/{e.name}: {status}"
                  + (f" (output {e.outputId})" if e.outputId else ""))
         self.notify(st, e)
-        self.flush()
+        if save:
+            self.flush()
 
-    def set_failed(self, st: _JobState, e: StepRun, message: str, step: Step, *, tolerated: bool = False) -> None:
+    def set_failed(self, st: _JobState, e: StepRun, message: str, step: Step, *, tolerated: bool = False,
+                   save: bool = True) -> None:
         with self.lock:
             e.status = "failed"
             e.error = message
@@ -611,7 +642,8 @@ class _Execution:
         self.log(f"step {st.record.name}/{e.name}: failed"
                  + (" (allowed)" if e.allowedFailure else "") + f": {message}")
         self.notify(st, e)
-        self.flush()
+        if save:
+            self.flush()
 
     def set_skipped(self, st: _JobState, e: StepRun, reason: str, detail: str) -> None:
         with self.lock:
@@ -628,24 +660,25 @@ class _Execution:
             self._log.append(f"{clock.isoformat()} {line}\n")
 
     def flush(self, *, force: bool = False) -> None:
-        """Write the record and the log, at most every FLUSH_INTERVAL
-        seconds unless forced."""
+        """Save the record and the log in a session of their own, at most
+        every FLUSH_INTERVAL seconds unless forced."""
         now = time.monotonic()
         if not force and now - self._last_flush < self._flush_interval:
             return
+        self.engine.host.save(self.write_record, f"workflow run {self.run.workflowName}")
+        # A large record costs more to save: keep that under a tenth of the
+        # run's time.
+        self._flush_interval = max(FLUSH_INTERVAL, 10 * (time.monotonic() - now))
+
+    def write_record(self) -> None:
+        """Write the record and the log into the datastore, inside the
+        session the caller holds."""
         with self.flush_lock:
             with self.lock:
-                self._last_flush = now
+                self._last_flush = time.monotonic()
                 data = records.dump(self.run)
                 log = "".join(self._log)
-            ds = self.engine.ds
-            run = self.run
-            with ds.session(mutating=True, locks=[records.run_lock(run.id)],
-                            command=f"workflow run {run.workflowName}"):
-                records.write(ds, run.workflowId, run.id, data, log)
-            # A large record costs more to write: keep that under a tenth
-            # of the run's time.
-            self._flush_interval = max(FLUSH_INTERVAL, 10 * (time.monotonic() - now))
+            records.write(self.engine.ds, self.run.workflowId, self.run.id, data, log)
 
 
 def _job_status(jr: JobRun) -> str:

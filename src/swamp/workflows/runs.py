@@ -1,7 +1,7 @@
 """Changing a stored run from another command: claiming a suspended run to
-resume it, recording an approval decision, cancelling. Each reads, checks
-and writes the record under the run's lock, so two commands never both
-act on one state."""
+resume it, recording an approval decision, cancelling. Each function reads,
+checks and writes the record; the caller (the application layer) holds the
+run's lease around it, so two commands never both act on one state."""
 
 from __future__ import annotations
 
@@ -15,18 +15,14 @@ from swamp.util.names import did_you_mean
 from swamp.workflows import records
 from swamp.workflows.records import JobRun, StepRun, WorkflowRun
 
-
-def _session(ds: Datastore, run_id: str, command: str):
-    return ds.session(mutating=True, locks=[records.run_lock(run_id)], command=command)
+FINISHED = ("succeeded", "failed", "cancelled")
 
 
 def pick(ds: Datastore, workflow_id: str, run_id: str | None, statuses: tuple[str, ...]) -> WorkflowRun:
     """The run given by id, or the newest run in one of ``statuses``."""
-    with ds.session(mutating=False):
-        if run_id:
-            return records.load(ds, workflow_id, run_id)
-        found = records.history(ds, workflow_id)
-    for run in found:
+    if run_id:
+        return records.load(ds, workflow_id, run_id)
+    for run in records.history(ds, workflow_id):
         if run.status in statuses:
             return run
     raise NotFoundError(f"this workflow has no {' or '.join(statuses)} run",
@@ -34,49 +30,44 @@ def pick(ds: Datastore, workflow_id: str, run_id: str | None, statuses: tuple[st
 
 
 def claim_for_resume(ds: Datastore, workflow_id: str, run_id: str) -> WorkflowRun:
-    with _session(ds, run_id, "workflow resume"):
-        run = records.load(ds, workflow_id, run_id)
-        if run.status != "suspended":
-            raise ConflictError(f"run {run_id} is {run.status}; only a suspended run can be resumed")
-        run.status = "running"
-        run.host, run.pid = hostname(), os.getpid()
-        records.save(ds, run)
+    run = records.load(ds, workflow_id, run_id)
+    if run.status != "suspended":
+        raise ConflictError(f"run {run_id} is {run.status}; only a suspended run can be resumed")
+    run.status = "running"
+    run.host, run.pid = hostname(), os.getpid()
+    records.save(ds, run)
     return run
 
 
-def decide(ds: Datastore, workflow_id: str, run_id: str | None, step: str, decision: str,
-           reason: str | None) -> dict:
-    """Record ``approved`` or ``rejected`` for a step waiting for approval
-    (in the run, or in a suspended nested run it started). ``step`` is a
-    step name, or ``job/step`` where names repeat across jobs."""
-    run = pick(ds, workflow_id, run_id, ("suspended",))
-    target = _find_waiting(ds, run, step)
-    if target is None:
-        waiting = sorted(f"{j.name}/{s.name}" for _, j, s in waiting_steps(ds, run))
-        raise NotFoundError(
-            f"run {run.id} has no step {step!r} waiting for approval",
-            hint=(did_you_mean(step, waiting + [w.split('/', 1)[1] for w in waiting])
-                  or (f"waiting: {', '.join(waiting)}" if waiting else "no step of this run is waiting")))
-    owner, job_name, step_name = target
-    with _session(ds, owner.id, f"workflow {decision}"):
-        fresh = records.load(ds, owner.workflowId, owner.id)
-        if fresh.status != "suspended":
-            raise ConflictError(f"run {owner.id} is {fresh.status}; decisions are taken while it is suspended")
-        s = next(s for s in fresh.job(job_name).steps if s.name == step_name)
-        if s.status != "waiting_approval" or s.approval is None or s.approval.decision:
-            raise ConflictError(f"step {step_name!r} is no longer waiting for approval")
-        s.approval.decision = decision
-        s.approval.decidedBy = holder()
-        s.approval.decidedAt = clock.isoformat()
-        s.approval.reason = reason
-        records.save(ds, fresh)
-    out = {"runId": run.id, "workflowName": run.workflowName, "job": job_name, "step": step_name,
-           "decision": decision, "decidedBy": s.approval.decidedBy, "decidedAt": s.approval.decidedAt}
-    if owner.id != run.id:
-        out["nestedRunId"] = owner.id
-    if reason:
-        out["reason"] = reason
-    return out
+def find_waiting(ds: Datastore, run: WorkflowRun, step: str) -> tuple[WorkflowRun, str, str]:
+    """The step waiting for approval named ``step`` (a step name, or
+    ``job/step`` where names repeat across jobs), in the run or in a
+    suspended nested run it started: (the run that owns it, job, step)."""
+    for owner, j, s in waiting_steps(ds, run):
+        if step in (s.name, f"{j.name}/{s.name}"):
+            return owner, j.name, s.name
+    waiting = sorted(f"{j.name}/{s.name}" for _, j, s in waiting_steps(ds, run))
+    raise NotFoundError(
+        f"run {run.id} has no step {step!r} waiting for approval",
+        hint=(did_you_mean(step, waiting + [w.split('/', 1)[1] for w in waiting])
+              or (f"waiting: {', '.join(waiting)}" if waiting else "no step of this run is waiting")))
+
+
+def record_decision(ds: Datastore, owner: WorkflowRun, job_name: str, step_name: str, decision: str,
+                    reason: str | None) -> StepRun:
+    """Record ``approved`` or ``rejected`` on a step still waiting, read afresh."""
+    fresh = records.load(ds, owner.workflowId, owner.id)
+    if fresh.status != "suspended":
+        raise ConflictError(f"run {owner.id} is {fresh.status}; decisions are taken while it is suspended")
+    s = next(s for s in fresh.job(job_name).steps if s.name == step_name)
+    if s.status != "waiting_approval" or s.approval is None or s.approval.decision:
+        raise ConflictError(f"step {step_name!r} is no longer waiting for approval")
+    s.approval.decision = decision
+    s.approval.decidedBy = holder()
+    s.approval.decidedAt = clock.isoformat()
+    s.approval.reason = reason
+    records.save(ds, fresh)
+    return s
 
 
 def waiting_steps(ds: Datastore, run: WorkflowRun) -> list[tuple[WorkflowRun, JobRun, StepRun]]:
@@ -95,43 +86,42 @@ def waiting_steps(ds: Datastore, run: WorkflowRun) -> list[tuple[WorkflowRun, Jo
     return out
 
 
-def _find_waiting(ds: Datastore, run: WorkflowRun, step: str) -> tuple[WorkflowRun, str, str] | None:
-    for owner, j, s in waiting_steps(ds, run):
-        if step in (s.name, f"{j.name}/{s.name}"):
-            return owner, j.name, s.name
-    return None
+def cancel_in_flight(run: WorkflowRun) -> bool:
+    """Whether cancelling ``run`` means asking its process to stop (it is
+    running somewhere) rather than cancelling the record at once."""
+    return run.status in ("running", "pending") and _alive(run)
 
 
-def cancel(ds: Datastore, workflow_id: str, run_id: str | None) -> dict:
-    """Cancel a suspended run at once (with the nested runs it waits on);
-    ask a running one to stop after its steps in flight (or cancel it at
-    once when its process is gone)."""
-    run = pick(ds, workflow_id, run_id, ("running", "suspended", "pending"))
-    if run.status in ("running", "pending") and _alive(run):
-        with ds.session(mutating=True, command="workflow cancel"):
-            ds.write_bytes(records.cancel_path(run.workflowId, run.id), f"{holder()} {clock.isoformat()}\n".encode())
-        return {"id": run.id, "workflowName": run.workflowName, "status": run.status, "cancelRequested": True}
-    with _session(ds, run.id, "workflow cancel"):
-        fresh = records.load(ds, run.workflowId, run.id)
-        if fresh.status in ("succeeded", "failed", "cancelled"):
-            raise ConflictError(f"run {run.id} already {fresh.status}")
-        _mark_cancelled(fresh)
-        records.save(ds, fresh)
-    for _, s in fresh.steps():
+def request_cancel(ds: Datastore, run: WorkflowRun) -> None:
+    """Ask the process running ``run`` to stop after its steps in flight: a
+    marker it looks for (its engine watches for it about once a second)."""
+    ds.write_bytes(records.cancel_path(run.workflowId, run.id), f"{holder()} {clock.isoformat()}\n".encode())
+
+
+def cancel_now(ds: Datastore, workflow_id: str, run_id: str) -> WorkflowRun:
+    """Cancel a run that nothing is running; returns the record as saved."""
+    fresh = records.load(ds, workflow_id, run_id)
+    if fresh.status in FINISHED:
+        raise ConflictError(f"run {run_id} already {fresh.status}")
+    fresh.status = "cancelled"
+    fresh.inputs = None
+    fresh.completedAt = clock.isoformat()
+    for j in fresh.jobs:
+        if j.status not in ("succeeded", "failed", "skipped"):
+            j.status = "pending"
+    records.save(ds, fresh)
+    return fresh
+
+
+def suspended_children(ds: Datastore, run: WorkflowRun) -> list[WorkflowRun]:
+    """The suspended nested runs that ``run``'s waiting steps wait on."""
+    out = []
+    for _, s in run.steps():
         if s.childRunId and s.childWorkflowId and s.status == "waiting_approval":
             child = records.load(ds, s.childWorkflowId, s.childRunId)
             if child.status == "suspended":
-                cancel(ds, child.workflowId, child.id)
-    return {"id": fresh.id, "workflowName": fresh.workflowName, "status": fresh.status, "cancelRequested": False}
-
-
-def _mark_cancelled(run: WorkflowRun) -> None:
-    run.status = "cancelled"
-    run.inputs = None
-    run.completedAt = clock.isoformat()
-    for j in run.jobs:
-        if j.status not in ("succeeded", "failed", "skipped"):
-            j.status = "pending"
+                out.append(child)
+    return out
 
 
 def _alive(run: WorkflowRun) -> bool:

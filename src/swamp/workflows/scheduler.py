@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from typing import Callable, Hashable, Sequence
 
 
+#: How often the dispatcher looks for a stop request while units run.
+WATCH_INTERVAL = 1.0
+
+
 class Gate:
     """A cap on how many units run at once (``size`` 0: no cap)."""
 
@@ -86,7 +90,10 @@ def run_units(units: Sequence[Unit], stop: threading.Event, should_stop: Callabl
                         pool.submit(work, lane, queued.popleft())
             if not busy:
                 break
-            busy.discard(finished.get())
+            try:
+                busy.discard(finished.get(timeout=WATCH_INTERVAL))
+            except queue.Empty:
+                pass  # nothing finished: still look for a stop request, so one is seen within a second
             if not stopping and (stop.is_set() or should_stop()):
                 stopping = True
     except BaseException:

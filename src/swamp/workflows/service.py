@@ -1,10 +1,11 @@
-"""Workflow services the CLI calls: one function per command."""
+"""Workflow files: create, read, search and validate them, and the run
+record as commands print it. Running, resuming, deciding and cancelling
+runs are use cases of the application layer (swamp.app.workflows)."""
 
 from __future__ import annotations
 
 from swamp.errors import SwampError, UsageError, ValidationError
 from swamp.workflows import records, runs
-from swamp.workflows.engine import Engine, Observer
 from swamp.workflows.files import (create_workflow, file_name, find_workflow, find_workflow_file,
                                    iter_workflow_files, load_workflow)
 from swamp.workflows.records import WorkflowRun
@@ -56,7 +57,7 @@ def validate(repo, name: str | None) -> dict:
     return {"valid": all(r["valid"] for r in results), "workflows": results}
 
 
-def _checked(repo, name: str) -> tuple[str, Workflow]:
+def checked(repo, name: str) -> tuple[str, Workflow]:
     """Load and check a workflow before a run writes anything."""
     from swamp.workflows.validation import check_workflow
 
@@ -69,76 +70,12 @@ def _checked(repo, name: str) -> tuple[str, Workflow]:
     return source, wf
 
 
-def _fail_on(value: str | None) -> str:
+def fail_on_level(value: str | None) -> str:
     if value is None:
         return "low"
     if value not in SEVERITIES:
         raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     return value
-
-
-def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
-        observer: Observer | None = None) -> WorkflowRun:
-    source, wf = _checked(repo, name)
-    return Engine(repo, observer=observer).start(wf, source, inputs, fail_on=_fail_on(fail_on))
-
-
-def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None) -> WorkflowRun:
-    source, wf = _checked(repo, name)
-    ds = repo.datastore
-    target = runs.pick(ds, workflow_id(wf), run_id, ("suspended",))
-    engine = Engine(repo, observer=observer)
-    values = engine.resumable(wf, target, inputs)  # a refusal leaves the run suspended
-    claimed = runs.claim_for_resume(ds, target.workflowId, target.id)
-    return engine.resume(wf, source, claimed, values)
-
-
-def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason: str | None) -> dict:
-    _, wf = find_workflow(repo, name)
-    return runs.decide(repo.datastore, workflow_id(wf), run_id, step, decision, reason)
-
-
-def cancel(repo, name: str, run_id: str | None) -> dict:
-    _, wf = find_workflow(repo, name)
-    return runs.cancel(repo.datastore, workflow_id(wf), run_id)
-
-
-def history(repo, name: str, limit: int | None = None) -> list[dict]:
-    _, wf = find_workflow(repo, name)
-    ds = repo.datastore
-    with ds.session(mutating=False):
-        found = records.history(ds, workflow_id(wf))
-    rows = []
-    for r in found[:limit] if limit else found:
-        steps = [s for _, s in r.steps()]
-        rows.append({"id": r.id, "workflowName": r.workflowName, "status": r.status, "startedAt": r.startedAt,
-                     "completedAt": r.completedAt, "durationMs": r.durationMs,
-                     "steps": len(steps), "failedSteps": sum(s.status == "failed" for s in steps)})
-    return rows
-
-
-def get_run(repo, name: str, run_id: str | None) -> WorkflowRun:
-    _, wf = find_workflow(repo, name)
-    ds = repo.datastore
-    with ds.session(mutating=False):
-        if run_id:
-            return records.load(ds, workflow_id(wf), run_id)
-        return records.latest(ds, workflow_id(wf))
-
-
-def logs(repo, name: str, run_id: str | None) -> dict:
-    run = get_run(repo, name, run_id)
-    return {"id": run.id, "workflowName": run.workflowName, "status": run.status,
-            "log": records.read_log(repo.datastore, run.workflowId, run.id)}
-
-
-def evaluate(repo, name: str, inputs: dict) -> dict:
-    from swamp.workflows.evaluate import evaluate_workflow
-
-    path, wf = find_workflow(repo, name)
-    with repo.datastore.session(mutating=False):  # expressions read data: pull once first
-        doc = evaluate_workflow(repo, wf, _rel(repo, path), inputs)
-    return {**doc, "path": _rel(repo, path)}
 
 
 def run_json(repo, run: WorkflowRun) -> dict:

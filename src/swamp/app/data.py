@@ -1,0 +1,128 @@
+"""Data use cases: read versions, list, search and query them, delete them,
+and collect what their lifetimes and policies let go.
+
+Reads pull first (``reading``); a delete holds the model's lease, because a
+delete of the highest version leaves a tombstone that version allocation
+reads (``changing``)."""
+
+from __future__ import annotations
+
+from swamp.app.lifecycle import changing, reading
+from swamp.data import search as catalog
+from swamp.data.lifetimes import versions_to_collect
+from swamp.data.records import record_json
+from swamp.data.repository import DataRepository
+from swamp.data.walk import iter_models
+from swamp.errors import NotFoundError
+from swamp.models.definition_files import find, names_by_id
+from swamp.models.leases import model_lock_name
+from swamp.util import clock
+
+
+def _definition(repo, model: str):
+    return find(repo, model)[1]
+
+
+def get(repo, model: str, name: str, version: int | None, *, content: bool = True) -> dict:
+    d = _definition(repo, model)
+    data = DataRepository(repo.datastore)
+    with reading(repo):
+        rec = data.get(d.type, d.id, name, version)
+        raw = data.content(rec) if content else None
+    return {"model": d.name, **record_json(rec, raw)}
+
+
+def list_names(repo, model: str | None) -> list[dict]:
+    """Each data name with its latest version, sorted by model and name."""
+    ds = repo.datastore
+    names = names_by_id(repo)
+    only = _definition(repo, model).id if model else None
+    data = DataRepository(ds)
+    rows = []
+    with reading(repo):
+        for model_type, model_id in iter_models(ds):
+            if only and model_id != only:
+                continue
+            for name in data.names(model_type, model_id):
+                versions = data.versions(model_type, model_id, name)
+                if not versions:
+                    continue
+                meta = data.metadata(model_type, model_id, name, versions[-1])
+                rows.append({"model": names.get(model_id, model_id), "modelType": model_type,
+                             "modelId": model_id, "name": name, "latestVersion": versions[-1],
+                             "versions": len(versions), "specName": meta.specName, "kind": meta.kind,
+                             "updatedAt": meta.createdAt})
+    return sorted(rows, key=lambda r: (r["model"], r["name"]))
+
+
+def versions(repo, model: str, name: str) -> list[dict]:
+    d = _definition(repo, model)
+    with reading(repo):
+        recs = list(DataRepository(repo.datastore).records(d.type, d.id, name))
+    if not recs:
+        raise NotFoundError(f"model {d.name!r} has no data named {name!r}")
+    return [{"version": r.meta.version, "createdAt": r.meta.createdAt, "size": r.meta.size,
+             "sha256": r.meta.sha256} for r in recs]
+
+
+def delete(repo, model: str, name: str, version: int | None) -> dict:
+    d = _definition(repo, model)
+    data = DataRepository(repo.datastore)
+    with changing(repo, f"data delete {d.name} {name}", leases=[model_lock_name(d.type, d.id)]) as counts:
+        if version is None and not data.versions(d.type, d.id, name):
+            raise NotFoundError(f"model {d.name!r} has no data named {name!r}")
+        gone = data.delete(d.type, d.id, name, version)
+    return {"model": d.name, "name": name, "deletedVersions": gone, "sync": counts.to_json()}
+
+
+def gc(repo, *, dry_run: bool) -> dict:
+    """Delete expired versions and versions beyond each name's policy. One
+    read finds what to collect; only a model with something to collect is
+    then collected, under its own lease and after a fresh look (a busy model
+    with nothing to collect is never waited for)."""
+    ds = repo.datastore
+    names = names_by_id(repo)
+    now = clock.now()
+
+    def collect(model_type: str, model_id: str, *, apply: bool) -> list[dict]:
+        data = DataRepository(ds)
+        out = []
+        for name in data.names(model_type, model_id):
+            metas = [r.meta for r in data.records(model_type, model_id, name)]
+            for v in versions_to_collect(metas, now):
+                if apply:
+                    data.delete(model_type, model_id, name, v)
+                out.append({"model": names.get(model_id, model_id), "name": name, "version": v})
+        return out
+
+    with reading(repo):
+        found = {m: collect(*m, apply=False) for m in iter_models(ds)}
+    deleted = []
+    for (model_type, model_id), rows in found.items():
+        if dry_run:
+            deleted += rows
+        elif rows:
+            with changing(repo, "data gc", leases=[model_lock_name(model_type, model_id)]):
+                deleted += collect(model_type, model_id, apply=True)
+    deleted.sort(key=lambda r: (r["model"], r["name"], r["version"]))
+    return {"deleted": deleted, "dryRun": dry_run}
+
+
+def search(repo, text: str | None, *, model: str | None = None, limit: int = 100,
+           all_versions: bool = False) -> list[dict]:
+    """Data whose name, spec, type or tags contain ``text`` (latest versions
+    unless ``all_versions``)."""
+    model_id = _definition(repo, model).id if model else None
+    with reading(repo):
+        rows = catalog.catalog_rows(repo, names_by_id(repo), text=text, model_id=model_id,
+                                    all_versions=all_versions)
+    return rows[:limit]
+
+
+def query(repo, predicate: str, *, limit: int = 100, all_versions: bool = False) -> list[dict]:
+    """Data versions for which the CEL ``predicate`` is true; each field of
+    a row (name, version, specName, kind, size, tags, model, ...) is a
+    variable."""
+    with reading(repo):
+        rows = catalog.catalog_rows(repo, names_by_id(repo), all_versions=all_versions)
+    return catalog.matching(rows, predicate, limit)

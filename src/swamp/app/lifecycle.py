@@ -1,0 +1,62 @@
+"""The command lifecycle, in one place.
+
+``reading`` wraps a use case that only reads: on a shared datastore it pulls
+first (one request when nothing changed), unless offline. ``changing`` wraps
+one that changes state: it takes the leases the use case needs (sorted, so
+two commands never deadlock), pulls, runs the body, pushes one commit and
+releases, and the use case reports success only once that commit is
+durable. Both yield the SyncCounts they fill in, so every result can carry
+what crossed the wire."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+from swamp.datastore.sync.counts import SyncCounts
+
+
+@dataclass
+class Result:
+    """What a use case returns: its value (what ``--json`` prints) and the
+    sync counts of the sessions it opened (zeros on a directory datastore)."""
+
+    value: Any
+    sync: SyncCounts = field(default_factory=SyncCounts)
+    #: whether the datastore is shared (then the counts are worth showing)
+    shared: bool = False
+
+
+def is_shared(repo) -> bool:
+    return repo.datastore.kind != "filesystem"
+
+
+@contextlib.contextmanager
+def reading(repo, *, into: SyncCounts | None = None) -> Iterator[SyncCounts]:
+    with repo.datastore.session(mutating=False) as counts:
+        yield counts
+    if into is not None:
+        into.add(counts)
+
+
+@contextlib.contextmanager
+def changing(repo, command: str, *, leases: Sequence[str] = (),
+             into: SyncCounts | None = None) -> Iterator[SyncCounts]:
+    counts = None
+    try:
+        with repo.datastore.session(mutating=True, locks=leases, command=command) as counts:
+            yield counts
+    finally:
+        if into is not None and counts is not None:
+            into.add(counts)  # a failed command's push counts too
+
+
+def refresh(repo) -> SyncCounts:
+    """Pull now, outside any command's session (a long-running use case
+    watching for peers' changes, such as a cancel request). Nothing to do
+    on a directory datastore or offline."""
+    ds = repo.datastore
+    if not is_shared(repo) or getattr(ds, "offline", False):
+        return SyncCounts()
+    return ds.sync(pull=True, push=False)

@@ -1,0 +1,47 @@
+"""Model use cases that touch the datastore: deleting a model (and its
+data), and reading the records and logs of method runs."""
+
+from __future__ import annotations
+
+from swamp.app.lifecycle import changing, reading
+from swamp.models.definitions import find_definition
+from swamp.models.leases import model_lock_name
+from swamp.models.outputs import find_record, iter_records
+
+
+def delete(repo, name: str, *, force: bool) -> dict:
+    from swamp.models.service import delete_model
+
+    path, d = find_definition(repo, name)
+    with changing(repo, f"model delete {name}", leases=[model_lock_name(d.type, d.id)]):
+        names = delete_model(repo.datastore, path, d, force=force)
+    return {"name": name, "id": d.id, "deletedData": names}
+
+
+def output(repo, output_id: str) -> dict:
+    """One method run's record."""
+    with reading(repo):
+        _, rec = find_record(repo.datastore, output_id)
+    return rec.to_json()
+
+
+def outputs(repo, model: str | None = None, *, method: str | None = None, status: str | None = None,
+            limit: int = 50) -> list[dict]:
+    """Method runs, newest first."""
+    with reading(repo):
+        recs = [r for _, r in iter_records(repo.datastore)
+                if (not model or r.modelName == model)
+                and (not method or r.methodName == method)
+                and (not status or r.status == status)]
+    recs.sort(key=lambda r: (r.startedAt, r.id), reverse=True)
+    return [{"id": r.id, "modelName": r.modelName, "methodName": r.methodName, "status": r.status,
+             "startedAt": r.startedAt, "durationMs": r.durationMs} for r in recs[:limit]]
+
+
+def output_log(repo, output_id: str) -> dict:
+    """One method run's log."""
+    ds = repo.datastore
+    with reading(repo):
+        _, rec = find_record(ds, output_id)
+        text = ds.read_bytes(rec.logFile).decode() if rec.logFile else ""
+    return {"id": rec.id, "log": text}

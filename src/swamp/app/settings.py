@@ -1,0 +1,43 @@
+"""Shared settings use cases (``swamp config``): a JSON map in the datastore
+that every peer sees, changed by read-modify-write inside one session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from swamp.app.lifecycle import changing, reading
+from swamp.errors import NotFoundError
+from swamp.repo import shared_config
+
+
+def list_settings(repo) -> dict:
+    with reading(repo):
+        return dict(sorted(shared_config.read(repo.datastore).items()))
+
+
+def get_setting(repo, key: str) -> Any:
+    settings = list_settings(repo)
+    if key not in settings:
+        raise NotFoundError(f"no setting named {key!r}")
+    return settings[key]
+
+
+def set_setting(repo, key: str, value: Any) -> dict:
+    shared_config.check_key(key)
+    ds = repo.datastore
+    with changing(repo, f"config set {key}") as counts:
+        data = shared_config.read(ds)
+        data[key] = value
+        shared_config.write(ds, data)
+    return {"key": key, "value": value, "sync": counts.to_json()}
+
+
+def unset_setting(repo, key: str) -> dict:
+    ds = repo.datastore
+    with changing(repo, f"config unset {key}") as counts:
+        data = shared_config.read(ds)
+        if key not in data:
+            raise NotFoundError(f"no setting named {key!r}")
+        del data[key]
+        shared_config.write(ds, data)
+    return {"key": key, "sync": counts.to_json()}

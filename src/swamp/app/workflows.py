@@ -1,0 +1,171 @@
+"""Workflow use cases: run, resume, approve or reject, cancel, and read runs.
+
+A run holds its run's lease while it executes; each model_method step is
+one session of its own (``_Host.step``), so a step costs one commit. The
+sync counts of every session a run opened add up in its result."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+
+from swamp.app.lifecycle import changing, is_shared, reading, refresh
+from swamp.datastore.sync.counts import SyncCounts
+from swamp.models.leases import model_lock_name
+from swamp.workflows import records, runs
+from swamp.workflows.engine import Engine, Observer
+from swamp.workflows.files import find_workflow
+from swamp.workflows.records import WorkflowRun
+from swamp.workflows.schema import workflow_id
+from swamp.workflows.service import checked, fail_on_level
+
+
+@dataclass
+class RunResult:
+    """A run as it ended (or suspended), and what its sessions moved."""
+
+    run: WorkflowRun
+    sync: SyncCounts = field(default_factory=SyncCounts)
+    shared: bool = False
+
+
+class _Host:
+    """The engine's RunHost: every session a run needs, opened here."""
+
+    def __init__(self, repo) -> None:
+        self.repo = repo
+        self.sync = SyncCounts()
+        self._mutex = threading.Lock()  # steps run in threads; their counts add up here
+
+    def _add(self, counts: SyncCounts) -> None:
+        with self._mutex:
+            self.sync.add(counts)
+
+    @contextlib.contextmanager
+    def _session(self, command: str, leases=()):
+        counts = SyncCounts()
+        try:
+            with changing(self.repo, command, leases=leases, into=counts):
+                yield
+        finally:
+            self._add(counts)
+
+    def holding(self, run: WorkflowRun):
+        return self.repo.datastore.lock(records.run_lock(run.id))
+
+    def step(self, definition, command: str):
+        return self._session(command, leases=[model_lock_name(definition.type, definition.id)])
+
+    def save(self, write, command: str) -> None:
+        # The run's lease is held by the thread executing the run; a save may
+        # come from a step's thread, so it takes no lease of its own.
+        with self._session(command):
+            write()
+
+    def watch(self) -> None:
+        self._add(refresh(self.repo))
+
+    def claim(self, workflow_id: str, run_id: str) -> WorkflowRun:
+        with self._session("workflow resume", leases=[records.run_lock(run_id)]):
+            return runs.claim_for_resume(self.repo.datastore, workflow_id, run_id)
+
+
+def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
+        observer: Observer | None = None) -> RunResult:
+    source, wf = checked(repo, name)
+    host = _Host(repo)
+    result = Engine(repo, host, observer=observer).start(wf, source, inputs, fail_on=fail_on_level(fail_on))
+    return RunResult(result, host.sync, is_shared(repo))
+
+
+def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None) -> RunResult:
+    source, wf = checked(repo, name)
+    host = _Host(repo)
+    with reading(repo, into=host.sync):
+        target = runs.pick(repo.datastore, workflow_id(wf), run_id, ("suspended",))
+    engine = Engine(repo, host, observer=observer)
+    values = engine.resumable(wf, target, inputs)  # a refusal leaves the run suspended
+    claimed = host.claim(target.workflowId, target.id)
+    return RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo))
+
+
+def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason: str | None) -> dict:
+    """Record ``approved`` or ``rejected`` for a step waiting for approval
+    (in the run, or in a suspended nested run it started), under the lease
+    of the run that owns the step."""
+    _, wf = find_workflow(repo, name)
+    ds = repo.datastore
+    with reading(repo):
+        run = runs.pick(ds, workflow_id(wf), run_id, ("suspended",))
+        owner, job_name, step_name = runs.find_waiting(ds, run, step)
+    with changing(repo, f"workflow {decision}", leases=[records.run_lock(owner.id)]):
+        s = runs.record_decision(ds, owner, job_name, step_name, decision, reason)
+    out = {"runId": run.id, "workflowName": run.workflowName, "job": job_name, "step": step_name,
+           "decision": decision, "decidedBy": s.approval.decidedBy, "decidedAt": s.approval.decidedAt}
+    if owner.id != run.id:
+        out["nestedRunId"] = owner.id
+    if reason:
+        out["reason"] = reason
+    return out
+
+
+def cancel(repo, name: str, run_id: str | None) -> dict:
+    _, wf = find_workflow(repo, name)
+    with reading(repo):
+        run = runs.pick(repo.datastore, workflow_id(wf), run_id, ("running", "suspended", "pending"))
+    return _cancel(repo, run)
+
+
+def _cancel(repo, run: WorkflowRun) -> dict:
+    """Cancel a suspended run at once (with the nested runs it waits on);
+    ask a running one to stop after its steps in flight (or cancel it at
+    once when its process is gone)."""
+    ds = repo.datastore
+    if runs.cancel_in_flight(run):
+        with changing(repo, "workflow cancel"):
+            runs.request_cancel(ds, run)
+        return {"id": run.id, "workflowName": run.workflowName, "status": run.status, "cancelRequested": True}
+    with changing(repo, "workflow cancel", leases=[records.run_lock(run.id)]):
+        fresh = runs.cancel_now(ds, run.workflowId, run.id)
+    for child in runs.suspended_children(ds, fresh):
+        _cancel(repo, child)
+    return {"id": fresh.id, "workflowName": fresh.workflowName, "status": fresh.status, "cancelRequested": False}
+
+
+def history(repo, name: str, limit: int | None = None) -> list[dict]:
+    _, wf = find_workflow(repo, name)
+    with reading(repo):
+        found = records.history(repo.datastore, workflow_id(wf))
+    rows = []
+    for r in found[:limit] if limit else found:
+        steps = [s for _, s in r.steps()]
+        rows.append({"id": r.id, "workflowName": r.workflowName, "status": r.status, "startedAt": r.startedAt,
+                     "completedAt": r.completedAt, "durationMs": r.durationMs,
+                     "steps": len(steps), "failedSteps": sum(s.status == "failed" for s in steps)})
+    return rows
+
+
+def get_run(repo, name: str, run_id: str | None) -> WorkflowRun:
+    _, wf = find_workflow(repo, name)
+    ds = repo.datastore
+    with reading(repo):
+        if run_id:
+            return records.load(ds, workflow_id(wf), run_id)
+        return records.latest(ds, workflow_id(wf))
+
+
+def logs(repo, name: str, run_id: str | None) -> dict:
+    run = get_run(repo, name, run_id)
+    return {"id": run.id, "workflowName": run.workflowName, "status": run.status,
+            "log": records.read_log(repo.datastore, run.workflowId, run.id)}
+
+
+def evaluate(repo, name: str, inputs: dict) -> dict:
+    from swamp.workflows.evaluate import evaluate_workflow
+
+    path, wf = find_workflow(repo, name)
+    rel = str(path.relative_to(repo.root))
+    with reading(repo):  # expressions read data: pull once first
+        doc = evaluate_workflow(repo, wf, rel, inputs)
+    return {**doc, "path": rel}
