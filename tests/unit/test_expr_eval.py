@@ -123,12 +123,6 @@ def test_env_defaults_to_the_process_environment(monkeypatch):
     assert render(["${{ 1 }}", "${{ env.SWAMP_TEST_VAR }}"], ExprContext()) == [1, "hello"]
 
 
-def test_extend_replaces_variables(ctx):
-    item = ctx.extend({"self": {"name": "item-1"}})
-    assert evaluate("self.name", item) == "item-1"
-    assert evaluate("inputs.count", item) == 3
-
-
 def test_unknown_root_is_a_programming_error():
     with pytest.raises(ValueError):
         ExprContext({"nope": 1})

@@ -5,8 +5,8 @@ import pytest
 from swamp.expr.template import (
     Expr,
     TemplateSyntaxError,
-    find_expressions,
     has_expressions,
+    iter_templates,
     parse,
     to_text,
 )
@@ -64,18 +64,11 @@ def test_malformed(template, message):
     assert info.value.template == template
 
 
-def test_find_and_has_expressions_walk_nested_values():
+def test_has_expressions_and_templates_walk_nested_values():
     value = {"a": ["x", {"b": "${{ one }} and ${{ two }}"}], "c": 3, "d": "none"}
     assert has_expressions(value)
     assert not has_expressions({"a": ["x"], "b": 1})
-    found = [(f.path, f.expr.text) for f in find_expressions(value)]
-    assert found == [("a[1].b", "one"), ("a[1].b", "two")]
-
-
-def test_find_reports_the_path_of_a_malformed_string():
-    with pytest.raises(TemplateSyntaxError) as info:
-        list(find_expressions({"x": [{"y": "${{ oops"}]}))
-    assert info.value.path == "x[0].y"
+    assert list(iter_templates(value)) == [("a[1].b", "${{ one }} and ${{ two }}")]
 
 
 @pytest.mark.parametrize("value, text", [

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping
 
 from swamp.expr import template
-from swamp.expr.context import ROOTS, ExprContext  # noqa: F401
+from swamp.expr.context import ExprContext
 from swamp.expr.errors import ExpressionError
 
 

@@ -26,7 +26,3 @@ class ExprContext:
             raise ValueError(f"unknown expression roots {unknown}; expected some of {list(ROOTS)}")
         self.variables = variables
         self.providers = dict(providers or {})
-
-    def extend(self, variables: Mapping[str, Any]) -> "ExprContext":
-        """A context with some variables replaced, e.g. ``self`` per forEach item."""
-        return ExprContext({**self.variables, **variables}, providers=self.providers)

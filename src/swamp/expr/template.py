@@ -136,30 +136,6 @@ def has_expressions(value: Any) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Found:
-    """An expression found in a nested value: the field path, the template
-    string it sits in, and the expression."""
-
-    path: str
-    template: str
-    expr: Expr
-
-
-def find_expressions(value: Any, path: str = "") -> Iterator[Found]:
-    """Every `${{ }}` in a nested value, depth first. Raises
-    TemplateSyntaxError (with the path in ``.path``) on a malformed string."""
-    for p, s in iter_templates(value, path):
-        try:
-            segments = parse(s)
-        except TemplateSyntaxError as e:
-            e.path = p
-            raise
-        for seg in segments:
-            if isinstance(seg, Expr):
-                yield Found(p, s, seg)
-
-
 def iter_templates(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """(field path, string) for every string in ``value`` holding `${{`."""
     if isinstance(value, str):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from swamp.models.definition_files import check_file_name, find, iter_definition_files, read_raw  # noqa: F401
-from swamp.models.definition_schema import Definition, MethodConfig  # noqa: F401
+from swamp.models.definition_schema import Definition
 from swamp.util import documents, yamlio
 from swamp.util.atomic import atomic_write
 from swamp.util.names import check_name, check_type_name

@@ -14,10 +14,6 @@ def now() -> float:
     return _now()
 
 
-def utcnow() -> _dt.datetime:
-    return _dt.datetime.fromtimestamp(_now(), tz=_dt.timezone.utc)
-
-
 def isoformat(ts: float | None = None) -> str:
     t = _dt.datetime.fromtimestamp(_now() if ts is None else ts, tz=_dt.timezone.utc)
     return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")

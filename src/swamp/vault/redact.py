@@ -5,7 +5,6 @@ error messages) passes its text through ``redact_text``."""
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 MASK = "***"
 # Very short values would mask ordinary words; they are still never written
@@ -36,10 +35,6 @@ def register_secret(value: str) -> None:
         _ordered.sort(key=len, reverse=True)
 
 
-def has_secrets() -> bool:
-    return bool(_ordered)
-
-
 def redact_text(text: str) -> str:
     if not _ordered or not text:
         return text
@@ -57,18 +52,6 @@ def redact_bytes(data: bytes) -> bytes:
         if b in data:
             data = data.replace(b, MASK.encode())
     return data
-
-
-def redact_obj(obj: Any) -> Any:
-    if not _ordered:
-        return obj
-    if isinstance(obj, str):
-        return redact_text(obj)
-    if isinstance(obj, dict):
-        return {redact_obj(k): redact_obj(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [redact_obj(v) for v in obj]
-    return obj
 
 
 def clear() -> None:
