@@ -6,6 +6,15 @@ A push takes the journal by renaming it aside; new marks go to a fresh file.
 The taken files are removed only after the push is recorded, so a killed push
 leaves them for the next one. A ``*`` line (or too many lines, or a line that
 does not parse) means "walk everything".
+
+An append is open, then write: a push in another process may rename the
+file aside, read it and delete it between the two, and the mark would land
+in a file nobody reads again. So after writing, the appender checks that the
+name ``dirty`` still points at the file it wrote to (the open descriptor
+keeps the inode alive, so its number cannot be reused meanwhile). If it
+does, the rename aside comes after our write, and the push reads after its
+rename: the mark is seen. If not, the mark is written again to the live
+file. A path marked twice is harmless (the journal is a set).
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from swamp.util.names import check_rel_path
 BULK = "*"
 MAX_ENTRIES = 50_000
 _TAKEN = "dirty.taken-"
+_TMP = "dirty.tmp-"
+_LIVE_TRIES = 20
 
 
 @dataclass
@@ -37,9 +48,30 @@ class Journal:
         self.path = sync_dir / "dirty"
 
     def append(self, rel: str) -> None:
+        line = (rel + "\n").encode("utf-8")
+        for _ in range(_LIVE_TRIES):
+            if self._append_live(line):
+                return
+        # Taken aside under us every time (a push loop racing a slow
+        # writer): hand the mark over as a taken file of its own, which the
+        # next take reads. It appears whole, by rename, or not at all.
+        tmp = self.dir / f"{_TMP}{uuid.uuid4().hex}"
+        with open(tmp, "wb") as f:
+            f.write(line)
+        os.replace(tmp, self.dir / f"{_TAKEN}{uuid.uuid4().hex}")
+
+    def _append_live(self, line: bytes) -> bool:
+        """Append ``line`` to ``dirty``; True if it was still the live
+        journal after the write (so whoever takes it reads the line)."""
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, (rel + "\n").encode("utf-8"))
+            os.write(fd, line)
+            ours = os.fstat(fd)
+            try:
+                live = os.stat(self.path)
+            except FileNotFoundError:
+                return False
+            return (live.st_dev, live.st_ino) == (ours.st_dev, ours.st_ino)
         finally:
             os.close(fd)
 
