@@ -1,6 +1,6 @@
 """Workflow engine overhead: a workflow whose forEach fans out to N steps of
 a no-op local type, beside the same N method runs called directly through
-Runner.run in the same process. The difference per step is what the engine
+app.methods.run_method in the same process. The difference per step is what the engine
 adds (planning, expressions, bookkeeping, the run record). Target: at most
 5 ms per step.
 
