@@ -62,11 +62,7 @@ FRAMEWORKS = ("click", "rich", "starlette", "uvicorn")
 # Known violations, each removed by the issue item named. Keep it minimal: an
 # entry that no longer matches anything fails the test, so it gets deleted.
 # (importing file, imported module prefix)
-ALLOWED = {
-    # Issue 8 item 1: the data commands' use cases moved to app/data.py; this
-    # file (find the model, take the model's lease) is deleted with it.
-    ("swamp/data/service.py", "swamp.models"): "issue 8 item 1 (data/service.py moves into app/)",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)
