@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 from swamp.datastore.objectstore.factory import open_store  # noqa: E402
 from swamp.datastore.sync import SyncEngine  # noqa: E402
 from swamp.util.atomic import atomic_write  # noqa: E402
+from swamp.repo.datastores import path_rules
 from tests.fixtures import servers  # noqa: E402
 
 CONCURRENCY = 16
@@ -55,7 +56,7 @@ def raw_store(server: servers.S3Server, prefix: str):
 
 
 def engine(server: servers.S3Server, prefix: str, cache: Path, peer: str) -> SyncEngine:
-    return SyncEngine(open_store(server.config(prefix)), cache, peer=peer, concurrency=CONCURRENCY)
+    return SyncEngine(open_store(server.config(prefix)), cache, rules=path_rules(), peer=peer, concurrency=CONCURRENCY)
 
 
 def timed(fn) -> float:

@@ -13,8 +13,9 @@ import pytest
 from swamp.datastore.objectstore.retry import RetryingObjectStore
 from swamp.datastore.objectstore.s3 import S3ObjectStore
 from swamp.datastore.sync import SyncConflictError, SyncEngine
-from swamp.datastore.sync.pathclass import is_synced
+from swamp.datastore.sync.localonly import is_synced
 from swamp.util.atomic import atomic_write
+from swamp.repo.datastores import path_rules
 from tests.fixtures.faultproxy import Fault, FaultProxy
 
 pytestmark = pytest.mark.s3
@@ -35,7 +36,7 @@ def peers(seaweedfs, tmp_path: Path) -> Iterator:  # type: ignore[no-untyped-def
     made = []
 
     def make(name: str, store=None) -> SyncEngine:  # type: ignore[no-untyped-def]
-        e = SyncEngine(store or RetryingObjectStore(seaweedfs.store(prefix)), tmp_path / name, peer=name)
+        e = SyncEngine(store or RetryingObjectStore(seaweedfs.store(prefix)), tmp_path / name, rules=path_rules(), peer=name)
         made.append(e)
         return e
 

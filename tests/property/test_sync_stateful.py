@@ -29,8 +29,9 @@ from swamp.datastore.objectstore.local import LocalDirObjectStore
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.sync import SyncConflictError, SyncEngine
 from swamp.datastore.sync.commitlog import fetch_one, list_seqs
-from swamp.datastore.sync.pathclass import is_conflict_copy, is_synced
+from swamp.datastore.sync.localonly import is_conflict_copy, is_synced
 from swamp.util.atomic import atomic_write
+from swamp.repo.datastores import path_rules
 
 CI = os.environ.get("CI") == "true"
 PEERS = ("p0", "p1", "p2")
@@ -46,7 +47,7 @@ class SyncMachine(RuleBasedStateMachine):
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="swamp-sync-prop-"))
         self.store = LocalDirObjectStore(self.dir / "objects") if self.use_local_dir else MemoryObjectStore()
-        self.peers = {p: SyncEngine(self.store, self.dir / p, peer=p, concurrency=2, checkpoint_every=7)
+        self.peers = {p: SyncEngine(self.store, self.dir / p, rules=path_rules(), peer=p, concurrency=2, checkpoint_every=7)
                       for p in PEERS}
         self.counter = 0
         self.written: set[bytes] = set()  # every content any peer wrote

@@ -14,6 +14,7 @@ from swamp.datastore.sync import SyncEngine
 from swamp.datastore.sync.blobs import sha256_bytes
 from swamp.util import clock
 from swamp.util.atomic import atomic_write
+from swamp.repo.datastores import path_rules
 
 
 def write(e: SyncEngine, rel: str, data: bytes) -> None:
@@ -26,7 +27,7 @@ def peers(tmp_path: Path):
     made = []
 
     def make(name: str, store, **kw) -> SyncEngine:
-        e = SyncEngine(store, tmp_path / name, peer=name, concurrency=4, **kw)
+        e = SyncEngine(store, tmp_path / name, rules=path_rules(), peer=name, concurrency=4, **kw)
         made.append(e)
         return e
 

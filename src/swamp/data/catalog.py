@@ -5,6 +5,7 @@ name's directory (or its newest version directory) changed since it was read."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -14,6 +15,9 @@ from swamp.data import layout
 from swamp.data.repository import DataRepository
 from swamp.data.walk import iter_models
 from swamp.datastore.base import Datastore
+
+#: local only (under cache/), beside the repository's runtime state
+CATALOG = "cache/catalog.db"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS versions (
@@ -122,5 +126,13 @@ class Catalog:
         return out
 
 
+#: where the catalog lived before it moved under cache/ (removed on sight:
+#: under data/ it would be synced)
+_OLD = ("data/_catalog.db", "data/_catalog.db-wal", "data/_catalog.db-shm", "data/_catalog.db-journal")
+
+
 def open_catalog(repo) -> Catalog:
-    return Catalog(repo.datastore, repo.local_dir / "data" / "_catalog.db")
+    for rel in _OLD:
+        with contextlib.suppress(FileNotFoundError):
+            (repo.local_dir / rel).unlink()
+    return Catalog(repo.datastore, repo.local_dir / CATALOG)

@@ -16,25 +16,20 @@ import contextlib
 import os
 import shutil
 import threading
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence
 
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import NotFoundError
-from swamp.util.atomic import atomic_writer
+from swamp.util.atomic import atomic_writer, sweep_temp_files
 from swamp.util.names import check_rel_path
 
-#: Top-level directories that never leave this machine, whatever the datastore.
-LOCAL_ONLY_DIRS = frozenset({"secrets", "bundles", ".locks", ".sync", "cache"})
-#: Files that never leave this machine (the query catalog and its journal).
-LOCAL_ONLY_FILES = frozenset({"data/_catalog.db", "data/_catalog.db-wal", "data/_catalog.db-shm",
-                              "data/_catalog.db-journal"})
-
-
-def is_local_only(rel: str) -> bool:
-    top = rel.split("/", 1)[0]
-    return top in LOCAL_ONLY_DIRS or rel in LOCAL_ONLY_FILES or rel.rsplit("/", 1)[-1].startswith(".tmp-")
+#: opening a datastore sweeps temp files left by killed writers at most this often
+SWEEP_EVERY_S = 3600.0
+#: local only (under cache/): when the last sweep started
+SWEEP_MARKER = "cache/temp-sweep"
 
 
 class ReentrantLocks:
@@ -68,6 +63,24 @@ class Datastore(abc.ABC):
         self.root = Path(root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
         self._reentrant = ReentrantLocks()
+        self._sweep_now_and_then()
+
+    def _sweep_now_and_then(self) -> None:
+        """Remove the temp files of writers killed mid-write (never one a
+        live writer holds: see util.atomic.sweep_temp_files), walking the
+        tree at most once per SWEEP_EVERY_S, so opening costs one stat."""
+        marker = self.root / SWEEP_MARKER
+        try:
+            if time.time() - marker.stat().st_mtime < SWEEP_EVERY_S:
+                return
+        except FileNotFoundError:
+            pass
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()  # first, so that concurrent openers do not all walk
+            sweep_temp_files(self.root)
+        except OSError:
+            pass  # a read-only datastore: nothing to sweep there anyway
 
     # ---------------------------------------------------------------- paths
     def local_path(self, rel: str) -> Path:

@@ -20,7 +20,8 @@ import contextlib
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from swamp.datastore.base import Datastore, is_local_only
+from swamp.datastore.base import Datastore
+from swamp.datastore.sync.localonly import is_local_only
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import LeaseLostError, NotFoundError, SwampError
 
@@ -37,12 +38,14 @@ class CachedDatastore(Datastore):
         self.last_counts = SyncCounts()
 
     @classmethod
-    def from_config(cls, repo, cfg) -> "CachedDatastore":
+    def from_config(cls, repo, cfg, rules) -> "CachedDatastore":
+        """``rules``: how each path syncs (sync.rules.PathRules), declared
+        by the paths' owners and assembled above this package."""
         from swamp.datastore.objectstore.factory import open_store
         from swamp.datastore.sync.engine import SyncEngine
 
         store = open_store(store_config(cfg))
-        engine = SyncEngine(store, repo.local_dir, namespace=cfg.namespace, hydration=cfg.hydration)
+        engine = SyncEngine(store, repo.local_dir, rules=rules, namespace=cfg.namespace, hydration=cfg.hydration)
         return cls(repo.local_dir, engine, kind=cfg.type, location=location_of(cfg), namespace=cfg.namespace)
 
     # ------------------------------------------------------ change tracking

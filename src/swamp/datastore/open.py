@@ -6,7 +6,9 @@ import os
 from pathlib import Path
 
 
-def open_datastore(repo):
+def open_datastore(repo, rules):
+    """``rules`` (sync.rules.PathRules): how each path of a shared datastore
+    syncs; the paths' owners declare them (see swamp.repo.datastores)."""
     cfg = repo.config.datastore
     env = os.environ.get("SWAMP_DATASTORE")
     if env and env.startswith("filesystem:"):
@@ -22,6 +24,6 @@ def open_datastore(repo):
         return FilesystemDatastore(path)
     from .cached import CachedDatastore  # noqa: F401  (object-store datastores)
 
-    ds = CachedDatastore.from_config(repo, cfg)
+    ds = CachedDatastore.from_config(repo, cfg, rules)
     ds.offline = repo.offline
     return ds

@@ -92,6 +92,6 @@ class Repo:
 
     @cached_property
     def datastore(self):
-        from swamp.datastore.open import open_datastore
+        from swamp.repo.datastores import open_datastore
 
         return open_datastore(self)

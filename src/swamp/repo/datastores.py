@@ -1,5 +1,5 @@
-"""Configuring where a repository's runtime state lives: `datastore setup`,
-`status`, `sync` and lock administration."""
+"""Configuring where a repository's runtime state lives: opening its
+datastore, `datastore setup`, `status`, `sync` and lock administration."""
 
 from __future__ import annotations
 
@@ -7,9 +7,29 @@ import json
 import shutil
 from pathlib import Path
 
-from swamp.datastore.base import is_local_only
 from swamp.datastore.sync.counts import SyncCounts
+from swamp.datastore.sync.localonly import is_local_only
 from swamp.util.atomic import atomic_write
+
+
+def path_rules():
+    """How each path of a shared datastore syncs, as its owner declares it:
+    the one place the declarations are put together for the sync engine."""
+    from swamp.data.sync_rules import SYNC_RULES as data
+    from swamp.datastore.sync.rules import PathRules
+    from swamp.extensions.sync_rules import SYNC_RULES as extensions
+    from swamp.models.sync_rules import SYNC_RULES as models
+    from swamp.repo.sync_rules import SYNC_RULES as settings
+    from swamp.workflows.sync_rules import SYNC_RULES as workflows
+
+    return PathRules.of(data, models, workflows, settings, extensions)
+
+
+def open_datastore(repo):
+    """The datastore the repository is configured for."""
+    from swamp.datastore.open import open_datastore as open_configured
+
+    return open_configured(repo, path_rules())
 
 
 def setup_filesystem(repo, path: str) -> dict:
@@ -79,7 +99,7 @@ def setup_object_store(repo, cfg, *, progress=None) -> dict:
     cache = repo.local_dir
     copied = _copy_into_cache(repo, cache)
     _claim_sync_state(repo, cache, cfg)
-    engine = SyncEngine(store, cache, namespace=cfg.namespace, hydration=cfg.hydration)
+    engine = SyncEngine(store, cache, rules=path_rules(), namespace=cfg.namespace, hydration=cfg.hydration)
     engine.on_progress = progress
     try:
         engine.init_remote()

@@ -16,6 +16,23 @@ from typing import BinaryIO, Callable, Iterable, Iterator
 # Tests may turn fsync off for speed (never in production).
 _FSYNC = os.environ.get("SWAMP_FSYNC", "1") != "0"
 TMP_PREFIX = ".tmp-"
+_HOST_TAG: str | None = None
+
+
+def _host_tag() -> str:
+    global _HOST_TAG
+    if _HOST_TAG is None:
+        import hashlib
+        import socket
+
+        _HOST_TAG = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+    return _HOST_TAG
+
+
+def temp_prefix() -> str:
+    """``.tmp-<host>.<pid>.``: whose temp file it is, so a sweep can tell
+    one whose writer died on this host from one still being written."""
+    return f"{TMP_PREFIX}{_host_tag()}.{os.getpid()}."
 
 
 def fsync_dir(directory: Path) -> None:
@@ -46,7 +63,7 @@ def atomic_writer(path: Path | str, *, mode: int | None = None) -> Iterator[Bina
     On an exception the temp file is removed and ``path`` is untouched."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
     try:
         if mode is not None:
             os.fchmod(fd, mode)
@@ -113,7 +130,7 @@ class DurableBatch:
             data = data.encode()
         path = Path(path)
         self.makedirs(path.parent)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TMP_PREFIX)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
         try:
             if mode is not None:
                 os.fchmod(fd, mode)
@@ -149,18 +166,42 @@ class DurableBatch:
         return len(dirs)
 
 
-def sweep_temp_files(directory: Path, older_than_s: float = 3600.0) -> int:
-    """Remove temp files left by writers that were killed mid-write."""
+#: a temp file whose writer cannot be checked (another host, an older name)
+#: is abandoned once untouched this long: a live writer's writes move its mtime
+ABANDONED_AFTER_S = 24 * 3600.0
+
+
+def _abandoned(name: str, mtime: float, now: float, older_than_s: float) -> bool:
+    parts = name[len(TMP_PREFIX):].split(".", 2)
+    if len(parts) == 3 and parts[0] == _host_tag() and parts[1].isdigit():
+        pid = int(parts[1])
+        if pid == os.getpid():
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True  # its writer on this host is gone
+        except OSError:
+            pass  # alive, someone else's
+        return False  # its writer on this host is alive: never, however old
+    return now - mtime > older_than_s
+
+
+def sweep_temp_files(directory: Path, older_than_s: float = ABANDONED_AFTER_S) -> int:
+    """Remove temp files left by writers that were killed mid-write: those
+    whose writer was a process of this host that no longer exists, and
+    those no writer touched for ``older_than_s`` whose writer cannot be
+    checked. A temp file a live writer of this host holds is never removed."""
     import time
 
     removed = 0
-    cutoff = time.time() - older_than_s
+    now = time.time()
     for root, _dirs, files in os.walk(directory):
         for name in files:
             if name.startswith(TMP_PREFIX):
                 p = os.path.join(root, name)
                 with contextlib.suppress(OSError):
-                    if os.stat(p).st_mtime < cutoff:
+                    if _abandoned(name, os.stat(p).st_mtime, now, older_than_s):
                         os.unlink(p)
                         removed += 1
     return removed

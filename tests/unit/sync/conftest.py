@@ -12,6 +12,7 @@ import pytest
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.sync import SyncEngine
 from swamp.util.atomic import atomic_write
+from swamp.repo.datastores import path_rules
 
 
 def write(e: SyncEngine, rel: str, data: bytes | str) -> None:
@@ -31,7 +32,7 @@ def read(e: SyncEngine, rel: str) -> bytes | None:
 
 def files(e: SyncEngine) -> dict[str, bytes]:
     """Every synced file of a cache (what a peer 'sees')."""
-    from swamp.datastore.sync.pathclass import is_synced
+    from swamp.datastore.sync.localonly import is_synced
 
     return {rel: (e.root / rel).read_bytes() for rel in e.tree.walk() if is_synced(rel)}
 
@@ -47,7 +48,7 @@ def make_peer(tmp_path: Path, store: MemoryObjectStore) -> Callable[..., SyncEng
 
     def make(name: str, **kw) -> SyncEngine:
         kw.setdefault("concurrency", 4)
-        e = SyncEngine(kw.pop("store", store), tmp_path / name, peer=name, **kw)
+        e = SyncEngine(kw.pop("store", store), tmp_path / name, rules=path_rules(), peer=name, **kw)
         made.append(e)
         return e
 

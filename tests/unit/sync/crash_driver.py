@@ -25,6 +25,7 @@ from swamp.datastore.sync.journal import Journal
 from swamp.datastore.sync.localtree import LocalTree
 from swamp.datastore.sync.state import SyncState
 from swamp.util.atomic import DurableBatch
+from swamp.repo.datastores import path_rules
 
 KILL_AT = int(sys.argv[4])
 _steps = 0
@@ -83,7 +84,7 @@ def _killing_transaction(self):
 SyncState.transaction = _killing_transaction
 
 if __name__ == "__main__":
-    engine = SyncEngine(Killing(LocalDirObjectStore(sys.argv[1])), Path(sys.argv[2]), peer=sys.argv[3],
+    engine = SyncEngine(Killing(LocalDirObjectStore(sys.argv[1])), Path(sys.argv[2]), rules=path_rules(), peer=sys.argv[3],
                         concurrency=1)
     engine.push("crash test")
     print(json.dumps({"steps": _steps}))

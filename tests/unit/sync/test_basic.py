@@ -7,6 +7,7 @@ import json
 import pytest
 
 from swamp.datastore.sync import SyncConflictError, SyncEngine
+from swamp.repo.datastores import path_rules
 
 from .conftest import delete, files, read, write
 
@@ -104,7 +105,7 @@ def test_a_delete_can_be_undone_only_by_a_new_write_after_seeing_it(make_peer):
 
 def test_local_only_paths_never_leave_the_cache(make_peer, store):
     a, b = make_peer("a"), make_peer("b")
-    for rel in ("secrets/local/v/key", "data/_catalog.db", "bundles/x.js", "data/t/m/n/latest",
+    for rel in ("secrets/local/v/key", "cache/catalog.db", ".locks/model%2Fa.lock", "files/.tmp-1.x",
                 "files/f.conflict-a-3", "files/ok"):
         write(a, rel, b"x")
     a.push(full_walk=True)
@@ -200,7 +201,7 @@ def test_engine_reopened_on_same_cache_keeps_state(make_peer, tmp_path, store):
     write(a, "files/x", b"1")
     a.push()
     a.close()
-    again = SyncEngine(store, tmp_path / "a")
+    again = SyncEngine(store, tmp_path / "a", rules=path_rules())
     try:
         assert again.peer == "a" and again.status()["head"] == 1
         assert again.sync().requests == 1

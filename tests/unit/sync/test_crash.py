@@ -17,6 +17,7 @@ import pytest
 from swamp.datastore.objectstore.local import LocalDirObjectStore
 from swamp.datastore.sync import SyncEngine
 from swamp.util.atomic import atomic_write
+from swamp.repo.datastores import path_rules
 
 from .conftest import files
 
@@ -45,7 +46,7 @@ def _lock(keys: list[str]) -> bytes:
 def _scenario(d: Path) -> None:
     """a's cache holds unpushed work made on a base that b has moved on from."""
     store = LocalDirObjectStore(d / "objects")
-    with SyncEngine(store, d / "a", peer="a") as a, SyncEngine(store, d / "b", peer="b") as b:
+    with SyncEngine(store, d / "a", rules=path_rules(), peer="a") as a, SyncEngine(store, d / "b", rules=path_rules(), peer="b") as b:
         for rel in ("files/a-edits", "files/b-edits", "files/a-deletes", "files/b-deletes"):
             _w(a, rel, f"original {rel}".encode())
         _w(a, LOCKFILE, _lock(["base"]))
@@ -83,7 +84,7 @@ def _no_torn_files(e: SyncEngine) -> None:
 
 def _recover(d: Path) -> dict[str, bytes]:
     store = LocalDirObjectStore(d / "objects")
-    with SyncEngine(store, d / "a", peer="a") as a, SyncEngine(store, d / "b", peer="b") as b:
+    with SyncEngine(store, d / "a", rules=path_rules(), peer="a") as a, SyncEngine(store, d / "b", rules=path_rules(), peer="b") as b:
         _no_torn_files(a)
         a.sync()  # the rerun: raises if anything conflicted
         b.sync()

@@ -6,6 +6,7 @@ import pytest
 
 from swamp.datastore.sync.blobs import sha256_bytes
 from swamp.util import clock
+from swamp.repo.datastores import path_rules
 
 from .conftest import delete, files, write
 
@@ -265,7 +266,7 @@ def make_peer_push(e):
     no pull before it in this engine."""
     from swamp.datastore.sync import SyncEngine
 
-    fresh = SyncEngine(e.store, e.root, peer=e.peer, concurrency=2)
+    fresh = SyncEngine(e.store, e.root, rules=path_rules(), peer=e.peer, concurrency=2)
     try:
         return fresh.push()
     finally:

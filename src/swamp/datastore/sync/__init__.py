@@ -10,9 +10,8 @@ _EXPORTS = {
     "SyncEngine": "engine",
     "SyncConflictError": "errors",
     "CorruptRemoteError": "errors",
-    "PathClass": "pathclass",
-    "classify": "pathclass",
-    "register_mergeable": "pathclass",
+    "PathClass": "rules",
+    "PathRules": "rules",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -21,7 +21,7 @@ from swamp.util.names import check_rel_path
 
 from .errors import CorruptRemoteError
 from .layout import SHA_RE, Layout
-from .pathclass import is_synced
+from .localonly import is_synced
 
 
 @dataclass(frozen=True)

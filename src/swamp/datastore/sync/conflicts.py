@@ -19,7 +19,8 @@ from .commitlog import Change
 from .journal import Journal
 from .localtree import BlockedPath, FileState, LocalTree
 from .merge import MergeConflict, NotMergeable, merge_document
-from .pathclass import PathClass, classify, conflict_copy_name, mergeable_format
+from .localonly import conflict_copy_name
+from .rules import PathClass, PathRules
 from .state import Base, SyncState
 
 
@@ -33,12 +34,13 @@ class Incoming:
 
 
 class Resolver:
-    def __init__(self, tree: LocalTree, state: SyncState, journal: Journal, peer: str,
+    def __init__(self, tree: LocalTree, state: SyncState, journal: Journal, peer: str, rules: PathRules,
                  fetch: Callable[[str], bytes]) -> None:
         self.tree = tree
         self.state = state
         self.journal = journal
         self.peer = peer
+        self.rules = rules
         self.fetch = fetch
         #: paths whose incoming file could not be written (something local in the way)
         self.blocked: set[str] = set()
@@ -46,12 +48,12 @@ class Resolver:
     def resolve(self, rel: str, base: Base | None, local: FileState | None, inc: Incoming) -> dict | None:
         """Leave the disk holding the outcome; return the report entry, or
         None when a merge settled it."""
-        cls = classify(rel)
+        cls = self.rules.classify(rel)
         theirs_change = inc.change
         theirs = self.fetch(theirs_change.sha256) if theirs_change.op == "put" else None
         report: dict = {"path": rel, "class": cls.value, "seq": inc.seq, "peer": inc.peer,
                         "ours": "delete" if local is None else "put", "theirs": theirs_change.op}
-        fmt = mergeable_format(rel) if cls is PathClass.MERGEABLE else None
+        fmt = self.rules.mergeable_format(rel) if cls is PathClass.MERGEABLE else None
         if fmt and local is not None and theirs is not None:
             base_bytes = self.fetch(base.sha256) if base is not None else None
             try:

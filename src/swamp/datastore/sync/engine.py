@@ -55,7 +55,8 @@ from .journal import BULK, Journal
 from .layout import FORMAT_VERSION, Layout
 from .lease import DEFAULT_TTL_MS, Lease, force_release, lease_status
 from .localtree import BlockedPath, FileState, LocalTree
-from .pathclass import classify, is_lazy, is_synced
+from .localonly import is_synced
+from .rules import NO_RULES, PathRules
 from .progress import Progress, ProgressHook
 from .state import Base, SyncState
 
@@ -86,7 +87,7 @@ class SyncEngine:
     #: progress.py for the exact contract.
     on_progress: ProgressHook | None = None
 
-    def __init__(self, store: ObjectStore, cache_root: Path, *, namespace: str = "default",
+    def __init__(self, store: ObjectStore, cache_root: Path, *, rules: PathRules = NO_RULES, namespace: str = "default",
                  peer: str | None = None, concurrency: int = 16, checkpoint_every: int = 100,
                  hydration: str = "full") -> None:
         if hydration not in ("full", "lazy"):
@@ -95,6 +96,9 @@ class SyncEngine:
         self.root = Path(cache_root).absolute()
         self.layout = Layout(namespace)
         self.hydration = hydration
+        #: how each path syncs, as declared by the paths' owners (assembled
+        #: by swamp.repo.datastores.path_rules); none: every path is OTHER
+        self.rules = rules
         self.checkpoint_every = max(1, checkpoint_every)
         sync_dir = self.root / ".sync"
         sync_dir.mkdir(parents=True, exist_ok=True)
@@ -404,7 +408,7 @@ class SyncEngine:
             elif _sha(local) == _sha(base) or _sha(local) in intents.get(rel, ()):
                 if theirs.op == "delete":
                     removes.append(rel)
-                elif lazy and is_lazy(rel):
+                elif lazy and self.rules.is_lazy(rel):
                     unhydrated.add(rel)
                     removes.append(rel)  # never leave the old content readable
                 else:
@@ -460,11 +464,11 @@ class SyncEngine:
             for rel in write_all(sha, data, rels):
                 unhydrated.add(rel)
                 inc = incoming[rel]
-                s.conflict({"path": rel, "class": classify(rel).value, "seq": inc.seq, "peer": inc.peer,
+                s.conflict({"path": rel, "class": self.rules.classify(rel).value, "seq": inc.seq, "peer": inc.peer,
                             "theirs": "put", "savedAs": None,
                             "reason": "a local directory or file is in the way; theirs was not written"})
         batch.sync(self._pool.map)
-        resolver = Resolver(self.tree, self.state, self.journal, self.peer,
+        resolver = Resolver(self.tree, self.state, self.journal, self.peer, self.rules,
                             lambda sha: fetch_blob(s, self.layout, sha))
         for rel, base, local, inc in conflicted:
             report = resolver.resolve(rel, base, local, inc)
@@ -519,7 +523,7 @@ class SyncEngine:
                 if hit is not None:
                     if ch.path not in refused:
                         refused[ch.path] = hit
-                        s.conflict({"path": ch.path, "class": classify(ch.path).value, "ours": "put",
+                        s.conflict({"path": ch.path, "class": self.rules.classify(ch.path).value, "ours": "put",
                                     "savedAs": None, "reason": f"the datastore holds {hit!r} "
                                     f"{'as a file' if ch.path.startswith(hit + '/') else 'under it'}; "
                                     "yours was not published (move it, or delete that path first)"})
@@ -770,7 +774,7 @@ class SyncEngine:
             base = bases.get(ch.path)
             if base is None:
                 continue
-            if self.hydration == "lazy" and is_lazy(ch.path):
+            if self.hydration == "lazy" and self.rules.is_lazy(ch.path):
                 unfetched.append(ch.path)
                 continue
             try:

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from swamp.datastore.base import LOCAL_ONLY_DIRS
 from swamp.util.atomic import TMP_PREFIX, DurableBatch, atomic_write
 
+from .localonly import LOCAL_ONLY_DIRS
 from .state import SyncState
 
 # A stat entry taken within this long of the file's mtime may hide a same-size

@@ -154,10 +154,6 @@ class SyncState:
             self._db.executemany("INSERT OR REPLACE INTO base(path, sha256, size, hydrated) VALUES (?, ?, ?, ?)",
                                  ((p, sha, size, int(h)) for p, sha, size, h in rows))
 
-    def drop_base(self, path: str) -> None:
-        self._q("DELETE FROM base WHERE path=?", (path,))
-        self._q("DELETE FROM stat WHERE path=?", (path,))
-
     def drop_bases(self, paths: Iterable[str]) -> None:
         keys = [(p,) for p in paths]
         with self._lock:
