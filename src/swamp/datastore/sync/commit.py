@@ -1,0 +1,204 @@
+"""Commit (SYNC.md "Push"): find local changes (journal, stat cache, hash
+against the bases), upload their blobs, and create ``log/head+1``: the one
+and only commit point, create-only. A lost race (412) pulls, looks at the
+changes again and retries at the new head (rebase); a head not seen to be
+current is pulled first, so a commit never lands on a trimmed seq. Once the
+create succeeds the bases and head move in one transaction, and the peer
+whose commit lands on a multiple of K writes the checkpoint.
+
+A mixin of ``SyncEngine``."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+import uuid
+from pathlib import Path
+from typing import Iterable
+
+from swamp.datastore.objectstore.base import ObjectStoreError, PreconditionFailed
+from swamp.errors import SwampError, ValidationError
+from swamp.util import clock
+from swamp.util.names import check_rel_path
+
+from . import checkpoint, commitlog
+from .commitlog import Change, Commit
+from .compare import content_id as _sha
+from .compare import parents as _parents
+from .counting import Session
+from .localonly import is_synced
+from .localtree import FileState
+
+log = logging.getLogger(__name__)
+
+MAX_COMMIT_ATTEMPTS = 25
+#: a push commits at head+1 only if this engine saw the log continue from
+#: head this recently; otherwise it pulls first (see _head_is_current)
+HEAD_CURRENT_S = 600.0
+
+
+class Committer:
+    def _candidates(self, paths: Iterable[str], full: bool) -> set[str]:
+        """The paths to look at: those journaled, what is under them (locally
+        or committed), and their committed parents (a file that a directory
+        replaced)."""
+        if full:
+            return set(self.tree.walk()) | self.state.all_bases().keys()
+        out: set[str] = set()
+        for p in paths:
+            out.add(p)
+            out.update(self.tree.files_under(p))
+            out.update(self.state.base_paths_under(p))
+        out.update(self.state.bases({a for p in out for a in _parents(p)}))
+        return out
+
+    def _off_tree(self, s: Session, changes: list[Change], refused: dict[str, str]) -> list[Change]:
+        """``changes`` without the puts that would leave the committed tree
+        holding a file and a directory at one path: under a committed file,
+        or over committed files, that this commit does not delete (what a
+        pull could not write, because ours was in the way). Each is reported
+        once as a conflict and recorded in ``refused``; it stays local."""
+        gone = {c.path for c in changes if c.op == "delete"}
+        puts = [c.path for c in changes if c.op == "put"]
+        committed = self.state.bases({a for p in puts for a in _parents(p)} | set(puts))
+        out = []
+        for ch in changes:
+            if ch.op == "put":
+                hit = next((a for a in _parents(ch.path) if a in committed and a not in gone), None)
+                if hit is None and ch.path not in committed:
+                    hit = next((q for q in self.state.base_paths_under(ch.path) if q not in gone), None)
+                if hit is not None:
+                    if ch.path not in refused:
+                        refused[ch.path] = hit
+                        s.conflict({"path": ch.path, "class": self.rules.classify(ch.path).value, "ours": "put",
+                                    "savedAs": None, "reason": f"the datastore holds {hit!r} "
+                                    f"{'as a file' if ch.path.startswith(hit + '/') else 'under it'}; "
+                                    "yours was not published (move it, or delete that path first)"})
+                    continue
+            out.append(ch)
+        return out
+
+    def _diff(self, cands: Iterable[str]) -> list[Change]:
+        """Local changes against the bases: a pure function of disk and base.
+        A file whose size differs from its base has changed whatever its
+        hash: its sha256 is left to the upload, which reads it anyway."""
+        changes = []
+        intents = self.state.intents()
+        cands = sorted(cands)
+        bases = self.state.bases(cands)
+        for rel in cands:
+            try:
+                check_rel_path(rel)
+            except ValidationError:
+                log.warning("not syncing %r: not a valid datastore path", rel)
+                continue
+            if not is_synced(rel):
+                continue
+            base = bases.get(rel)
+            st = self.tree.stat(rel)
+            if rel in intents and _sha(self.tree.current(rel, st)) in intents[rel]:
+                continue  # left by an interrupted pull: the next pull settles it
+            if st is None:
+                if base is not None and base.hydrated:
+                    changes.append(Change(rel, "delete"))
+            elif base is None or st.st_size != base.size:
+                changes.append(Change(rel, "put", None, st.st_size))
+            else:
+                cur = self.tree.current(rel, st)
+                if isinstance(cur, FileState) and cur.sha256 != base.sha256:
+                    changes.append(Change(rel, "put", cur.sha256, cur.size))
+        self.tree.flush_stats()
+        return changes
+
+    def _push_into(self, s: Session, command: str, full_walk: bool) -> None:
+        taken = self.journal.take()
+        full = full_walk or taken.bulk or not self.state.tracking
+        cands = self._candidates(taken.paths, full)
+        seen = {} if full else {rel: _stat_key(self.tree.abspath(rel)) for rel in cands}
+        refused: dict[str, str] = {}
+        changes = self._off_tree(s, self._diff(cands), refused)
+        if changes:
+            if self.state.head == 0:
+                self._ensure_format(s, create=True)
+            uploaded: set[str] = set()
+            changes = self._upload(s, changes, uploaded)
+            attempt = 0
+            while changes:
+                if not self._head_is_current():
+                    # gc trims the log up to a checkpoint, and creating a
+                    # trimmed seq succeeds: a commit there would be seen by
+                    # no one. Pull first (one LIST when nothing is new).
+                    self._pull_into(s)
+                    changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
+                    continue
+                if self._check_leases(s):
+                    # Another thread's lease was lost: what it wrote is back
+                    # to its base now, so look again.
+                    changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
+                    continue
+                head = self.state.head
+                commit = Commit(head + 1, head, uuid.uuid4().hex, commitlog.writer_info(self.peer),
+                                clock.isoformat(), command, changes)
+                self.state.add_pending(commit.id, commit.seq)
+                try:
+                    s.put(self.layout.log(commit.seq), commit.encode(), if_none_match=True)
+                except PreconditionFailed:
+                    # Lost the race for this seq: take the peers' commits,
+                    # resolve, and try again at the new head.
+                    attempt += 1
+                    if attempt >= MAX_COMMIT_ATTEMPTS:
+                        raise SwampError(f"push gave up after losing {attempt} commit races in a row",
+                                         hint="the datastore is very busy; try again", code="push_contended")
+                    time.sleep(random.uniform(0, min(1.0, 0.01 * 2 ** attempt)))
+                    self._pull_into(s)
+                    changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
+                    continue
+                self._record(s, commit)
+                break
+        if full:
+            self.state.set_meta("tracking", "1")
+        self.journal.done(taken)
+        for rel in refused:
+            self.journal.append(rel)  # still unpublished: looked at again by the next push
+        # A write that marked its path before we took the journal but landed
+        # after we looked at the file must not be forgotten.
+        for rel, key in seen.items():
+            if _stat_key(self.tree.abspath(rel)) != key:
+                self.journal.append(rel)
+
+    def _head_is_current(self) -> bool:
+        """Whether this engine saw, recently, that the log continues from
+        ``head``: a pull listed it (gc always keeps the commit at the newest
+        checkpoint, so a listing after a trimmed head is never empty), or
+        this engine created the commit at ``head``. Then ``head+1`` is the
+        tip or a seq a peer holds (412), never a trimmed one."""
+        current = self._current
+        return (current is not None and current[0] == self.state.head
+                and time.monotonic() - current[1] < HEAD_CURRENT_S)
+
+    def _record(self, s: Session, commit: Commit) -> None:
+        with self.state.transaction():
+            self.state.set_bases((ch.path, ch.sha256, ch.size, True) for ch in commit.changes if ch.op == "put")
+            self.state.drop_bases(ch.path for ch in commit.changes if ch.op == "delete")
+            self.state.set_head(commit.seq)
+            self.state.clear_pending(commit.seq)
+        self._current = (commit.seq, time.monotonic())
+        s.add(filesPushed=sum(c.op == "put" for c in commit.changes),
+              filesDeleted=sum(c.op == "delete" for c in commit.changes))
+        if commit.seq % self.checkpoint_every == 0:
+            tree = {p: (b.sha256, b.size) for p, b in self.state.all_bases().items()}
+            try:
+                checkpoint.write(s, self.layout, commit.seq, tree)
+            except ObjectStoreError as e:
+                # Only costs newcomers a longer replay; the next mark retries.
+                log.warning("could not write checkpoint %d: %s", commit.seq, e)
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino

@@ -1,0 +1,167 @@
+"""The engine's lease scope and fencing: every path a thread marks dirty
+while it holds leases is recorded against them; before each commit every
+lease held in this process must still be ours; what was written under a
+lease found lost is quarantined (never published, kept aside locally in
+``.sync/lost-lease/``). The lease objects themselves are ``lease.py``.
+
+A mixin of ``SyncEngine``."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from swamp.datastore.objectstore.base import ObjectStoreError
+from swamp.errors import LeaseLostError, ValidationError
+from swamp.util import clock
+
+from .blobs import fetch_blob
+from .counting import Session
+from .errors import CorruptRemoteError
+from .lease import DEFAULT_TTL_MS, Lease
+from .localtree import BlockedPath
+
+log = logging.getLogger(__name__)
+
+
+class Fencing:
+    @contextlib.contextmanager
+    def lease(self, name: str, *, ttl_ms: int = DEFAULT_TTL_MS, timeout_ms: int | None = None) -> Iterator[Lease]:
+        """Hold lease ``name`` (e.g. ``model/<type>/<id>``). LockTimeoutError
+        (exit 75) names the holder.
+
+        Every path this thread marks dirty meanwhile is recorded as written
+        under the lease. Once it is lost (a failed heartbeat, the check
+        before a commit, or a release that finds it taken over), nothing
+        written under it is ever published: a push (by any thread) refuses
+        to commit and quarantines those paths first, and so does leaving
+        this block; a push by this thread, and leaving the block normally,
+        raise LeaseLostError."""
+        if not name:
+            raise ValidationError("a lease needs a name")
+        held = Lease(self.store, self.layout, name, peer=self.peer, ttl_ms=ttl_ms, timeout_ms=timeout_ms)
+        held.acquire()
+        with self._leases_mutex:
+            self._leases[held] = _LeaseScope()
+        stack = self._held_here()
+        stack.append(held)
+        failed = False
+        try:
+            yield held
+        except BaseException:
+            failed = True
+            raise
+        finally:
+            stack.remove(held)
+            try:
+                held.release()
+            finally:
+                with self._exclusive():
+                    if held.lost:
+                        self._quarantine(self._session(), held)
+                    with self._leases_mutex:
+                        scope = self._leases.pop(held)
+        if held.lost and not failed:
+            raise _lost(held, scope)
+
+    def _held_here(self) -> list[Lease]:
+        try:
+            return self._here.held
+        except AttributeError:
+            self._here.held = []
+            return self._here.held
+
+    def _record_under_leases(self, rel: str) -> None:
+        held = getattr(self._here, "held", None)
+        if held:
+            with self._leases_mutex:
+                for lease in held:
+                    self._leases[lease].written.add(rel)
+
+    def _check_leases(self, s: Session) -> bool:
+        """Before a commit: every lease held in this process must still be
+        ours (renewed now if its last heartbeat is old). What was written
+        under a lost one is quarantined; LeaseLostError if this thread holds
+        it, else True (the caller looks at its changes again)."""
+        with self._leases_mutex:
+            leases = list(self._leases)
+        lost = []
+        for held in leases:
+            try:
+                held.ensure_held(s)
+            except LeaseLostError:
+                lost.append(held)
+        took_back = [self._quarantine(s, held) for held in lost]
+        mine = [held for held in lost if held in self._held_here()]
+        if mine:
+            with self._leases_mutex:
+                raise _lost(mine[0], self._leases[mine[0]])
+        return any(took_back)
+
+    def _quarantine(self, s: Session, held: Lease) -> bool:
+        """Take back what was written under the lost lease ``held``: each of
+        its paths that differs from its base is moved (bytes intact) to
+        ``.sync/lost-lease/<time>-<lease>/<path>``, local only, and the path
+        is restored to its base: removed if it had none, fetched again if it
+        had one (left "not fetched" if the store cannot be reached: a read
+        or a pull fetches it later). Each path then equals its base, so no
+        push publishes it, whatever the journal still lists. Idempotent;
+        called under the cache's lock. True if it took anything back."""
+        with self._leases_mutex:
+            scope = self._leases.get(held)
+            written = set(scope.written) if scope is not None else set()
+        if not written:
+            return False
+        changes = self._diff(self._candidates(written - {""}, "" in written))
+        if not changes:
+            return False
+        if scope.aside is None:
+            slug = re.sub(r"[^A-Za-z0-9_.-]", "_", held.name)[:80]
+            stamp = clock.isoformat().replace(":", "").replace("+0000", "Z")
+            scope.aside = f".sync/lost-lease/{stamp}-{slug}-{uuid.uuid4().hex[:6]}"
+        bases = self.state.bases(ch.path for ch in changes)
+        for ch in changes:
+            if ch.op == "put":
+                with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                    self.tree.move_out(ch.path, f"{scope.aside}/{ch.path}")
+        unfetched = []
+        for ch in changes:
+            base = bases.get(ch.path)
+            if base is None:
+                continue
+            if self.hydration == "lazy" and self.rules.is_lazy(ch.path):
+                unfetched.append(ch.path)
+                continue
+            try:
+                data = fetch_blob(s, self.layout, base.sha256)
+                st = self.tree.write(ch.path, data)
+            except (ObjectStoreError, CorruptRemoteError, BlockedPath) as e:
+                log.warning("could not restore %s after losing lease %r (%s); it is fetched on first read",
+                            ch.path, held.name, e)
+                unfetched.append(ch.path)
+            else:
+                self.tree.remember(ch.path, st, base.sha256)
+        with self.state.transaction():
+            self.state.set_bases((rel, bases[rel].sha256, bases[rel].size, False) for rel in unfetched)
+            self.tree.flush_stats()
+        log.warning("lease %r was lost: %d change(s) made under it were not published; kept in %s",
+                    held.name, len(changes), scope.aside)
+        return True
+
+
+@dataclass
+class _LeaseScope:
+    """What a thread wrote while holding a lease, and where it went if lost."""
+
+    written: set[str] = field(default_factory=set)
+    aside: str | None = None
+
+
+def _lost(held: Lease, scope: _LeaseScope) -> LeaseLostError:
+    kept = (f"what was written under it is kept in {scope.aside} (local only); " if scope.aside else "")
+    return LeaseLostError(f"lease {held.name!r} was lost; nothing written under it was published",
+                          hint=kept + "another peer took it over after our heartbeat stalled; retry")

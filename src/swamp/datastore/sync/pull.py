@@ -1,0 +1,189 @@
+"""Pull and apply (SYNC.md "Pull"): list the log after ``head``, start from
+a checkpoint when the log no longer reaches back to it, fetch the new
+commits and apply each path's net change where the local file still equals
+its base; a path changed on both sides goes to the conflict resolver. The
+head moves, with the bases it implies, in one transaction once every file
+is durable.
+
+A mixin of ``SyncEngine``: it uses the engine's store layout, state, tree,
+journal, rules, pool and transfer helpers."""
+
+from __future__ import annotations
+
+import time
+
+from swamp.util.atomic import DurableBatch
+
+from . import checkpoint, commitlog
+from .blobs import fetch_blob
+from .commitlog import Change
+from .compare import content_id as _sha
+from .conflicts import Incoming, Resolver
+from .counting import Session
+from .localtree import BlockedPath, FileState
+from .progress import Progress
+from .state import Base
+
+
+class Puller:
+    def _local_view(self, rel: str, base: Base | None) -> tuple[FileState | None, bool]:
+        """(what the path holds, whether that is only the not-yet-fetched base)."""
+        cur = self.tree.current(rel)
+        if cur is None and base is not None and not base.hydrated:
+            return FileState(base.sha256, base.size), True
+        return cur, False
+
+    def _pull_into(self, s: Session) -> None:
+        head = self.state.head
+        seqs = commitlog.list_seqs(s, self.layout, head)
+        if not seqs:
+            self._current = (head, time.monotonic())
+            return
+        start, tree, rejected = head, None, []
+        if head == 0:
+            self._ensure_format(s, create=False)
+        if head == 0 or seqs[0] != head + 1:
+            # A new peer, or one the retention window left behind: start
+            # from the newest checkpoint that the listed log continues.
+            usable = [c for c in checkpoint.seqs(s, self.layout) if head < c <= seqs[-1] and c >= seqs[0] - 1]
+            if usable:
+                start = usable[-1]
+                tree, rejected = checkpoint.fetch(s, self.layout, start)
+        seqs = [q for q in seqs if q > start]
+        commitlog.check_contiguous(seqs, start)
+        commits = commitlog.fetch(s, self.layout, seqs, self._pool)
+
+        incoming: dict[str, Incoming] = {}
+        own: dict[str, Change] = {}
+        if tree is not None:
+            bases = self.state.all_bases()
+            for path, (sha, size) in tree.items():
+                b = bases.get(path)
+                if b is None or b.sha256 != sha:
+                    incoming[path] = Incoming(Change(path, "put", sha, size), start, "checkpoint")
+            for path in bases.keys() - tree.keys():
+                incoming[path] = Incoming(Change(path, "delete"), start, "checkpoint")
+        pending = self.state.pending()
+        for c in commits:
+            rejected += c.rejected
+            mine = c.id in pending
+            for ch in c.changes:
+                if mine:
+                    # Our own commit from a push killed after its commit
+                    # point: it becomes the base, whatever the disk holds now.
+                    own[ch.path] = ch
+                    incoming.pop(ch.path, None)
+                else:
+                    incoming[ch.path] = Incoming(ch, c.seq, c.peer)
+        for path in rejected:
+            s.conflict({"path": path, "reason": "invalid path in a remote record; not applied"})
+        self._apply(s, incoming, own, commits[-1].seq if commits else start)
+        self._current = (self.state.head, time.monotonic())
+
+    def _apply(self, s: Session, incoming: dict[str, Incoming], own: dict[str, Change], last: int) -> None:
+        lazy = self.hydration == "lazy"
+        self.tree.forget_dirs()
+        intents = self.state.intents()
+        fetches: dict[str, list[str]] = {}
+        removes: list[str] = []
+        conflicted: list[tuple[str, Base | None, FileState | None, Incoming]] = []
+        unhydrated: set[str] = set()
+        new_base: dict[str, Change] = dict(own)
+        bases = self.state.bases(rel for rel in incoming if rel not in own)
+        for rel in sorted(incoming):
+            inc = incoming[rel]
+            theirs = inc.change
+            new_base[rel] = theirs
+            base = _own_base(own[rel]) if rel in own else bases.get(rel)
+            local, virtual = self._local_view(rel, base)
+            if _sha(local) == _sha(theirs):
+                if virtual:
+                    unhydrated.add(rel)
+            elif _sha(local) == _sha(base) or _sha(local) in intents.get(rel, ()):
+                if theirs.op == "delete":
+                    removes.append(rel)
+                elif lazy and self.rules.is_lazy(rel):
+                    unhydrated.add(rel)
+                    removes.append(rel)  # never leave the old content readable
+                else:
+                    fetches.setdefault(theirs.sha256, []).append(rel)
+            else:
+                conflicted.append((rel, base, local, inc))
+        # Before the first byte hits the disk: say what we are about to write.
+        self.state.add_intents([(rel, sha) for sha, rels in fetches.items() for rel in rels]
+                               + [(rel, None) for rel in removes]
+                               + [(rel, inc.change.sha256) for rel, _b, _l, inc in conflicted])
+
+        # The pool downloads each blob and writes its files atomically, each
+        # fsynced; their directories are fsynced once each, at the end,
+        # before the state claims the files.
+        batch = DurableBatch()
+        sizes = {inc.change.sha256: inc.change.size for inc in incoming.values() if inc.change.op == "put"}
+        progress = Progress(self.on_progress, "download", sum(map(len, fetches.values())),
+                            sum(sizes[sha] * len(rels) for sha, rels in fetches.items()))
+
+        def write_all(sha: str, data: bytes, rels: list[str], first: bool = False) -> list[str]:
+            blocked = []
+            for rel in rels:
+                try:
+                    st = self.tree.write(rel, data, batch)
+                except BlockedPath:
+                    blocked.append(rel)
+                else:
+                    self.tree.remember(rel, st, sha)
+                    s.add(filesPulled=1)
+                if first:
+                    progress.advance(1, sizes[sha])
+            return blocked
+
+        def fetch_and_write(item: tuple[str, list[str]]) -> tuple[str, bytes, list[str]]:
+            sha, rels = item
+            data = fetch_blob(s, self.layout, sha)
+            blocked = write_all(sha, data, rels, first=True)
+            return sha, data if blocked else b"", blocked
+
+        retry = [r for r in self._pool.map(fetch_and_write, fetches.items()) if r[2]]
+        for rel in removes:
+            if self.tree.abspath(rel).is_file():
+                s.add(filesDeleted=1)
+            self.tree.remove(rel, batch)
+        # A file that a directory stood in the way of is written again once
+        # this pull's deletes are done: they may have emptied it (a directory
+        # replaced by a file elsewhere). One still in the way (a local
+        # directory with files of ours, or a local file where its directory
+        # must be) is committed but not here: its base is recorded as not
+        # fetched, so it is neither received nor a local delete, a read
+        # fetches it once the way is clear, and the conflict is reported.
+        for sha, data, rels in retry:
+            for rel in write_all(sha, data, rels):
+                unhydrated.add(rel)
+                inc = incoming[rel]
+                s.conflict({"path": rel, "class": self.rules.classify(rel).value, "seq": inc.seq, "peer": inc.peer,
+                            "theirs": "put", "savedAs": None,
+                            "reason": "a local directory or file is in the way; theirs was not written"})
+        batch.sync(self._pool.map)
+        resolver = Resolver(self.tree, self.state, self.journal, self.peer, self.rules,
+                            lambda sha: fetch_blob(s, self.layout, sha))
+        for rel, base, local, inc in conflicted:
+            report = resolver.resolve(rel, base, local, inc)
+            if report is not None:
+                s.conflict(report)
+            if rel in resolver.blocked:
+                unhydrated.add(rel)
+            elif inc.change.op == "put":
+                s.add(filesPulled=1)
+            else:
+                s.add(filesDeleted=1)
+
+        with self.state.transaction():
+            self.state.set_bases((rel, ch.sha256, ch.size, rel not in unhydrated)
+                                 for rel, ch in new_base.items() if ch.op == "put")
+            self.state.drop_bases(rel for rel, ch in new_base.items() if ch.op == "delete")
+            self.tree.flush_stats()
+            self.state.set_head(last)
+            self.state.clear_pending(last)
+            self.state.clear_intents()
+
+
+def _own_base(change: Change) -> Base | None:
+    return None if change.op == "delete" else Base(change.sha256, change.size)
