@@ -8,10 +8,15 @@ equality and hand them back in ``if_match``.
 from __future__ import annotations
 
 import abc
+import hashlib
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterator
 
 from swamp.errors import SwampError
+
+from .streams import Download
 
 
 class ObjectStoreError(SwampError):
@@ -103,6 +108,37 @@ class ObjectStore(abc.ABC):
     def delete(self, key: str, *, if_match: str | None = None) -> None:
         """Delete ``key``; deleting a missing key is not an error (unless
         ``if_match`` is given, which raises PreconditionFailed)."""
+
+    # ------------------------------------------------------------ streaming
+    # Every backend overrides both with a transfer in pieces. These fallbacks
+    # hold the whole object in memory: they exist so that a wrapper which
+    # does not forward them still works, only without the memory bound.
+    def put_file(self, key: str, path: Path, *, if_none_match: bool = False) -> str:
+        """Upload the file at ``path`` without holding it in memory, and
+        return the new ETag.
+
+        ``if_none_match=True``: PreconditionFailed if ``key`` exists. Above a
+        backend's multipart threshold S3 cannot make the final step
+        create-only (see s3.py): the check is made when the upload starts, so
+        two uploads racing to create one key may both succeed. Use it only for
+        content-addressed keys (blobs), where both wrote the same bytes.
+        """
+        return self.put(key, Path(path).read_bytes(), if_none_match=if_none_match)
+
+    def get_file(self, key: str, dest: Path, *, size_hint: int | None = None, fsync: bool = False) -> Download:
+        """Write the object into the file ``dest`` (created or emptied) in
+        pieces, hashing as it goes; return its sha256, size and ETag. Raises
+        ObjectNotFound. ``size_hint`` (the size the caller expects, e.g. from
+        a commit record) sizes the request timeout without asking first;
+        ``fsync`` makes ``dest`` durable before returning. The caller checks
+        the hash and moves ``dest`` into place."""
+        data, etag = self.get(key)
+        with open(dest, "wb") as f:
+            f.write(data)
+            f.flush()
+            if fsync:
+                os.fsync(f.fileno())
+        return Download(hashlib.sha256(data).hexdigest(), len(data), etag)
 
     def close(self) -> None:  # pragma: no cover - optional
         pass

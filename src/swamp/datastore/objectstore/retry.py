@@ -20,16 +20,24 @@ answer:
   with a message saying the outcome is uncertain.
 * conditional delete: a retry that finds the key gone reports success (ours
   or a concurrent delete: the key is gone either way).
+
+Streaming transfers retry from the start: put_file reads its file again,
+get_file empties its destination again. A create-only put_file whose retry
+answers 412 compares hashes instead of bytes (the remote object is streamed
+through a hash, never held).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
+from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
 from .base import ObjectMeta, ObjectStore, PreconditionFailed, TransientError
+from .streams import Download, file_sha256
 
 T = TypeVar("T")
 
@@ -114,6 +122,23 @@ class RetryingObjectStore(ObjectStore):
         return self._call("PUT", key,
                           lambda: self.inner.put(key, data, if_none_match=if_none_match, if_match=if_match),
                           after_lost_answer)
+
+    def put_file(self, key: str, path: Path, *, if_none_match: bool = False) -> str:
+        def after_lost_answer(e: PreconditionFailed) -> str:
+            if if_none_match:
+                try:
+                    there = self.get_file(key, Path(os.devnull))  # hashed on the way, kept nowhere
+                except Exception:
+                    raise e from None
+                if there.sha256 == file_sha256(Path(path)):
+                    return there.etag  # our own earlier attempt created it
+            raise e
+
+        return self._call("PUT", key, lambda: self.inner.put_file(key, path, if_none_match=if_none_match),
+                          after_lost_answer)
+
+    def get_file(self, key: str, dest: Path, *, size_hint: int | None = None, fsync: bool = False) -> Download:
+        return self._call("GET", key, lambda: self.inner.get_file(key, dest, size_hint=size_hint, fsync=fsync))
 
     def delete(self, key: str, *, if_match: str | None = None) -> None:
         def after_lost_answer(e: PreconditionFailed) -> None:

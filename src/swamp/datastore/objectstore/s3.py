@@ -8,13 +8,21 @@ Credentials come from where AWS tools look: the AWS_* environment variables
 obstore's own retries are switched off: they would retry 5xx after a
 conditional PUT too, and one retry layer (retry.py) that knows what a 412
 means is enough.
+
+Large files (put_file / get_file) stream. Above ``multipart_threshold`` an
+upload is multipart (parts of ``part_size``, a few in flight), which is also
+what lets an object exceed S3's 5 GiB limit on a single PUT. obstore's
+timeout covers a whole request, body included, so each transfer runs on a
+client whose timeout fits its size (streams.transfer_timeout_s).
 """
 
 from __future__ import annotations
 
 import configparser
+import math
 import os
 import re
+import threading
 import urllib.error
 import urllib.request
 from datetime import timedelta
@@ -30,8 +38,12 @@ from .base import (
     TransientError,
     check_key,
 )
+from .streams import MIN_RATE, Download, HashingWriter, finish_dest, open_dest, transfer_timeout_s
 
 _STATUS = re.compile(r"status code: (\d{3})")
+MIB = 1 << 20
+#: S3 allows at most 10,000 parts; parts grow past ``part_size`` to fit
+MAX_PARTS = 10_000
 
 
 def shared_file_credentials() -> dict[str, str]:
@@ -69,11 +81,24 @@ class S3ObjectStore(ObjectStore):
         allow_http: bool | None = None,
         timeout_s: float = 30.0,
         connect_timeout_s: float = 5.0,
+        multipart_threshold: int = 16 * MIB,
+        part_size: int = 8 * MIB,
+        part_concurrency: int = 4,
+        min_rate: int = MIN_RATE,
     ) -> None:
         from obstore.store import S3Store
 
         self.prefix = prefix.strip("/")
         self.timeout_s = timeout_s
+        self.connect_timeout_s = connect_timeout_s
+        #: a file larger than this is uploaded in parts (AWS: parts >= 5 MiB)
+        self.multipart_threshold = multipart_threshold
+        self.part_size = max(5 * MIB, part_size)
+        self.part_concurrency = max(1, part_concurrency)
+        self.min_rate = min_rate
+        self._bucket = bucket
+        self._sized: dict[int, Any] = {}  # timeout (s) -> S3Store with that request timeout
+        self._sized_lock = threading.Lock()
         self.name = f"s3://{bucket}/{self.prefix + '/' if self.prefix else ''}"
         config: dict[str, Any] = dict(shared_file_credentials())
         if endpoint_url:
@@ -83,14 +108,39 @@ class S3ObjectStore(ObjectStore):
             config["region"] = region
         if allow_http is None:
             allow_http = bool(endpoint_url and endpoint_url.startswith("http://"))
-        self._store = S3Store(
-            bucket,
+        self._config = config
+        self._allow_http = allow_http
+        self._store = self._client(timeout_s)
+
+    def _client(self, timeout_s: float) -> Any:
+        from obstore.store import S3Store
+
+        return S3Store(
+            self._bucket,
             prefix=self.prefix or None,
-            config=config,
-            client_options={"allow_http": allow_http, "timeout": timedelta(seconds=timeout_s),
-                            "connect_timeout": timedelta(seconds=connect_timeout_s)},
+            config=self._config,
+            client_options={"allow_http": self._allow_http, "timeout": timedelta(seconds=timeout_s),
+                            "connect_timeout": timedelta(seconds=self.connect_timeout_s)},
             retry_config={"max_retries": 0, "retry_timeout": timedelta(seconds=timeout_s)},
         )
+
+    def _sized_client(self, moving: int) -> Any:
+        """A client whose request timeout fits a request moving ``moving``
+        bytes. Timeouts are rounded up to a power of two seconds, so a few
+        clients (and their connection pools) serve every size; what moves at
+        ``min_rate`` within the ordinary timeout uses the ordinary client."""
+        if moving / self.min_rate <= self.timeout_s:
+            return self._store
+        wanted = transfer_timeout_s(moving, self.timeout_s, self.min_rate)
+        seconds = 1 << math.ceil(math.log2(wanted))
+        with self._sized_lock:
+            client = self._sized.get(seconds)
+            if client is None:
+                client = self._sized[seconds] = self._client(seconds)
+            return client
+
+    def _part_size(self, size: int) -> int:
+        return max(self.part_size, -(-size // MAX_PARTS))
 
     # ------------------------------------------------------------- errors
     def _error(self, e: Exception, key: str) -> ObjectStoreError:
@@ -154,6 +204,67 @@ class S3ObjectStore(ObjectStore):
         except Exception as e:
             raise self._error(e, key) from e
         return result["e_tag"] or ""
+
+    def put_file(self, key: str, path: Path, *, if_none_match: bool = False) -> str:
+        import obstore
+
+        check_key(key)
+        path = Path(path)
+        size = path.stat().st_size
+        if size <= self.multipart_threshold:
+            # One PUT, create-only where asked. obstore holds a single PUT's
+            # body in memory: at most the threshold.
+            mode: Any = "create" if if_none_match else "overwrite"
+            try:
+                with open(path, "rb") as f:
+                    result = obstore.put(self._sized_client(size), key, f, mode=mode, use_multipart=False)
+            except Exception as e:
+                raise self._error(e, key) from e
+            return result["e_tag"] or ""
+        # Multipart. obstore (object_store) cannot make the completing request
+        # create-only (it sends If-None-Match there only for its own copies),
+        # so create-only is checked when the upload starts, and the completion
+        # overwrites. That is correct for the keys this is used for, blobs:
+        # a blob's key is the sha256 of its bytes, so a peer that completes an
+        # upload of the same key at the same time stores the very same bytes,
+        # and overwriting identical content changes nothing a reader sees.
+        if if_none_match and self.head(key) is not None:
+            raise PreconditionFailed(f"{self.name}{key}: precondition failed")
+        part = self._part_size(size)
+        try:
+            result = obstore.put(self._sized_client(part * self.part_concurrency), key, path,
+                                 use_multipart=True, chunk_size=part, max_concurrency=self.part_concurrency)
+        except Exception as e:
+            raise self._error(e, key) from e
+        return result["e_tag"] or ""
+
+    def get_file(self, key: str, dest: Path, *, size_hint: int | None = None, fsync: bool = False) -> Download:
+        import obstore
+
+        check_key(key)
+        if size_hint is None:
+            meta = self.head(key)
+            if meta is None:
+                raise ObjectNotFound(f"{self.name}{key} not found")
+            size_hint = meta.size
+        try:
+            result = obstore.get(self._sized_client(size_hint), key)
+            stream = iter(result.stream(min_chunk_size=MIB))
+        except Exception as e:
+            raise self._error(e, key) from e
+        etag = result.meta["e_tag"] or ""
+        with open_dest(dest) as out:  # errors of the local disk are not the store's: they pass as they are
+            writer = HashingWriter(out)
+            while True:
+                try:
+                    chunk = next(stream)
+                except StopIteration:
+                    break
+                except Exception as e:
+                    raise self._error(e, key) from e
+                writer.write(chunk)
+            finish_dest(out, fsync)
+        return writer.result(etag)
 
     def head(self, key: str) -> ObjectMeta | None:
         import obstore
