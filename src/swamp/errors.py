@@ -50,5 +50,25 @@ class LeaseLostError(SwampError):
     code = "lease_lost"
 
 
+class UnpublishedError(SwampError):
+    """A command's work is done on this machine, but the push that publishes
+    it failed. ``value`` is what the command reports (its record, with
+    ``"published": false``): the CLI prints it on stdout, the error on
+    stderr, and exits 1. The next sync, or the next command that changes
+    state, publishes the work; nothing needs to run again."""
+
+    code = "unpublished"
+
+    def __init__(self, message: str, *, hint: str | None = None, value=None):
+        super().__init__(message, hint=hint)
+        self.value = value
+
+    def with_value(self, value) -> "UnpublishedError":
+        if isinstance(value, dict):
+            value = {**value, "published": False}
+        self.value = value
+        return self
+
+
 class RepoNotFoundError(SwampError):
     code = "repo_not_found"

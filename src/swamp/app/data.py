@@ -13,7 +13,8 @@ from swamp.data.lifetimes import versions_to_collect
 from swamp.data.records import record_json
 from swamp.data.repository import DataRepository
 from swamp.data.walk import iter_models
-from swamp.errors import NotFoundError
+from swamp.datastore.sync.counts import SyncCounts
+from swamp.errors import NotFoundError, UnpublishedError
 from swamp.models.definition_files import find, names_by_id
 from swamp.models.leases import model_lock_name
 from swamp.util import clock
@@ -68,10 +69,14 @@ def versions(repo, model: str, name: str) -> list[dict]:
 def delete(repo, model: str, name: str, version: int | None) -> dict:
     d = _definition(repo, model)
     data = DataRepository(repo.datastore)
-    with changing(repo, f"data delete {d.name} {name}", leases=[model_lock_name(d.type, d.id)]) as counts:
-        if version is None and not data.versions(d.type, d.id, name):
-            raise NotFoundError(f"model {d.name!r} has no data named {name!r}")
-        gone = data.delete(d.type, d.id, name, version)
+    counts = SyncCounts()
+    try:
+        with changing(repo, f"data delete {d.name} {name}", leases=[model_lock_name(d.type, d.id)], into=counts):
+            if version is None and not data.versions(d.type, d.id, name):
+                raise NotFoundError(f"model {d.name!r} has no data named {name!r}")
+            gone = data.delete(d.type, d.id, name, version)
+    except UnpublishedError as e:
+        raise e.with_value({"model": d.name, "name": name, "deletedVersions": gone, "sync": counts.to_json()})
     return {"model": d.name, "name": name, "deletedVersions": gone, "sync": counts.to_json()}
 
 
@@ -95,17 +100,27 @@ def gc(repo, *, dry_run: bool) -> dict:
                 out.append({"model": names.get(model_id, model_id), "name": name, "version": v})
         return out
 
-    with reading(repo):
-        found = {m: collect(*m, apply=False) for m in iter_models(ds)}
-    deleted = []
-    for (model_type, model_id), rows in found.items():
-        if dry_run:
-            deleted += rows
-        elif rows:
-            with changing(repo, "data gc", leases=[model_lock_name(model_type, model_id)]):
-                deleted += collect(model_type, model_id, apply=True)
-    deleted.sort(key=lambda r: (r["model"], r["name"], r["version"]))
-    return {"deleted": deleted, "dryRun": dry_run}
+    deleted: list[dict] = []
+
+    def report() -> dict:
+        return {"deleted": sorted(deleted, key=lambda r: (r["model"], r["name"], r["version"])),
+                "dryRun": dry_run}
+
+    try:
+        # Not a dry run: a session that also publishes what an earlier gc
+        # deleted here but could not publish (its push failed), even when
+        # there is nothing left to collect now.
+        with reading(repo) if dry_run else changing(repo, "data gc"):
+            found = {m: collect(*m, apply=False) for m in iter_models(ds)}
+        for (model_type, model_id), rows in found.items():
+            if dry_run:
+                deleted += rows
+            elif rows:
+                with changing(repo, "data gc", leases=[model_lock_name(model_type, model_id)]):
+                    deleted += collect(model_type, model_id, apply=True)
+    except UnpublishedError as e:
+        raise e.with_value(report())
+    return report()
 
 
 def search(repo, text: str | None, *, model: str | None = None, limit: int = 100,

@@ -6,7 +6,12 @@ one that changes state: it takes the leases the use case needs (sorted, so
 two commands never deadlock), pulls, runs the body, pushes one commit and
 releases, and the use case reports success only once that commit is
 durable. Both yield the SyncCounts they fill in, so every result can carry
-what crossed the wire."""
+what crossed the wire.
+
+When the body did its work but the push (or the release after it) failed,
+``changing`` raises UnpublishedError: the work is kept on this machine and
+published by the next sync or the next command that changes state. The
+use case attaches what it would have reported (``with_value``)."""
 
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from swamp.datastore.sync.counts import SyncCounts
+from swamp.errors import ConflictError, LeaseLostError, SwampError, UnpublishedError
 
 
 @dataclass
@@ -44,9 +50,18 @@ def reading(repo, *, into: SyncCounts | None = None) -> Iterator[SyncCounts]:
 def changing(repo, command: str, *, leases: Sequence[str] = (),
              into: SyncCounts | None = None) -> Iterator[SyncCounts]:
     counts = None
+    done = False
     try:
         with repo.datastore.session(mutating=True, locks=leases, command=command) as counts:
             yield counts
+            done = True
+    except (LeaseLostError, ConflictError):
+        raise  # nothing published on purpose, or a conflict to resolve: not "unpublished"
+    except SwampError as e:
+        if not done:
+            raise
+        raise UnpublishedError(f"{command}: done on this machine, but not published: {e.message}",
+                               hint="run 'swamp datastore sync' to publish it (nothing needs to run again)") from e
     finally:
         if into is not None and counts is not None:
             into.add(counts)  # a failed command's push counts too

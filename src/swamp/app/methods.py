@@ -7,16 +7,30 @@ from dataclasses import dataclass
 
 from swamp.app.lifecycle import changing, is_shared
 from swamp.datastore.sync.counts import SyncCounts
+from swamp.errors import UnpublishedError
 from swamp.models.leases import model_lock_name
 
 
 @dataclass
 class MethodRun:
-    """A finished method run: its output record, and what its session moved."""
+    """A finished method run: its output record, and what its session moved.
+    ``unpublished`` is set when the run is done here but its push failed."""
 
     record: object  # models.outputs.OutputRecord
     sync: SyncCounts
     shared: bool
+    unpublished: UnpublishedError | None = None
+
+    def to_json(self) -> dict:
+        """The record as commands print it (without the process id), with
+        what crossed the wire on a shared datastore."""
+        data = self.record.to_json()
+        data.pop("pid", None)
+        if self.shared:
+            data["sync"] = self.sync.to_json()
+        if self.unpublished is not None:
+            data["published"] = False
+        return data
 
 
 def run_method(repo, model: str, method: str, *, inputs: dict | None = None,
@@ -29,8 +43,13 @@ def run_method(repo, model: str, method: str, *, inputs: dict | None = None,
 
     runner = runner or Runner(repo)
     definition, _ = runner.check(model, method, inputs)  # bad input: refused before any lease
-    with changing(repo, f"model method run {definition.name} {method}",
-                  leases=[model_lock_name(definition.type, definition.id)]) as counts:
-        prepared = runner.prepare(definition, method, inputs)
-        record = runner.execute(prepared, tags=tags)
+    counts = SyncCounts()
+    record = None
+    try:
+        with changing(repo, f"model method run {definition.name} {method}",
+                      leases=[model_lock_name(definition.type, definition.id)], into=counts):
+            prepared = runner.prepare(definition, method, inputs)
+            record = runner.execute(prepared, tags=tags)
+    except UnpublishedError as e:
+        return MethodRun(record, counts, is_shared(repo), unpublished=e)
     return MethodRun(record, counts, is_shared(repo))

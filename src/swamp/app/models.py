@@ -4,6 +4,7 @@ data), and reading the records and logs of method runs."""
 from __future__ import annotations
 
 from swamp.app.lifecycle import changing, reading
+from swamp.errors import UnpublishedError
 from swamp.models.definitions import find_definition
 from swamp.models.leases import model_lock_name
 from swamp.models.outputs import find_record, iter_records
@@ -13,8 +14,11 @@ def delete(repo, name: str, *, force: bool) -> dict:
     from swamp.models.service import delete_model
 
     path, d = find_definition(repo, name)
-    with changing(repo, f"model delete {name}", leases=[model_lock_name(d.type, d.id)]):
-        names = delete_model(repo.datastore, path, d, force=force)
+    try:
+        with changing(repo, f"model delete {name}", leases=[model_lock_name(d.type, d.id)]):
+            names = delete_model(repo.datastore, path, d, force=force)
+    except UnpublishedError as e:
+        raise e.with_value({"name": name, "id": d.id, "deletedData": names})
     return {"name": name, "id": d.id, "deletedData": names}
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from swamp.app.lifecycle import changing, reading
-from swamp.errors import NotFoundError
+from swamp.datastore.sync.counts import SyncCounts
+from swamp.errors import NotFoundError, UnpublishedError
 from swamp.repo import shared_config
 
 
@@ -25,19 +26,27 @@ def get_setting(repo, key: str) -> Any:
 def set_setting(repo, key: str, value: Any) -> dict:
     shared_config.check_key(key)
     ds = repo.datastore
-    with changing(repo, f"config set {key}") as counts:
-        data = shared_config.read(ds)
-        data[key] = value
-        shared_config.write(ds, data)
+    counts = SyncCounts()
+    try:
+        with changing(repo, f"config set {key}", into=counts):
+            data = shared_config.read(ds)
+            data[key] = value
+            shared_config.write(ds, data)
+    except UnpublishedError as e:
+        raise e.with_value({"key": key, "value": value, "sync": counts.to_json()})
     return {"key": key, "value": value, "sync": counts.to_json()}
 
 
 def unset_setting(repo, key: str) -> dict:
     ds = repo.datastore
-    with changing(repo, f"config unset {key}") as counts:
-        data = shared_config.read(ds)
-        if key not in data:
-            raise NotFoundError(f"no setting named {key!r}")
-        del data[key]
-        shared_config.write(ds, data)
+    counts = SyncCounts()
+    try:
+        with changing(repo, f"config unset {key}", into=counts):
+            data = shared_config.read(ds)
+            if key not in data:
+                raise NotFoundError(f"no setting named {key!r}")
+            del data[key]
+            shared_config.write(ds, data)
+    except UnpublishedError as e:
+        raise e.with_value({"key": key, "sync": counts.to_json()})
     return {"key": key, "sync": counts.to_json()}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from swamp.app.lifecycle import changing, is_shared, reading, refresh
 from swamp.datastore.sync.counts import SyncCounts
+from swamp.errors import UnpublishedError
 from swamp.models.leases import model_lock_name
 from swamp.workflows import records, runs
 from swamp.workflows.engine import Engine, Observer
@@ -28,6 +29,8 @@ class RunResult:
     run: WorkflowRun
     sync: SyncCounts = field(default_factory=SyncCounts)
     shared: bool = False
+    #: set when the run's work is done here but its last push failed
+    unpublished: UnpublishedError | None = None
 
 
 class _Host:
@@ -36,6 +39,7 @@ class _Host:
     def __init__(self, repo) -> None:
         self.repo = repo
         self.sync = SyncCounts()
+        self.unpublished: UnpublishedError | None = None
         self._mutex = threading.Lock()  # steps run in threads; their counts add up here
 
     def _add(self, counts: SyncCounts) -> None:
@@ -44,10 +48,20 @@ class _Host:
 
     @contextlib.contextmanager
     def _session(self, command: str, leases=()):
+        """A session whose failed push does not fail the step or the run:
+        the work is done here, and a later session's push publishes it (a
+        push sends everything not yet published). Only when the last one
+        failed too is the run reported unpublished."""
         counts = SyncCounts()
         try:
             with changing(self.repo, command, leases=leases, into=counts):
                 yield
+        except UnpublishedError as e:
+            with self._mutex:
+                self.unpublished = e
+        else:
+            with self._mutex:
+                self.unpublished = None
         finally:
             self._add(counts)
 
@@ -76,7 +90,7 @@ def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
     source, wf = checked(repo, name)
     host = _Host(repo)
     result = Engine(repo, host, observer=observer).start(wf, source, inputs, fail_on=fail_on_level(fail_on))
-    return RunResult(result, host.sync, is_shared(repo))
+    return RunResult(result, host.sync, is_shared(repo), host.unpublished)
 
 
 def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None) -> RunResult:
@@ -87,7 +101,7 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
     engine = Engine(repo, host, observer=observer)
     values = engine.resumable(wf, target, inputs)  # a refusal leaves the run suspended
     claimed = host.claim(target.workflowId, target.id)
-    return RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo))
+    return RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo), host.unpublished)
 
 
 def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason: str | None) -> dict:
@@ -99,8 +113,15 @@ def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason
     with reading(repo):
         run = runs.pick(ds, workflow_id(wf), run_id, ("suspended",))
         owner, job_name, step_name = runs.find_waiting(ds, run, step)
-    with changing(repo, f"workflow {decision}", leases=[records.run_lock(owner.id)]):
-        s = runs.record_decision(ds, owner, job_name, step_name, decision, reason)
+    try:
+        with changing(repo, f"workflow {decision}", leases=[records.run_lock(owner.id)]):
+            s = runs.record_decision(ds, owner, job_name, step_name, decision, reason)
+    except UnpublishedError as e:
+        raise e.with_value(_decision(run, owner, job_name, step_name, decision, reason, s))
+    return _decision(run, owner, job_name, step_name, decision, reason, s)
+
+
+def _decision(run, owner, job_name, step_name, decision, reason, s) -> dict:
     out = {"runId": run.id, "workflowName": run.workflowName, "job": job_name, "step": step_name,
            "decision": decision, "decidedBy": s.approval.decidedBy, "decidedAt": s.approval.decidedAt}
     if owner.id != run.id:
@@ -123,11 +144,19 @@ def _cancel(repo, run: WorkflowRun) -> dict:
     once when its process is gone)."""
     ds = repo.datastore
     if runs.cancel_in_flight(run):
-        with changing(repo, "workflow cancel"):
-            runs.request_cancel(ds, run)
-        return {"id": run.id, "workflowName": run.workflowName, "status": run.status, "cancelRequested": True}
-    with changing(repo, "workflow cancel", leases=[records.run_lock(run.id)]):
-        fresh = runs.cancel_now(ds, run.workflowId, run.id)
+        out = {"id": run.id, "workflowName": run.workflowName, "status": run.status, "cancelRequested": True}
+        try:
+            with changing(repo, "workflow cancel"):
+                runs.request_cancel(ds, run)
+        except UnpublishedError as e:
+            raise e.with_value(out)  # the running process cannot see the request until it is published
+        return out
+    try:
+        with changing(repo, "workflow cancel", leases=[records.run_lock(run.id)]):
+            fresh = runs.cancel_now(ds, run.workflowId, run.id)
+    except UnpublishedError as e:
+        raise e.with_value({"id": run.id, "workflowName": run.workflowName, "status": "cancelled",
+                            "cancelRequested": False})
     for child in runs.suspended_children(ds, fresh):
         _cancel(repo, child)
     return {"id": fresh.id, "workflowName": fresh.workflowName, "status": fresh.status, "cancelRequested": False}

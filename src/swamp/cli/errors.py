@@ -44,6 +44,10 @@ def run_cli(cli: click.Group, argv=None) -> int:
             e.show()
         return e.exit_code
     except SwampError as e:
+        if json_mode and getattr(e, "value", None) is not None:
+            from swamp.cli.output import to_json
+
+            click.echo(to_json(e.value))  # the work done here, reported with "published": false
         _report(e, json_mode)
         return e.exit_code
     except KeyboardInterrupt:

@@ -143,10 +143,7 @@ def method_run(state: CliState, model_name, method_name, input_, input_file, std
     inputs = collect_inputs(input_, input_file, stdin_input)
     result = run_method(state.repo(), model_name, method_name, inputs=inputs, tags=parse_pairs(tag, "--tag"))
     rec = result.record
-    data = rec.to_json()
-    data.pop("pid", None)
-    if result.shared:
-        data["sync"] = result.sync.to_json()  # what crossed the wire, for a shared datastore
+    data = result.to_json()
 
     def human():
         say(f"{rec.modelName}.{rec.methodName}: {rec.status} in {rec.durationMs} ms")
@@ -156,6 +153,8 @@ def method_run(state: CliState, model_name, method_name, input_, input_file, std
             say(f"  error: {rec.error}")
 
     emit(state, data, human)
+    if result.unpublished is not None:
+        raise result.unpublished  # done here, not published: the error on stderr, exit 1
     if rec.status != "succeeded":
         sys.exit(1)
 

@@ -104,6 +104,8 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
     data = run_json(repo, run)
     if result.shared:
         data["sync"] = result.sync.to_json()  # every session of the run, added up
+    if result.unpublished is not None:
+        data["published"] = False
 
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
@@ -120,6 +122,8 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
                     f"{run.workflowName})")
 
     emit(state, data, human)
+    if result.unpublished is not None:
+        raise result.unpublished  # done here, not published: the error on stderr, exit 1
     if run.status in ("failed", "cancelled"):
         sys.exit(1)
 
