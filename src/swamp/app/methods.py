@@ -20,6 +20,8 @@ class MethodRun:
     sync: SyncCounts
     shared: bool
     unpublished: UnpublishedError | None = None
+    #: the run's log, kept when the method failed (to show where it went wrong)
+    failure_log: str | None = None
 
     def to_json(self) -> dict:
         """The record as commands print it (without the process id), with
@@ -50,6 +52,13 @@ def run_method(repo, model: str, method: str, *, inputs: dict | None = None,
                       leases=[model_lock_name(definition.type, definition.id)], into=counts):
             prepared = runner.prepare(definition, method, inputs)
             record = runner.execute(prepared, tags=tags)
+            log = _failure_log(repo, record)
     except UnpublishedError as e:
-        return MethodRun(record, counts, is_shared(repo), unpublished=e)
-    return MethodRun(record, counts, is_shared(repo))
+        return MethodRun(record, counts, is_shared(repo), unpublished=e, failure_log=log)
+    return MethodRun(record, counts, is_shared(repo), failure_log=log)
+
+
+def _failure_log(repo, record) -> str | None:
+    if record.status == "succeeded" or not record.logFile:
+        return None
+    return repo.datastore.read_bytes(record.logFile).decode("utf-8", "replace")

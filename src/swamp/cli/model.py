@@ -6,7 +6,7 @@ import click
 
 from swamp.cli.inputs import collect_inputs, input_options, parse_pairs
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import confirm, emit, emit_validation, say, table
+from swamp.cli.output import confirm, emit, emit_validation, say, show_failure_log, table
 
 
 @click.group()
@@ -151,6 +151,8 @@ def method_run(state: CliState, model_name, method_name, input_, input_file, std
             say(f"  wrote {a['kind']} {a['name']} version {a['version']}")
         if rec.error:
             say(f"  error: {rec.error}")
+        if result.failure_log is not None:
+            show_failure_log(state, result.failure_log, f"swamp model output logs {rec.id}")
 
     emit(state, data, human)
     if result.unpublished is not None:

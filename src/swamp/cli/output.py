@@ -79,3 +79,20 @@ def emit_validation(state: CliState, result: dict, items: str) -> None:
     emit(state, result, human)
     if not result["valid"]:
         sys.exit(1)
+
+
+#: lines of a failed run's log shown without -v
+FAILURE_TAIL = 5
+
+
+def show_failure_log(state: CliState, log: str, command: str) -> None:
+    """Where a failed run went wrong: the last lines of its log (all of it,
+    the traceback included, with -v) and the command that shows the rest."""
+    lines = log.rstrip("\n").splitlines()
+    shown = lines if state.verbose else lines[-FAILURE_TAIL:]
+    if shown:
+        say("  log" + ("" if len(shown) == len(lines) else f" (last {len(shown)} of {len(lines)} lines; -v for all)")
+            + ":")
+        for line in shown:
+            say(f"    {line}")
+    say(f"  full log: {command}")

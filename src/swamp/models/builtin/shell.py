@@ -44,6 +44,10 @@ shell.file("log", content_type="text/plain", lifetime="infinite", garbage_collec
 shell.secret_passthrough = {"run"}
 
 
+#: lines of stderr a failed command leaves in the run's log
+STDERR_TAIL = 10
+
+
 class CommandFailed(SwampError):
     code = "command_failed"
 
@@ -73,6 +77,10 @@ def execute(args: ShellArguments, ctx: Context) -> None:
         w.write(out)
         w.write(err)
     ctx.log(f"exit code {code} after {duration} ms")
+    if code != 0:
+        # The run's log says why without opening the data: stderr's last lines.
+        for line in stderr.rstrip("\n").splitlines()[-STDERR_TAIL:]:
+            ctx.log(f"stderr: {line}")
     if timed_out:
         raise CommandFailed(f"command timed out after {args.timeout} ms")
     if code != 0 and not args.ignoreExitCode:

@@ -1,0 +1,54 @@
+"""What a person sees when a method fails: the error, the last lines of the
+run's log (the whole log, traceback included, with -v) and the command that
+prints the rest."""
+
+from __future__ import annotations
+
+from tests.helpers import cli, init_repo, write_type
+
+BOOM = '''
+from pydantic import BaseModel
+from swamp import Context, ModelType
+
+class A(BaseModel):
+    pass
+
+boom = ModelType("acme/boom", version="2026.11.30.1", global_arguments=A)
+
+@boom.method(description="Fails half-way")
+def go(args: A, ctx: Context) -> None:
+    for i in range(8):
+        ctx.log(f"step {i}")
+    {}["missing"]
+'''
+
+
+def test_a_failed_command_shows_its_stderr_and_where_the_log_is(tmp_path):
+    repo = init_repo(tmp_path / "r")
+    assert cli(repo, "model", "create", "command/shell", "bad", "--global-arg",
+               "run=echo fine; echo 'disk full' >&2; exit 3").code == 0
+    r = cli(repo, "model", "method", "run", "bad", "execute", json=False)
+    assert r.code == 1
+    assert "error: command exited with code 3" in r.stdout
+    assert "stderr: disk full" in r.stdout
+    out_id = r.stdout.split("swamp model output logs ")[1].split()[0]
+    log = cli(repo, "model", "output", "logs", out_id)
+    assert "stderr: disk full" in log.data["log"]
+
+
+def test_a_failed_python_method_shows_the_end_of_its_log_and_the_traceback_with_v(tmp_path):
+    repo = init_repo(tmp_path / "r")
+    write_type(repo, "boom.py", BOOM)
+    assert cli(repo, "model", "create", "acme/boom", "b").code == 0
+    r = cli(repo, "model", "method", "run", "b", "go", json=False)
+    assert r.code == 1
+    assert "error: KeyError: 'missing'" in r.stdout
+    assert "-v for all" in r.stdout and "step 0" not in r.stdout  # only the end of it
+    assert "full log: swamp model output logs " in r.stdout
+
+    v = cli(repo, "model", "method", "run", "b", "go", "-v", json=False)
+    assert v.code == 1
+    assert "step 0" in v.stdout and "Traceback (most recent call last)" in v.stdout
+
+    quiet = cli(repo, "model", "method", "run", "b", "go")  # --json: the record only, no log lines
+    assert quiet.code == 1 and quiet.data["error"] == "KeyError: 'missing'"
