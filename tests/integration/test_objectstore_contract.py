@@ -331,6 +331,25 @@ def test_a_multipart_sized_object(backend: Backend, tmp_path: Path) -> None:
     assert etag2 != etag and s.get_file("blobs/big", tmp_path / "down2").sha256 == _sha(other)
 
 
+@pytest.mark.parametrize("multipart", [False, True])
+def test_put_file_refuses_a_file_that_changed_after_it_was_hashed(backend: Backend, tmp_path: Path,
+                                                                  multipart: bool) -> None:
+    """The caller hashed the file, then it changed: nothing is stored under
+    the key (a blob's key is its hash), whatever the upload's size."""
+    from swamp.datastore.objectstore.base import SourceChanged
+
+    s = backend.store
+    size = 2 * _small_parts(s) + 12345 if multipart else 4096
+    src = _file(tmp_path / "src", size, seed=5)
+    hashed = _sha(src)
+    _file(src, size, seed=6)  # rewritten after hashing, same size
+    with pytest.raises(SourceChanged):
+        s.put_file("blobs/changed", src, if_none_match=True, sha256=hashed)
+    assert s.head("blobs/changed") is None
+    etag = s.put_file("blobs/changed", src, if_none_match=True, sha256=_sha(src))
+    assert s.head("blobs/changed").etag == etag
+
+
 # ---------------------------------------------------------- racing writers
 def _open(target: dict[str, Any] | ObjectStore) -> ObjectStore:
     return open_store(target) if isinstance(target, dict) else target

@@ -13,7 +13,7 @@ from swamp.datastore.objectstore.base import PreconditionFailed, TransientError
 from swamp.datastore.objectstore.local import LocalDirObjectStore
 from swamp.datastore.objectstore.retry import RetryingObjectStore
 from swamp.datastore.objectstore.s3 import MAX_PARTS, S3ObjectStore
-from swamp.datastore.objectstore.streams import transfer_timeout_s
+from swamp.datastore.objectstore.streams import HashingReader, transfer_timeout_s
 
 GIB = 1 << 30
 
@@ -60,7 +60,7 @@ def test_s3_large_files_go_up_in_parts(tmp_path, monkeypatch, size):
     ((store, key, file, kw),) = calls
     assert kw["use_multipart"] is True and "mode" not in kw
     assert kw["chunk_size"] >= 5 << 20 and -(-size // kw["chunk_size"]) <= MAX_PARTS
-    assert file == tmp_path / "f"  # obstore reads the file itself, part by part
+    assert isinstance(file, HashingReader)  # obstore reads it part by part, through the hash
 
 
 def test_s3_create_only_above_the_threshold_refuses_an_existing_key(tmp_path, monkeypatch):
@@ -92,8 +92,8 @@ class LostAnswers(LocalDirObjectStore):
         super().__init__(root)
         self.lost = {"put": 1, "get": 1}
 
-    def put_file(self, key, path, *, if_none_match=False):
-        etag = super().put_file(key, path, if_none_match=if_none_match)
+    def put_file(self, key, path, *, if_none_match=False, sha256=None):
+        etag = super().put_file(key, path, if_none_match=if_none_match, sha256=sha256)
         if self.lost["put"]:
             self.lost["put"] -= 1
             raise TransientError("timed out")
@@ -120,11 +120,11 @@ def test_a_create_only_put_file_lost_to_other_bytes_still_fails(tmp_path):
     class TimesOutOnce(LocalDirObjectStore):
         timed_out = False
 
-        def put_file(self, key, path, *, if_none_match=False):
+        def put_file(self, key, path, *, if_none_match=False, sha256=None):
             if not self.timed_out:
                 self.timed_out = True
                 raise TimeoutLike("timed out")  # applied or not: we cannot tell
-            return super().put_file(key, path, if_none_match=if_none_match)
+            return super().put_file(key, path, if_none_match=if_none_match, sha256=sha256)
 
     inner = TimesOutOnce(tmp_path / "objects")
     theirs, ours = tmp_path / "theirs", tmp_path / "ours"
@@ -147,3 +147,19 @@ def test_a_get_file_cut_halfway_starts_over(tmp_path):
     got = store.get_file("k", tmp_path / "dest")
     assert (tmp_path / "dest").read_bytes() == data
     assert got.sha256 == hashlib.sha256(data).hexdigest() and got.size == len(data)
+
+
+def test_the_reader_refuses_to_hand_over_the_end_of_a_changed_file(tmp_path):
+    import io
+
+    from swamp.datastore.objectstore.streams import Mismatch
+
+    data = b"x" * 10_000
+    good = HashingReader(io.BytesIO(data), len(data), hashlib.sha256(data).hexdigest())
+    assert b"".join(iter(lambda: good.read(4096), b"")) == data
+    for changed in (b"y" + data[1:], data + b"grew", data[:-1]):
+        r = HashingReader(io.BytesIO(changed), len(data), hashlib.sha256(data).hexdigest())
+        with pytest.raises(Mismatch):
+            while r.read(4096):
+                pass
+        assert r.mismatch

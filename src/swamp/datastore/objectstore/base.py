@@ -41,6 +41,13 @@ class TransientError(ObjectStoreError):
     code = "transient"
 
 
+class SourceChanged(ObjectStoreError):
+    """put_file was given the sha256 of the file, and the bytes it read are
+    different: the file changed after it was hashed. Nothing was stored."""
+
+    code = "source_changed"
+
+
 class BackendRefused(ObjectStoreError):
     """The conditional-write probe (S7) failed: not safe for shared state."""
 
@@ -113,9 +120,15 @@ class ObjectStore(abc.ABC):
     # Every backend overrides both with a transfer in pieces. These fallbacks
     # hold the whole object in memory: they exist so that a wrapper which
     # does not forward them still works, only without the memory bound.
-    def put_file(self, key: str, path: Path, *, if_none_match: bool = False) -> str:
+    def put_file(self, key: str, path: Path, *, if_none_match: bool = False, sha256: str | None = None) -> str:
         """Upload the file at ``path`` without holding it in memory, and
         return the new ETag.
+
+        ``sha256``: the hash the caller computed of the file. The bytes are
+        hashed again as they are read, and if they differ (the file changed
+        in between) SourceChanged is raised before the upload's last request,
+        so no object holds them: a content-addressed key never gets bytes
+        that are not its hash.
 
         ``if_none_match=True``: PreconditionFailed if ``key`` exists. Above a
         backend's multipart threshold S3 cannot make the final step
@@ -123,7 +136,13 @@ class ObjectStore(abc.ABC):
         two uploads racing to create one key may both succeed. Use it only for
         content-addressed keys (blobs), where both wrote the same bytes.
         """
-        return self.put(key, Path(path).read_bytes(), if_none_match=if_none_match)
+        data = Path(path).read_bytes()
+        if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+            raise self._source_changed(key, path)
+        return self.put(key, data, if_none_match=if_none_match)
+
+    def _source_changed(self, key: str, path: Path) -> "SourceChanged":
+        return SourceChanged(f"{path} changed after it was hashed; nothing was uploaded to {self.name}{key}")
 
     def get_file(self, key: str, dest: Path, *, size_hint: int | None = None, fsync: bool = False) -> Download:
         """Write the object into the file ``dest`` (created or emptied) in

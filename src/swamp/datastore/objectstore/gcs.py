@@ -39,7 +39,15 @@ from .base import (
     TransientError,
     check_key,
 )
-from .streams import MIN_RATE, Download, HashingWriter, finish_dest, open_dest, transfer_timeout_s
+from .streams import (
+    MIN_RATE,
+    Download,
+    HashingReader,
+    HashingWriter,
+    finish_dest,
+    open_dest,
+    transfer_timeout_s,
+)
 
 MIB = 1 << 20
 
@@ -145,7 +153,7 @@ class GCSObjectStore(ObjectStore):
     def _timeout(self, moving: int) -> float:
         return transfer_timeout_s(moving, self.timeout_s, self.min_rate)
 
-    def put_file(self, key: str, path: Path, *, if_none_match: bool = False) -> str:
+    def put_file(self, key: str, path: Path, *, if_none_match: bool = False, sha256: str | None = None) -> str:
         path = Path(path)
         size = path.stat().st_size
         blob = self._bucket().blob(self._root + check_key(key))
@@ -157,13 +165,18 @@ class GCSObjectStore(ObjectStore):
             # content-addressed blobs, where both racers write the same bytes.
             if if_none_match and self.head(key) is not None:
                 raise PreconditionFailed(f"{self.name}{key}: precondition failed")
-        try:
-            with open(path, "rb") as f:
-                blob.upload_from_file(f, size=size, content_type="application/octet-stream",
+        with open(path, "rb") as f:
+            source = HashingReader(f, size, sha256)
+            try:
+                blob.upload_from_file(source, size=size, content_type="application/octet-stream",
                                       if_generation_match=0 if if_none_match else None, retry=None,
                                       timeout=self._timeout(min(size, self.part_size)))
-        except self._calls() as e:
-            raise self._error(e, key) from e
+            except self._calls() as e:
+                raise self._error(e, key) from e
+            except Exception:
+                if source.mismatch:
+                    raise self._source_changed(key, path) from None
+                raise
         return str(blob.generation)
 
     def get_file(self, key: str, dest: Path, *, size_hint: int | None = None, fsync: bool = False) -> Download:

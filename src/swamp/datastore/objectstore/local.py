@@ -69,6 +69,10 @@ class _Conflict(Exception):
     """Another writer created the generation we meant to create."""
 
 
+class _Mismatch(Exception):
+    """The file copied in does not hash to what its caller said."""
+
+
 @dataclass(frozen=True)
 class _Version:
     gen: int
@@ -127,9 +131,11 @@ class LocalDirObjectStore(ObjectStore):
         raise TransientError(f"{self.name}: {directory} keeps changing under the reader")
 
     # ------------------------------------------------------------- writes
-    def _write(self, directory: Path, cur: _Version | None, data: bytes | Path, *, deleted: bool = False) -> str:
+    def _write(self, directory: Path, cur: _Version | None, data: bytes | Path, *, deleted: bool = False,
+               sha256: str | None = None) -> str:
         """Create generation cur+1 holding ``data``: bytes, or the contents
-        of a file, copied in pieces."""
+        of a file, copied in pieces (and, given its ``sha256``, refused
+        before it becomes visible if the copy does not hash to it)."""
         gen = (cur.gen if cur else 0) + 1
         nonce = uuid.uuid4().hex[:16]
         # A file's hash is known only once it is copied: its header is written
@@ -147,7 +153,10 @@ class LocalDirObjectStore(ObjectStore):
                 if isinstance(data, bytes):
                     f.write(data)
                 else:
-                    digest = self._copy_in(data, f)
+                    full = self._copy_in(data, f)
+                    if sha256 is not None and full != sha256:
+                        raise _Mismatch
+                    digest = full[:16]
                     etag = f"{digest}-{nonce}"
                     f.flush()
                     os.pwrite(f.fileno(), digest.encode(), _ETAG_AT)
@@ -180,7 +189,7 @@ class LocalDirObjectStore(ObjectStore):
             while chunk := src.read(COPY_CHUNK):
                 h.update(chunk)
                 f.write(chunk)
-        return h.hexdigest()[:16]
+        return h.hexdigest()
 
     def _confirm(self, directory: Path, gen: int, etag: str) -> None:
         """Make sure the generation we just linked really became current.
@@ -232,9 +241,9 @@ class LocalDirObjectStore(ObjectStore):
             if_match: str | None = None) -> str:
         return self._put(key, bytes(data), if_none_match=if_none_match, if_match=if_match)
 
-    def put_file(self, key: str, path: Path, *, if_none_match: bool = False) -> str:
+    def put_file(self, key: str, path: Path, *, if_none_match: bool = False, sha256: str | None = None) -> str:
         # The same create-only link() as put: exact on this backend.
-        return self._put(key, Path(path), if_none_match=if_none_match, if_match=None)
+        return self._put(key, Path(path), if_none_match=if_none_match, if_match=None, sha256=sha256)
 
     def get_file(self, key: str, dest: Path, *, size_hint: int | None = None, fsync: bool = False) -> Download:
         directory = self._dir(key)
@@ -260,7 +269,8 @@ class LocalDirObjectStore(ObjectStore):
             raise TransientError(f"{self.name}: {directory} keeps changing under the reader")
         raise ObjectNotFound(f"{self.name}{key} not found")
 
-    def _put(self, key: str, data: bytes | Path, *, if_none_match: bool, if_match: str | None) -> str:
+    def _put(self, key: str, data: bytes | Path, *, if_none_match: bool, if_match: str | None,
+             sha256: str | None = None) -> str:
         directory = self._dir(key)
         conditional = if_none_match or if_match is not None
         while True:
@@ -271,7 +281,9 @@ class LocalDirObjectStore(ObjectStore):
             if if_match is not None and (not live or cur.etag != if_match):
                 raise PreconditionFailed(f"{self.name}{key} changed or missing (etag mismatch)")
             try:
-                return self._write(directory, cur, data)
+                return self._write(directory, cur, data, sha256=sha256)
+            except _Mismatch:
+                raise self._source_changed(key, data) from None
             except _Conflict:
                 if conditional:
                     raise PreconditionFailed(f"{self.name}{key} was written concurrently") from None

@@ -123,18 +123,19 @@ class RetryingObjectStore(ObjectStore):
                           lambda: self.inner.put(key, data, if_none_match=if_none_match, if_match=if_match),
                           after_lost_answer)
 
-    def put_file(self, key: str, path: Path, *, if_none_match: bool = False) -> str:
+    def put_file(self, key: str, path: Path, *, if_none_match: bool = False, sha256: str | None = None) -> str:
         def after_lost_answer(e: PreconditionFailed) -> str:
             if if_none_match:
                 try:
                     there = self.get_file(key, Path(os.devnull))  # hashed on the way, kept nowhere
                 except Exception:
                     raise e from None
-                if there.sha256 == file_sha256(Path(path)):
+                if there.sha256 == (sha256 or file_sha256(Path(path))):
                     return there.etag  # our own earlier attempt created it
             raise e
 
-        return self._call("PUT", key, lambda: self.inner.put_file(key, path, if_none_match=if_none_match),
+        return self._call("PUT", key,
+                          lambda: self.inner.put_file(key, path, if_none_match=if_none_match, sha256=sha256),
                           after_lost_answer)
 
     def get_file(self, key: str, dest: Path, *, size_hint: int | None = None, fsync: bool = False) -> Download:

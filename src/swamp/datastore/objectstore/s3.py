@@ -38,7 +38,15 @@ from .base import (
     TransientError,
     check_key,
 )
-from .streams import MIN_RATE, Download, HashingWriter, finish_dest, open_dest, transfer_timeout_s
+from .streams import (
+    MIN_RATE,
+    Download,
+    HashingReader,
+    HashingWriter,
+    finish_dest,
+    open_dest,
+    transfer_timeout_s,
+)
 
 _STATUS = re.compile(r"status code: (\d{3})")
 MIB = 1 << 20
@@ -205,19 +213,28 @@ class S3ObjectStore(ObjectStore):
             raise self._error(e, key) from e
         return result["e_tag"] or ""
 
-    def put_file(self, key: str, path: Path, *, if_none_match: bool = False) -> str:
-        import obstore
-
+    def put_file(self, key: str, path: Path, *, if_none_match: bool = False, sha256: str | None = None) -> str:
         check_key(key)
         path = Path(path)
-        size = path.stat().st_size
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            source = HashingReader(f, size, sha256)
+            try:
+                return self._upload(key, source, size, if_none_match)
+            except Exception:
+                if source.mismatch:
+                    raise self._source_changed(key, path) from None
+                raise
+
+    def _upload(self, key: str, source: HashingReader, size: int, if_none_match: bool) -> str:
+        import obstore
+
         if size <= self.multipart_threshold:
             # One PUT, create-only where asked. obstore holds a single PUT's
             # body in memory: at most the threshold.
             mode: Any = "create" if if_none_match else "overwrite"
             try:
-                with open(path, "rb") as f:
-                    result = obstore.put(self._sized_client(size), key, f, mode=mode, use_multipart=False)
+                result = obstore.put(self._sized_client(size), key, source, mode=mode, use_multipart=False)
             except Exception as e:
                 raise self._error(e, key) from e
             return result["e_tag"] or ""
@@ -228,11 +245,13 @@ class S3ObjectStore(ObjectStore):
         # a blob's key is the sha256 of its bytes, so a peer that completes an
         # upload of the same key at the same time stores the very same bytes,
         # and overwriting identical content changes nothing a reader sees.
+        # (The hash check of HashingReader runs before the last part is
+        # handed over, so a file that changed meanwhile never completes.)
         if if_none_match and self.head(key) is not None:
             raise PreconditionFailed(f"{self.name}{key}: precondition failed")
         part = self._part_size(size)
         try:
-            result = obstore.put(self._sized_client(part * self.part_concurrency), key, path,
+            result = obstore.put(self._sized_client(part * self.part_concurrency), key, source,
                                  use_multipart=True, chunk_size=part, max_concurrency=self.part_concurrency)
         except Exception as e:
             raise self._error(e, key) from e

@@ -15,6 +15,7 @@ a dead small request hang for an hour. A request moving ``n`` bytes gets
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,58 @@ class HashingWriter:
 
     def result(self, etag: str) -> Download:
         return Download(self.hash.hexdigest(), self.size, etag)
+
+
+class Mismatch(Exception):
+    """The bytes read from a file are not the ones the caller hashed: the
+    file changed since. Backends turn it into base.SourceChanged."""
+
+
+class HashingReader(io.RawIOBase):
+    """A file read once, front to back, by an upload; when ``sha256`` is
+    given, the read that reaches the expected size (or the end) checks the
+    hash and raises Mismatch instead of returning the last bytes, so the
+    upload fails before its final request and nothing is stored."""
+
+    def __init__(self, f: BinaryIO, size: int, sha256: str | None) -> None:
+        self.f = f
+        self.size = size
+        self.expected = sha256
+        self.hash = hashlib.sha256()
+        self.pos = 0
+        self.mismatch = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if (whence, offset) in ((0, self.pos), (1, 0)):
+            return self.pos
+        raise io.UnsupportedOperation("an upload stream is read once, in order")
+
+    def read(self, n: int = -1) -> bytes:
+        left = self.size - self.pos
+        want = left if n is None or n < 0 else min(n, left)
+        data = self.f.read(want) if want > 0 else b""
+        self.hash.update(data)
+        self.pos += len(data)
+        if self.expected is not None and (self.pos == self.size or not data):
+            if self.pos != self.size or self.f.read(1) or self.hash.hexdigest() != self.expected:
+                self.mismatch = True
+                raise Mismatch("the file changed while it was being uploaded")
+            self.expected = None  # checked once; later reads just say "end"
+        return data
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[:len(data)] = data
+        return len(data)
 
 
 def open_dest(dest: Path) -> BinaryIO:
