@@ -106,3 +106,56 @@ def test_a_workload_under_random_faults_completes(proxy: FaultProxy, seaweedfs: 
     direct = seaweedfs.store(prefix)
     assert [direct.get(f"blobs/{i:02d}")[0] for i in range(12)] == [f"blob {i}".encode() for i in range(12)]
     assert proxy.faults > 0
+
+
+# ------------------------------------------------------ streaming transfers
+def _big(tmp_path, size: int = 12 << 20):
+    import os
+
+    src = tmp_path / "big"
+    src.write_bytes(os.urandom(size))
+    return src
+
+
+def _sha(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_download_cut_off_starts_over(proxy: FaultProxy, seaweedfs: S3Server, prefix: str, tmp_path) -> None:
+    src = _big(tmp_path)
+    seaweedfs.store(prefix).put_file("blobs/big", src)
+    store = through(proxy, seaweedfs, prefix)
+    proxy.fail_next(1, Fault("drop"))
+    got = store.get_file("blobs/big", tmp_path / "dest", size_hint=src.stat().st_size)
+    assert got.sha256 == _sha(src) and (tmp_path / "dest").read_bytes() == src.read_bytes()
+    assert store.requests == 2
+
+
+def test_a_multipart_upload_whose_part_failed_starts_over(proxy: FaultProxy, seaweedfs: S3Server, prefix: str,
+                                                         tmp_path) -> None:
+    src = _big(tmp_path)
+    store = through(proxy, seaweedfs, prefix)
+    store.inner.multipart_threshold, store.inner.part_size = 6 << 20, 5 << 20
+    # the upload's first request (it starts the multipart upload) passes; a part fails
+    proxy._next = [None, Fault("status", status=500)]
+    etag = store.put_file("blobs/big", src, sha256=_sha(src))
+    assert etag.strip('"').endswith("-3") and proxy.faults == 1 and store.requests == 2
+    assert seaweedfs.store(prefix).get_file("blobs/big", tmp_path / "down").sha256 == _sha(src)
+
+
+def test_a_large_download_gets_a_timeout_that_fits_its_size(proxy: FaultProxy, seaweedfs: S3Server, prefix: str,
+                                                           tmp_path) -> None:
+    """The store's timeout is 1 s. A 12 MiB object whose answer starts after
+    1.5 s is fetched at the first try by get_file (its request may take
+    1 s + 12 MiB at 1 MiB/s); the whole-bytes get, held to 1 s, times out."""
+    src = _big(tmp_path)
+    seaweedfs.store(prefix).put_file("blobs/big", src)
+    store = through(proxy, seaweedfs, prefix)
+    proxy.fail_next(1, Fault("delay", seconds=1.5))
+    assert store.get_file("blobs/big", tmp_path / "dest", size_hint=src.stat().st_size).sha256 == _sha(src)
+    assert store.requests == 1
+    proxy.fail_next(1, Fault("delay", seconds=1.5))
+    assert store.get("blobs/big")[0] == src.read_bytes()
+    assert store.requests == 3  # the first GET timed out
