@@ -45,9 +45,17 @@ def _shared_options(f):
 def _run_setup(state: CliState, **fields):
     from swamp.repo.config import DatastoreConfig
     from swamp.repo.datastores import setup_object_store
+    from swamp.util import locations
     from swamp.util.names import check_name
 
+    # Every value a person typed is checked before any client library sees it.
     check_name(fields["namespace"], "namespace")
+    fields["bucket"] = locations.check_bucket(fields["bucket"])
+    fields["prefix"] = locations.check_prefix(fields["prefix"])
+    if fields.get("endpointUrl") is not None:
+        fields["endpointUrl"] = locations.check_endpoint_url(fields["endpointUrl"])
+    if fields.get("region") is not None:
+        fields["region"] = locations.check_region(fields["region"])
     from swamp.cli.progress import progress_for
 
     result = setup_object_store(state.repo(), DatastoreConfig(**fields), progress=progress_for(state))
