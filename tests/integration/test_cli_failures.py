@@ -52,3 +52,19 @@ def test_a_failed_python_method_shows_the_end_of_its_log_and_the_traceback_with_
 
     quiet = cli(repo, "model", "method", "run", "b", "go")  # --json: the record only, no log lines
     assert quiet.code == 1 and quiet.data["error"] == "KeyError: 'missing'"
+
+
+def test_exit_codes_follow_one_rule(tmp_path):
+    """2: the command line itself is malformed. 1: it was well formed but
+    the command could not do its job (bad input values, unreadable files,
+    nothing to act on)."""
+    repo = init_repo(tmp_path / "r")
+    assert cli(repo, "model", "create", "command/shell", "hi", "--global-arg", "run=echo hi").code == 0
+    assert cli(repo, "model", "method", "run", "hi", "execute", "--input", "novalue").code == 2
+    unknown = cli(repo, "model", "method", "run", "hi", "execute", "--input", "nope=1")
+    unreadable = cli(repo, "model", "method", "run", "hi", "execute", "--input", f"run=@{tmp_path}/missing")
+    assert (unknown.code, unreadable.code) == (1, 1)
+    assert "cannot read" in unreadable.error["error"]
+    released = cli(repo, "datastore", "lock", "release", "model/x/y", "--force")
+    assert released.code == 1 and released.error["code"] == "not_found"
+    assert "lock status" in released.error["hint"]

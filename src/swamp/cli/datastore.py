@@ -159,8 +159,13 @@ def lock_release(state: CliState, name, force):
     """Break the lock NAME (for a holder that died)."""
     from swamp.repo.datastores import lock_release as run
 
+    from swamp.errors import NotFoundError
+
     result = run(state.repo(), name)
-    emit(state, result, f"{'released' if result['released'] else 'no lock named'} {name}")
+    if not result["released"]:
+        raise NotFoundError(f"no lock or lease named {name!r} is held",
+                            hint="see which are held with 'swamp datastore lock status'")
+    emit(state, result, f"released {name}")
 
 
 @datastore.command("log")

@@ -70,7 +70,8 @@ def parse_input(item: str) -> dict:
         try:
             value = Path(value[1:]).read_text()
         except OSError as e:
-            raise UsageError(f"--input {key}: cannot read {value[1:]}: {e.strerror}") from None
+            # Like an unreadable --input-file: the command line was fine, its input was not.
+            raise ValidationError(f"--input {key}: cannot read {value[1:]}: {e.strerror}") from None
     return {key: CliString(value)}
 
 
