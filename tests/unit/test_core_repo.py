@@ -57,10 +57,16 @@ def test_force_keeps_the_repo_identity_and_user_gitignore_lines(tmp_path):
     gi2 = (tmp_path / ".gitignore").read_text()
     assert gi2 == gi, "the managed block is idempotent"
     assert gi2.count("# >>> swamp managed >>>") == 1
+    # An AGENTS.md the user edited is kept (without a terminal nobody was asked) ...
+    assert (tmp_path / "AGENTS.md").read_text() == "scribbled over\n"
+    assert r.data["kept"] == ["AGENTS.md"] and "AGENTS.md" not in r.data["created"]
+    # ... and replaced only when they say so.
+    r = invoke(None, "repo", "init", tmp_path, "--force", "--yes")
+    assert r.data["created"] == ["AGENTS.md"]
     assert "swamp model method run" in (tmp_path / "AGENTS.md").read_text()
-    # A second --force run has nothing left to create.
+    # A second --force run has nothing left to create or keep.
     r = invoke(None, "repo", "init", tmp_path, "--force")
-    assert ".gitignore" not in r.data["created"]
+    assert r.data["created"] == [] and r.data["kept"] == []
 
 
 def test_managed_block_is_replaced_in_place(tmp_path):
@@ -79,3 +85,48 @@ def test_commands_outside_a_repository_say_so(tmp_path):
     assert "swamp repo init" in r.error["hint"]
     r = invoke(tmp_path, "model", "search")
     assert r.code == 1 and r.error["code"] == "repo_not_found"
+
+
+def _on_a_terminal(argv: list[str], answer: bytes, timeout: float = 30) -> str:
+    """Run ``argv`` with a pseudo-terminal as its stdin and stdout, answer
+    ``answer`` to the first question, and return all it printed."""
+    import os
+    import pty
+    import select
+    import sys
+    import time
+
+    from tests.helpers import _env
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(sys.executable, [sys.executable, "-m", "swamp", *argv], _env())
+    out, answered, deadline = b"", False, time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.5)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if not answered and b"[y/N]" in out:
+                os.write(fd, answer)
+                answered = True
+    finally:
+        os.waitpid(pid, 0)
+    return out.decode(errors="replace")
+
+
+def test_force_on_a_terminal_shows_the_difference_and_asks(tmp_path):
+    invoke(None, "repo", "init", tmp_path)
+    (tmp_path / "AGENTS.md").write_text("my own notes\n")
+    shown = _on_a_terminal(["repo", "init", str(tmp_path), "--force"], b"n\n")
+    assert "-my own notes" in shown and "Replace it with swamp's?" in shown
+    assert (tmp_path / "AGENTS.md").read_text() == "my own notes\n"
+    _on_a_terminal(["repo", "init", str(tmp_path), "--force"], b"y\n")
+    assert "swamp model method run" in (tmp_path / "AGENTS.md").read_text()

@@ -21,7 +21,29 @@ GITIGNORE_BODY = """# runtime state, secrets and caches never go to git
 """
 
 
-def init_repo(path: str | Path, *, force: bool = False) -> dict:
+def agents_difference(path: str | Path) -> str | None:
+    """How the repository's AGENTS.md differs from the one this swamp ships
+    (a unified diff), or None when it is missing or the same."""
+    import difflib
+
+    current = Path(path).absolute() / "AGENTS.md"
+    if not current.exists():
+        return None
+    mine, shipped = current.read_text(), _shipped_agents()
+    if mine == shipped:
+        return None
+    return "".join(difflib.unified_diff(mine.splitlines(keepends=True), shipped.splitlines(keepends=True),
+                                        "AGENTS.md (yours)", "AGENTS.md (swamp's)"))
+
+
+def _shipped_agents() -> str:
+    return resources.files("swamp.repo").joinpath("AGENTS.md").read_text()
+
+
+def init_repo(path: str | Path, *, force: bool = False, replace_agents: bool = False) -> dict:
+    """Create (or, with ``force``, rewrite the managed files of) a
+    repository. An AGENTS.md that differs from swamp's is replaced only
+    with ``replace_agents``: it may hold the user's own edits."""
     from swamp.repo.config import RepoConfig
     from swamp.util import yamlio
 
@@ -46,10 +68,13 @@ def init_repo(path: str | Path, *, force: bool = False) -> dict:
     if _write_gitignore(root / ".gitignore"):
         created.append(".gitignore")
     agents = root / "AGENTS.md"
-    if force or not agents.exists():
-        atomic_write(agents, resources.files("swamp.repo").joinpath("AGENTS.md").read_text())
+    kept = []
+    if not agents.exists() or (force and replace_agents):
+        atomic_write(agents, _shipped_agents())
         created.append("AGENTS.md")
-    return {"path": str(root), "created": sorted(set(created))}
+    elif force and agents_difference(root) is not None:
+        kept.append("AGENTS.md")
+    return {"path": str(root), "created": sorted(set(created)), "kept": kept}
 
 
 def _write_gitignore(path: Path) -> bool:
