@@ -127,13 +127,39 @@ def test_broken_local_type_is_reported_with_file_and_line(repo, source, line, ne
     assert r.code == 0, r
 
 
-def test_two_files_declaring_one_type_is_reported(repo):
+def test_two_files_declaring_one_type_is_an_error_naming_both(repo):
     first = write_type(repo, "a_probe.py", PROBE_TYPE)
     second = write_type(repo, "b_probe.py", PROBE_TYPE)
     r = invoke(repo, "model", "type", "search", "probe")
     assert r.code == 0
-    assert len(r.data) == 1
+    assert r.data == []  # neither wins: which one ran would depend on file names
     assert str(second) in r.stderr and str(first) in r.stderr
+    r = invoke(repo, "model", "type", "describe", "acme/probe")
+    assert r.code == 1 and r.error["code"] == "type_load_error"
+    assert str(first) in r.error["error"] and str(second) in r.error["error"]
+
+
+BAD_SIGNATURE = """\
+from pydantic import BaseModel
+from swamp import ModelType
+
+class A(BaseModel):
+    pass
+
+t = ModelType("acme/sig", version="2026.01.01.1", global_arguments=A)
+
+@t.method(description="forgot ctx")
+def run(args):
+    pass
+"""
+
+
+def test_a_method_with_the_wrong_signature_is_refused_when_its_type_loads(repo):
+    path = write_type(repo, "sig.py", BAD_SIGNATURE)
+    r = invoke(repo, "model", "type", "describe", "acme/sig")
+    assert r.code == 1
+    assert f"{path}:9" in r.error["error"]
+    assert "must take two arguments (args, ctx)" in r.error["error"]
 
 
 def test_data_and_definitions_stay_readable_when_their_type_file_breaks(repo):

@@ -129,6 +129,7 @@ class ModelType:
                 raise ValidationError(f"{self.type}: invalid method name {mname!r}")
             if mname in self.methods:
                 raise ValidationError(f"{self.type}: method {mname!r} is declared twice")
+            _check_signature(self.type, mname, fn)
             k = kind or infer_kind(mname)
             if k not in METHOD_KINDS:
                 raise ValidationError(f"{self.type}: method kind {k!r} is not one of {', '.join(METHOD_KINDS)}")
@@ -191,3 +192,21 @@ class ModelType:
 
     def __repr__(self) -> str:
         return f"ModelType({self.type!r}, version={self.version!r})"
+
+
+def _check_signature(type_name: str, method: str, fn) -> None:
+    """A method is called as ``fn(args, ctx)``: say so when the type loads,
+    not as a TypeError in the middle of a run."""
+    import inspect
+
+    if not callable(fn):
+        raise ValidationError(f"{type_name}: method {method!r} is not a function")
+    try:
+        inspect.signature(fn).bind(None, None)
+    except TypeError:
+        raise ValidationError(
+            f"{type_name}: method {method!r} must take two arguments (args, ctx), "
+            f"not {method}{inspect.signature(fn)}",
+            hint="def " + method + "(args: Settings, ctx: Context) -> None") from None
+    except ValueError:  # no signature to inspect (a builtin): it will tell at run time
+        pass

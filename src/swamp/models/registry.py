@@ -40,6 +40,7 @@ class Registry:
         self.extensions_dir = extensions_dir
         self._types: dict[str, ModelType] = {}
         self._sources: dict[str, str] = {}
+        self._duplicates: dict[str, list[str]] = {}  # type -> every file that defines it
         self.errors: list[LoadError] = []
         self._loaded_builtins = False
         self._loaded_locals = False
@@ -67,11 +68,20 @@ class Registry:
                 self.errors.append(_load_error(path, e))
                 continue
             for t in _types_in(module):
-                if t.type in self._types:
-                    self.errors.append(LoadError(str(path), None,
-                                                 f"type {t.type!r} is already defined by {self._sources[t.type]}"))
-                    continue
-                self._add(t, str(path))
+                if t.type in self._duplicates:
+                    self._duplicates[t.type].append(str(path))
+                elif self._sources.get(t.type) == "builtin":
+                    self.errors.append(LoadError(str(path), None, f"type {t.type!r} is a builtin type; "
+                                                                  "choose another name"))
+                elif t.type in self._types:
+                    # Neither wins: which one a command got would depend on file names.
+                    self._duplicates[t.type] = [self._sources.pop(t.type), str(path)]
+                    del self._types[t.type]
+                else:
+                    self._add(t, str(path))
+        for name, files in sorted(self._duplicates.items()):
+            self.errors.append(LoadError(files[-1], None,
+                                         f"type {name!r} is defined in more than one file: {', '.join(files)}"))
 
     def _add(self, t: ModelType, source: str) -> None:
         self._types[t.type] = t
@@ -89,6 +99,10 @@ class Registry:
         self._load_locals()
         if type_name in self._types:
             return self._types[type_name]
+        if type_name in self._duplicates:
+            raise TypeLoadError(f"model type {type_name!r} is defined in more than one file: "
+                                + ", ".join(self._duplicates[type_name]),
+                                hint="keep one definition of the type (rename or delete the others)")
         if self.errors:
             raise TypeLoadError(
                 f"model type {type_name!r} is not available; extension files failed to load: "
