@@ -130,3 +130,31 @@ def test_force_on_a_terminal_shows_the_difference_and_asks(tmp_path):
     assert (tmp_path / "AGENTS.md").read_text() == "my own notes\n"
     _on_a_terminal(["repo", "init", str(tmp_path), "--force"], b"y\n")
     assert "swamp model method run" in (tmp_path / "AGENTS.md").read_text()
+
+
+def test_files_meant_for_git_follow_the_umask_and_secrets_stay_private(tmp_path):
+    import os
+    import stat
+
+    from tests.helpers import cli
+
+    old = os.umask(0o022)
+    try:
+        repo = tmp_path / "r"
+        assert cli(None, "repo", "init", str(repo)).code == 0
+        assert cli(repo, "model", "create", "command/shell", "h", "--global-arg", "run=true").code == 0
+        assert cli(repo, "vault", "create", "local_encryption", "v").code == 0
+        assert cli(repo, "vault", "put", "v", "token", input="s3cret\n").code == 0
+    finally:
+        os.umask(old)
+
+    def mode(p):
+        return stat.S_IMODE(p.stat().st_mode)
+
+    for shared in (".swamp.yaml", ".gitignore", "AGENTS.md", "models/command/shell/h.yaml",
+                   "vaults/local_encryption/v.yaml"):
+        assert mode(repo / shared) == 0o644, shared
+    secrets = repo / ".swamp" / "secrets"
+    assert [p for p in secrets.rglob("*") if p.is_file()]
+    for p in secrets.rglob("*"):
+        assert mode(p) & 0o077 == 0, p  # nobody but the owner

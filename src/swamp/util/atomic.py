@@ -57,16 +57,34 @@ def atomic_write(path: Path | str, data: bytes | str, *, mode: int | None = None
         f.write(data)
 
 
+_UMASK: int | None = None
+
+
+def _default_mode() -> int:
+    """What ``open()`` would give a new file: 0666 less the process umask
+    (mkstemp's 0600 would make files meant for git private to one user)."""
+    global _UMASK
+    if _UMASK is None:
+        try:
+            with open("/proc/self/status") as f:  # reads it without changing it
+                _UMASK = next(int(line.split()[1], 8) for line in f if line.startswith("Umask:"))
+        except (OSError, StopIteration, ValueError):
+            _UMASK = os.umask(0o022)
+            os.umask(_UMASK)
+    return 0o666 & ~_UMASK
+
+
 @contextlib.contextmanager
 def atomic_writer(path: Path | str, *, mode: int | None = None) -> Iterator[BinaryIO]:
     """Yield a binary file; on clean exit it replaces ``path`` atomically.
-    On an exception the temp file is removed and ``path`` is untouched."""
+    On an exception the temp file is removed and ``path`` is untouched.
+    The file gets ``mode``, or by default what ``open()`` would give it
+    (secrets pass 0o600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
     try:
-        if mode is not None:
-            os.fchmod(fd, mode)
+        os.fchmod(fd, _default_mode() if mode is None else mode)
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
