@@ -13,7 +13,10 @@ Large files (put_file / get_file) stream. Above ``multipart_threshold`` an
 upload is multipart (parts of ``part_size``, a few in flight), which is also
 what lets an object exceed S3's 5 GiB limit on a single PUT. obstore's
 timeout covers a whole request, body included, so each transfer runs on a
-client whose timeout fits its size (streams.transfer_timeout_s).
+client whose timeout fits its size (streams.transfer_timeout_s). obstore
+aborts a multipart upload that fails, but a process killed mid-upload leaves
+its parts stored (and billed) until a bucket lifecycle rule
+(AbortIncompleteMultipartUpload) removes them.
 """
 
 from __future__ import annotations
