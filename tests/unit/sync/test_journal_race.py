@@ -139,3 +139,16 @@ def test_every_mark_of_racing_appenders_reaches_some_take(tmp_path):
     seen = set(out.split())
     seen |= Journal(sync_dir).take().paths  # whatever the last take left
     assert seen == {f"files/w{i}/{n}" for i in range(3) for n in range(2000)}
+
+
+def test_a_mark_that_never_lands_in_the_live_file_is_handed_over_whole(tmp_path, monkeypatch):
+    """A writer whose every try was taken aside under it (a push loop racing
+    a slow writer) still leaves its mark where the next take reads it."""
+    j = Journal(tmp_path)
+    monkeypatch.setattr(Journal, "_append_live", lambda self, line: False)
+    j.append("files/slow")
+    assert "files/slow" in j.peek().paths
+    taken = j.take()
+    assert taken.paths == {"files/slow"}
+    j.done(taken)
+    assert j.take().paths == set() and not list(tmp_path.glob("dirty.tmp-*"))
