@@ -226,3 +226,37 @@ PROBE_TYPE = '''
     def get(args, ctx: Context) -> None:
         ctx.write_resource("all", "seen", {"last": ctx.read_resource("out")})
 '''
+
+
+def on_a_terminal(argv: list[str], answer: bytes = b"", timeout: float = 60, cwd: Path | None = None) -> str:
+    """Run `swamp ARGV` with a pseudo-terminal as its stdin, stdout and
+    stderr, answer ``answer`` to the first [y/N] question, and return all it
+    printed."""
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        if cwd is not None:
+            os.chdir(cwd)
+        os.execve(sys.executable, [sys.executable, "-m", "swamp", *argv], _env())
+    out, answered, deadline = b"", False, time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.5)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if not answered and b"[y/N]" in out:
+                os.write(fd, answer)
+                answered = True
+    finally:
+        os.waitpid(pid, 0)
+    return out.decode(errors="replace")

@@ -68,3 +68,37 @@ def test_exit_codes_follow_one_rule(tmp_path):
     released = cli(repo, "datastore", "lock", "release", "model/x/y", "--force")
     assert released.code == 1 and released.error["code"] == "not_found"
     assert "lock status" in released.error["hint"]
+
+
+SLOW = '''
+import time
+from pydantic import BaseModel
+from swamp import Context, ModelType
+
+class A(BaseModel):
+    pass
+
+slow = ModelType("acme/slow", version="2026.11.30.1", global_arguments=A)
+
+@slow.method(description="Takes a while")
+def go(args: A, ctx: Context) -> None:
+    for i in range(4):
+        ctx.log(f"working on part {i}")
+        time.sleep(0.6)
+'''
+
+
+def test_a_long_run_shows_a_status_line_on_a_terminal_only(tmp_path):
+    from tests.helpers import on_a_terminal
+
+    repo = init_repo(tmp_path / "r")
+    write_type(repo, "slow.py", SLOW)
+    assert cli(repo, "model", "create", "acme/slow", "s").code == 0
+    shown = on_a_terminal(["model", "method", "run", "s", "go", "--repo-dir", str(repo)])
+    assert "\rs.go" in shown or "s.go " in shown.split("\r", 1)[-1]
+    assert "working on part" in shown  # the last line logged
+    assert "s.go: succeeded" in shown
+    piped = cli(repo, "model", "method", "run", "s", "go", json=False)
+    assert piped.code == 0 and "\r" not in piped.stdout + piped.stderr
+    as_json = cli(repo, "model", "method", "run", "s", "go")
+    assert as_json.code == 0 and as_json.stderr == "" and as_json.data["status"] == "succeeded"

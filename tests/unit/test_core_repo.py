@@ -87,48 +87,15 @@ def test_commands_outside_a_repository_say_so(tmp_path):
     assert r.code == 1 and r.error["code"] == "repo_not_found"
 
 
-def _on_a_terminal(argv: list[str], answer: bytes, timeout: float = 30) -> str:
-    """Run ``argv`` with a pseudo-terminal as its stdin and stdout, answer
-    ``answer`` to the first question, and return all it printed."""
-    import os
-    import pty
-    import select
-    import sys
-    import time
-
-    from tests.helpers import _env
-
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execve(sys.executable, [sys.executable, "-m", "swamp", *argv], _env())
-    out, answered, deadline = b"", False, time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 0.5)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-            if not answered and b"[y/N]" in out:
-                os.write(fd, answer)
-                answered = True
-    finally:
-        os.waitpid(pid, 0)
-    return out.decode(errors="replace")
-
-
 def test_force_on_a_terminal_shows_the_difference_and_asks(tmp_path):
+    from tests.helpers import on_a_terminal
+
     invoke(None, "repo", "init", tmp_path)
     (tmp_path / "AGENTS.md").write_text("my own notes\n")
-    shown = _on_a_terminal(["repo", "init", str(tmp_path), "--force"], b"n\n")
+    shown = on_a_terminal(["repo", "init", str(tmp_path), "--force"], b"n\n")
     assert "-my own notes" in shown and "Replace it with swamp's?" in shown
     assert (tmp_path / "AGENTS.md").read_text() == "my own notes\n"
-    _on_a_terminal(["repo", "init", str(tmp_path), "--force"], b"y\n")
+    on_a_terminal(["repo", "init", str(tmp_path), "--force"], b"y\n")
     assert "swamp model method run" in (tmp_path / "AGENTS.md").read_text()
 
 

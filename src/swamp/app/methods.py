@@ -36,14 +36,14 @@ class MethodRun:
 
 
 def run_method(repo, model: str, method: str, *, inputs: dict | None = None,
-               tags: dict | None = None, runner=None) -> MethodRun:
+               tags: dict | None = None, runner=None, on_log=None) -> MethodRun:
     """One session: the model's lease (its versions are allocated under it),
     a pull, the arguments resolved once against what the pull brought, the
     run, one push, release. ``runner`` (a models.runner.Runner) lets a caller
     that runs many methods load the type registry once."""
     from swamp.models.runner import Runner
 
-    runner = runner or Runner(repo)
+    runner = runner or Runner(repo, on_log=on_log)
     definition, _ = runner.check(model, method, inputs)  # bad input: refused before any lease
     counts = SyncCounts()
     record = None

@@ -139,9 +139,13 @@ def method():
 def method_run(state: CliState, model_name, method_name, input_, input_file, stdin_input, tag):
     """Run METHOD of MODEL and print its output record. Exits 1 if it fails."""
     from swamp.app.methods import run_method
+    from swamp.cli.activity import activity_for
 
     inputs = collect_inputs(input_, input_file, stdin_input)
-    result = run_method(state.repo(), model_name, method_name, inputs=inputs, tags=parse_pairs(tag, "--tag"))
+    repo = state.repo()
+    with activity_for(state, f"{model_name}.{method_name}") as activity:
+        result = run_method(repo, model_name, method_name, inputs=inputs, tags=parse_pairs(tag, "--tag"),
+                            on_log=activity.logged)
     rec = result.record
     data = result.to_json()
 

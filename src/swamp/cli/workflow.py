@@ -79,15 +79,25 @@ def evaluate(state: CliState, name, input_, input_file, stdin_input):
     emit(state, result, lambda: say(yamlio.dumps(result).rstrip()))
 
 
-def _observer(state: CliState):
-    """Step progress on a terminal (stderr), never in --json or -q."""
+def _observer(state: CliState, activity):
+    """Step progress on a terminal (stderr), never in --json or -q: a line
+    per step as it changes, and the status line naming what runs now."""
     if state.json or state.quiet or not sys.stderr.isatty():
         return None
+    from swamp.vault.redact import redact_text
+
     marks = {"running": "…", "succeeded": "✓", "failed": "✗", "skipped": "-", "waiting_approval": "?"}
+    running: dict[str, None] = {}
 
     def show(run, job, step):
+        where = f"{job.name}/{step.name}"
+        if step.status == "running":
+            running[where] = None
+        else:
+            running.pop(where, None)
+        activity.doing(f"workflow {run.workflowName}: " + (", ".join(running) or "…"))
         extra = f" ({step.skipReason})" if step.skipReason else (f": {step.error}" if step.error else "")
-        say(f"  {marks.get(step.status, ' ')} {job.name}/{step.name} {step.status}{extra}", err=True)
+        activity.say(redact_text(f"  {marks.get(step.status, ' ')} {where} {step.status}{extra}"))
 
     return show
 
@@ -143,10 +153,12 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
 def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on):
     """Run workflow NAME and print its run record. Exits 1 when the run fails."""
     from swamp.app import workflows
+    from swamp.cli.activity import activity_for
 
     inputs = collect_inputs(input_, input_file, stdin_input)
     repo = state.repo()
-    result = workflows.run(repo, name, inputs, fail_on=fail_on, observer=_observer(state))
+    with activity_for(state, f"workflow {name}") as activity:
+        result = workflows.run(repo, name, inputs, fail_on=fail_on, observer=_observer(state, activity))
     _finish(state, repo, result, junit)
 
 
@@ -160,10 +172,12 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on):
 def resume(state: CliState, name, run_id, input_, input_file, stdin_input, junit):
     """Continue a suspended run; steps that finished are not run again."""
     from swamp.app import workflows
+    from swamp.cli.activity import activity_for
 
     inputs = collect_inputs(input_, input_file, stdin_input)
     repo = state.repo()
-    result = workflows.resume(repo, name, run_id, inputs, observer=_observer(state))
+    with activity_for(state, f"workflow {name}") as activity:
+        result = workflows.resume(repo, name, run_id, inputs, observer=_observer(state, activity))
     _finish(state, repo, result, junit)
 
 

@@ -83,8 +83,14 @@ class Context:
         return secrets.shell_env(self.repo, command)
 
     # ------------------------------------------------------------ logging
+    #: called with each line the method logs (redacted), e.g. to show progress
+    on_log = None
+
     def log(self, message: str) -> None:
-        self._log.append(f"{clock.isoformat()} {redact_text(str(message))}")
+        line = redact_text(str(message))
+        self._log.append(f"{clock.isoformat()} {line}")
+        if self.on_log is not None:
+            self.on_log(line)
 
     @property
     def log_lines(self) -> list[str]:

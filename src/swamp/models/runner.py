@@ -28,8 +28,10 @@ from swamp.vault.redact import redact_text
 class Runner:
     """Runs methods of one repository. Workflows hold one Runner per run."""
 
-    def __init__(self, repo, *, registry: Registry | None = None, renderer=None) -> None:
+    def __init__(self, repo, *, registry: Registry | None = None, renderer=None, on_log=None) -> None:
         self.repo = repo
+        #: called with each line a method logs, as it logs it
+        self.on_log = on_log
         self.registry = registry or registry_for(repo)
         if renderer is None:
             from swamp.models.expressions import renderer_for
@@ -76,6 +78,7 @@ class Runner:
                       workflow_run_id=workflow_run_id, workflow_name=workflow_name, step_name=step_name)
         args = secrets.resolve_arguments(self.repo, prepared.args, model_type.secret_passthrough)
         ctx = Context(self.repo, definition, model_type, run, self.data)
+        ctx.on_log = self.on_log
         started = clock.now()
         t0 = time.perf_counter()
         status, error = "succeeded", None
