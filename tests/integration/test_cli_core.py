@@ -46,8 +46,8 @@ def test_a_session_through_every_core_command(repo, tmp_path):
 
     f = tmp_path / "in.json"
     f.write_text('{"note": "file", "times": 2}')
-    rec = ok(cli(repo, "model", "method", "run", "p", "write", "--input-file", f, "--stdin", "--tag", "k=v",
-                 input="label: from-stdin\n"))
+    rec = ok(cli(repo, "model", "method", "run", "p", "write", "--input-file", f, "--input", "label=from-stdin",
+                 "--tag", "k=v"))
     assert rec["status"] == "succeeded" and rec["modelName"] == "p" and len(rec["dataArtifacts"]) == 3
     assert ok(cli(repo, "model", "output", "get", rec["id"]))["id"] == rec["id"]
     assert [o["id"] for o in ok(cli(repo, "model", "output", "search", "p"))] == [rec["id"]]

@@ -59,15 +59,21 @@ def test_inputs_override_global_arguments_and_are_coerced(repo):
     assert out_content(repo)["content"]["label"] == "42"
 
 
-def test_input_sources_layer_file_then_stdin_then_input(repo, tmp_path):
+def test_input_sources_layer_file_or_stdin_then_input(repo, tmp_path):
     f = tmp_path / "inputs.yaml"
     f.write_text("note: from-file\ntimes: 1\nlabel: file-label\ncount: 1\n")
-    stdin = json.dumps({"note": "from-stdin", "label": "stdin-label"})
-    r = run(repo, "p", "write", "--input-file", f, "--stdin", "--input", "note=from-flag", input=stdin)
+    r = run(repo, "p", "write", "--input-file", f, "--input", "note=from-flag")
     assert r.code == 0, r
     c = out_content(repo)["content"]
-    assert c == {"count": 1, "label": "stdin-label", "note": "from-flag", "times": 0}
+    assert c == {"count": 1, "label": "file-label", "note": "from-flag", "times": 0}
     assert sorted(r.data["inputs"]) == ["count", "label", "note", "times"]
+    stdin = json.dumps({"note": "from-stdin", "label": "stdin-label"})
+    r = run(repo, "p", "write", "--stdin", "--input", "note=from-flag", input=stdin)
+    assert r.code == 0, r
+    assert out_content(repo)["content"]["label"] == "stdin-label"
+    assert out_content(repo)["content"]["note"] == "from-flag"
+    # Both at once is refused (CLI.md): which one wins would be a guess.
+    assert run(repo, "p", "write", "--input-file", f, "--stdin", input=stdin).code == 2
 
 
 def test_input_as_json_object_and_from_a_file(repo, tmp_path):

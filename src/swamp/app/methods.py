@@ -41,21 +41,30 @@ def run_method(repo, model: str, method: str, *, inputs: dict | None = None,
     a pull, the arguments resolved once against what the pull brought, the
     run, one push, release. ``runner`` (a models.runner.Runner) lets a caller
     that runs many methods load the type registry once."""
+    return run_batch(repo, model, method, [inputs or {}], tags=tags, runner=runner, on_log=on_log)[0]
+
+
+def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | None = None,
+              runner=None, on_log=None) -> list[MethodRun]:
+    """Run ``method`` once per inputs map in ``batch``, all in one session:
+    one lease, one pull, one push, so the versions they write are
+    contiguous. Every inputs map is checked before the lease is taken."""
     from swamp.models.runner import Runner
 
     runner = runner or Runner(repo, on_log=on_log)
-    definition, _ = runner.check(model, method, inputs)  # bad input: refused before any lease
+    checked = [runner.check(model, method, inputs) for inputs in batch]  # bad input: refused before any lease
+    definition = checked[0][0]
     counts = SyncCounts()
-    record = None
+    done: list[tuple] = []  # (record, failure log)
     try:
         with changing(repo, f"model method run {definition.name} {method}",
                       leases=[model_lock_name(definition.type, definition.id)], into=counts):
-            prepared = runner.prepare(definition, method, inputs)
-            record = runner.execute(prepared, tags=tags)
-            log = _failure_log(repo, record)
+            for inputs in batch:
+                record = runner.execute(runner.prepare(definition, method, inputs), tags=tags)
+                done.append((record, _failure_log(repo, record)))
     except UnpublishedError as e:
-        return MethodRun(record, counts, is_shared(repo), unpublished=e, failure_log=log)
-    return MethodRun(record, counts, is_shared(repo), failure_log=log)
+        return [MethodRun(r, counts, is_shared(repo), unpublished=e, failure_log=log) for r, log in done]
+    return [MethodRun(r, counts, is_shared(repo), failure_log=log) for r, log in done]
 
 
 def _failure_log(repo, record) -> str | None:

@@ -4,7 +4,7 @@ import sys
 
 import click
 
-from swamp.cli.inputs import collect_inputs, input_options, parse_pairs
+from swamp.cli.inputs import collect_batch, input_options, parse_pairs
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import confirm, emit, emit_validation, say, show_failure_log, table
 
@@ -137,31 +137,38 @@ def method():
 @global_options
 @click.pass_obj
 def method_run(state: CliState, model_name, method_name, input_, input_file, stdin_input, tag):
-    """Run METHOD of MODEL and print its output record. Exits 1 if it fails."""
-    from swamp.app.methods import run_method
+    """Run METHOD of MODEL and print its output record. Exits 1 if it fails.
+
+    With --stdin holding NDJSON (one JSON object a line), runs it once per
+    line in one session (the versions they write are contiguous) and prints
+    a list of records.
+
+    Example: swamp model method run hello execute --input run='echo hi'"""
+    from swamp.app.methods import run_batch
     from swamp.cli.activity import activity_for
 
-    inputs = collect_inputs(input_, input_file, stdin_input)
+    batch = collect_batch(input_, input_file, stdin_input)
     repo = state.repo()
     with activity_for(state, f"{model_name}.{method_name}") as activity:
-        result = run_method(repo, model_name, method_name, inputs=inputs, tags=parse_pairs(tag, "--tag"),
+        results = run_batch(repo, model_name, method_name, batch, tags=parse_pairs(tag, "--tag"),
                             on_log=activity.logged)
-    rec = result.record
-    data = result.to_json()
 
     def human():
-        say(f"{rec.modelName}.{rec.methodName}: {rec.status} in {rec.durationMs} ms")
-        for a in rec.dataArtifacts:
-            say(f"  wrote {a['kind']} {a['name']} version {a['version']}")
-        if rec.error:
-            say(f"  error: {rec.error}")
-        if result.failure_log is not None:
-            show_failure_log(state, result.failure_log, f"swamp model output logs {rec.id}")
+        for result in results:
+            rec = result.record
+            say(f"{rec.modelName}.{rec.methodName}: {rec.status} in {rec.durationMs} ms")
+            for a in rec.dataArtifacts:
+                say(f"  wrote {a['kind']} {a['name']} version {a['version']}")
+            if rec.error:
+                say(f"  error: {rec.error}")
+            if result.failure_log is not None:
+                show_failure_log(state, result.failure_log, f"swamp model output logs {rec.id}")
 
-    emit(state, data, human)
-    if result.unpublished is not None:
-        raise result.unpublished  # done here, not published: the error on stderr, exit 1
-    if rec.status != "succeeded":
+    docs = [r.to_json() for r in results]
+    emit(state, docs[0] if len(batch) == 1 else docs, human)
+    if results and results[0].unpublished is not None:
+        raise results[0].unpublished  # done here, not published: the error on stderr, exit 1
+    if any(r.record.status != "succeeded" for r in results):
         sys.exit(1)
 
 

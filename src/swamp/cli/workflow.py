@@ -4,7 +4,7 @@ import sys
 
 import click
 
-from swamp.cli.inputs import collect_inputs, input_options
+from swamp.cli.inputs import collect_batch, collect_inputs, input_options
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import emit, emit_validation, say, table
 
@@ -151,15 +151,51 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
 @global_options
 @click.pass_obj
 def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on):
-    """Run workflow NAME and print its run record. Exits 1 when the run fails."""
+    """Run workflow NAME and print its run record. Exits 1 when the run fails.
+
+    With --stdin holding NDJSON (one JSON object a line), runs it once per
+    line, in order, and prints a list of run records.
+
+    Example: swamp workflow run deploy --input env=prod"""
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
 
-    inputs = collect_inputs(input_, input_file, stdin_input)
+    batch = collect_batch(input_, input_file, stdin_input)
     repo = state.repo()
+    if len(batch) > 1:
+        if junit:
+            from swamp.errors import UsageError
+
+            raise UsageError("--junit writes one run's report; a batch from --stdin has several")
+        _run_batch(state, repo, name, batch, fail_on)
+        return
     with activity_for(state, f"workflow {name}") as activity:
-        result = workflows.run(repo, name, inputs, fail_on=fail_on, observer=_observer(state, activity))
+        result = workflows.run(repo, name, batch[0], fail_on=fail_on, observer=_observer(state, activity))
     _finish(state, repo, result, junit)
+
+
+def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str) -> None:
+    from swamp.app import workflows
+    from swamp.cli.activity import activity_for
+    from swamp.workflows.service import run_json
+
+    results = []
+    for inputs in batch:
+        with activity_for(state, f"workflow {name}") as activity:
+            results.append(workflows.run(repo, name, inputs, fail_on=fail_on,
+                                         observer=_observer(state, activity)))
+    docs = [run_json(repo, r.run) for r in results]
+
+    def human():
+        for r in results:
+            say(f"workflow {r.run.workflowName}: run {r.run.id} {r.run.status}")
+
+    emit(state, docs, human)
+    unpublished = next((r.unpublished for r in results if r.unpublished is not None), None)
+    if unpublished is not None:
+        raise unpublished
+    if any(r.run.status in ("failed", "cancelled") for r in results):
+        sys.exit(1)
 
 
 @workflow.command("resume")

@@ -45,7 +45,28 @@ def check_inputs(definition: Definition, model_type: ModelType, method: str, inp
         used = {k: coerce_field(k, v, props.get(k)) for k, v in inputs.items()}
     except ValidationError as e:
         raise ValidationError(f"model {definition.name!r} method {method!r}: invalid input {e.message}") from None
-    return {k: str(v) if isinstance(v, CliString) else v for k, v in used.items()}
+    used = {k: str(v) if isinstance(v, CliString) else v for k, v in used.items()}
+    for k, v in used.items():
+        _check_field(definition, method, schema_model, k, v)
+    return used
+
+
+def _check_field(definition: Definition, method: str, schema_model: type[BaseModel], key: str, value) -> None:
+    """An input's value against its argument's type, now: a wrongly typed
+    input fails before anything is written (and, in a batch, before any run).
+    A value holding an expression is checked once it is resolved."""
+    from pydantic import TypeAdapter, ValidationError as PydanticError
+
+    from swamp.expr import has_expressions
+
+    if has_expressions(value):
+        return
+    field = schema_model.model_fields[key]
+    try:
+        TypeAdapter(field.annotation).validate_python(value, strict=False)
+    except PydanticError as e:
+        problem = e.errors()[0]["msg"] if e.errors() else str(e)
+        raise ValidationError(f"model {definition.name!r} method {method!r}: invalid input {key}: {problem}") from None
 
 
 def resolve_arguments(

@@ -23,6 +23,9 @@ _TYPES = {
 
 
 def coerce(value: Any, prop: dict | None) -> Any:
+    if isinstance(value, dict):  # nested from a dotted --input: each part by its own schema
+        props = (prop or {}).get("properties") or {}
+        return {k: _plain(coerce(v, props.get(k))) for k, v in value.items()}
     if not isinstance(value, CliString):
         return value
     want = (prop or {}).get("type")
@@ -44,6 +47,10 @@ def coerce(value: Any, prop: dict | None) -> Any:
     except ValueError:
         raise ValidationError(f"{text!r} is not a valid {want}") from None
     return text
+
+
+def _plain(value: Any) -> Any:
+    return str(value) if isinstance(value, CliString) else value
 
 
 def coerce_field(key: str, value: Any, prop: dict | None) -> Any:

@@ -1,0 +1,101 @@
+"""Inputs as upstream's users write them (CLI.md "Inputs"): dotted keys
+nest, KEY:json parses JSON, KEY=@FILE reads a file and \\@ keeps a literal
+'@'; --stdin takes one JSON object (one run) or NDJSON (one run a line,
+versions contiguous), never together with --input-file, never empty."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import cli, init_repo, write_type
+
+ECHO = '''
+from pydantic import BaseModel
+from swamp import Context, ModelType
+
+class Args(BaseModel):
+    note: str = ""
+    count: int = 0
+    conf: dict = {}
+    tags: list = []
+
+class Out(BaseModel):
+    note: str
+    count: int
+    conf: dict
+    tags: list
+
+echo = ModelType("acme/echo", version="2026.11.30.1", global_arguments=Args)
+echo.resource("out", schema=Out, lifetime="infinite", garbage_collection=100)
+
+@echo.method(description="Write the arguments back")
+def write(args: Args, ctx: Context) -> None:
+    ctx.write_resource("out", "out", Out(**args.model_dump()))
+'''
+
+
+@pytest.fixture
+def repo(tmp_path):
+    r = init_repo(tmp_path / "r")
+    write_type(r, "echo.py", ECHO)
+    assert cli(r, "model", "create", "acme/echo", "e").code == 0
+    return r
+
+
+def _out(repo, version=None):
+    args = ["data", "get", "e", "out"] + (["--version", str(version)] if version else [])
+    return cli(repo, *args).data["content"]
+
+
+def test_dotted_keys_nest_and_json_keys_parse(repo, tmp_path):
+    r = cli(repo, "model", "method", "run", "e", "write", "--input", "conf.region=eu",
+            "--input", "conf.size:json=3", "--input", "tags:json=[\"a\", 1]", "--input", "count=4")
+    assert r.code == 0, r
+    assert _out(repo) == {"note": "", "count": 4, "conf": {"region": "eu", "size": 3}, "tags": ["a", 1]}
+    bad = cli(repo, "model", "method", "run", "e", "write", "--input", "tags:json=[oops")
+    assert bad.code == 2 and "not valid JSON" in bad.error["error"]
+
+
+def test_at_reads_a_file_and_backslash_at_is_literal(repo, tmp_path):
+    (tmp_path / "n.txt").write_text("from a file")
+    assert cli(repo, "model", "method", "run", "e", "write", "--input", f"note=@{tmp_path}/n.txt").code == 0
+    assert _out(repo)["note"] == "from a file"
+    assert cli(repo, "model", "method", "run", "e", "write", "--input", "note=\\@handle").code == 0
+    assert _out(repo)["note"] == "@handle"
+
+
+def test_stdin_ndjson_is_one_run_a_line_with_contiguous_versions(repo):
+    lines = "\n".join(json.dumps({"note": f"n{i}", "count": i}) for i in range(3)) + "\n"
+    r = cli(repo, "model", "method", "run", "e", "write", "--stdin", input=lines)
+    assert r.code == 0, r
+    records = r.data
+    assert [rec["status"] for rec in records] == ["succeeded"] * 3
+    assert [rec["dataArtifacts"][0]["version"] for rec in records] == [1, 2, 3]
+    assert [_out(repo, v)["note"] for v in (1, 2, 3)] == ["n0", "n1", "n2"]
+    one = cli(repo, "model", "method", "run", "e", "write", "--stdin", input='{"note": "single"}')
+    assert one.code == 0 and isinstance(one.data, dict) and _out(repo)["note"] == "single"
+
+
+def test_stdin_is_refused_when_empty_or_with_an_input_file(repo, tmp_path):
+    empty = cli(repo, "model", "method", "run", "e", "write", "--stdin", input="")
+    assert empty.code == 2 and "--stdin got nothing" in empty.error["error"]
+    (tmp_path / "i.yaml").write_text("note: x\n")
+    both = cli(repo, "model", "method", "run", "e", "write", "--stdin", "--input-file", str(tmp_path / "i.yaml"),
+               input='{"note": "y"}')
+    assert both.code == 2 and "use one" in both.error["error"]
+    bad_line = cli(repo, "model", "method", "run", "e", "write", "--stdin", input='{"note": "a"}\n{"count": "x"}\n')
+    assert bad_line.code == 1
+    assert cli(repo, "data", "versions", "e", "out").code == 1  # nothing ran: every line is checked first
+
+
+def test_workflow_run_stdin_ndjson_runs_once_a_line(repo):
+    (repo / "workflows" / "workflow-w.yaml").write_text(
+        "name: w\ninputs:\n  properties:\n    note: {type: string}\njobs:\n  - name: j\n    steps:\n"
+        "      - {name: s, task: {type: model_method, modelIdOrName: e, methodName: write, "
+        "inputs: {note: '${{ inputs.note }}'}}}\n")
+    r = cli(repo, "workflow", "run", "w", "--stdin", input='{"note": "a"}\n{"note": "b"}\n')
+    assert r.code == 0, r
+    assert [run["status"] for run in r.data] == ["succeeded", "succeeded"]
+    assert [_out(repo, v)["note"] for v in (1, 2)] == ["a", "b"]
