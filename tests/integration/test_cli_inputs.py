@@ -99,3 +99,15 @@ def test_workflow_run_stdin_ndjson_runs_once_a_line(repo):
     assert r.code == 0, r
     assert [run["status"] for run in r.data] == ["succeeded", "succeeded"]
     assert [_out(repo, v)["note"] for v in (1, 2)] == ["a", "b"]
+
+
+def test_output_records_are_found_by_a_unique_id_prefix(repo):
+    ids = [cli(repo, "model", "method", "run", "e", "write").data["id"] for _ in range(3)]
+    for full in ids:
+        # the shortest prefix that is unique among these runs
+        n = next(n for n in range(4, 37) if sum(i.startswith(full[:n]) for i in ids) == 1)
+        got = cli(repo, "model", "output", "get", full[:n])
+        assert got.code == 0 and got.data["id"] == full
+        assert cli(repo, "model", "output", "logs", full[:n]).data["id"] == full
+    short = cli(repo, "model", "output", "get", ids[0][:3])
+    assert short.code == 1 and "first 4 characters" in short.error["hint"]

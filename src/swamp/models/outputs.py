@@ -68,9 +68,36 @@ def load_record(ds: Datastore, rel: str) -> OutputRecord:
     return documents.validate(OutputRecord, yamlio.loads(ds.read_bytes(rel).decode(), rel), rel)
 
 
+#: the shortest id prefix accepted (a shorter one matches too much to mean one run)
+MIN_PREFIX = 4
+
+
 def find_record(ds: Datastore, output_id: str) -> tuple[str, OutputRecord]:
-    suffix = f"-{output_id}.yaml"
+    """The record of the run with this id, or with the one id that starts
+    with it (as git takes a short commit id)."""
+    from swamp.errors import ConflictError
+
+    if len(output_id) < MIN_PREFIX:
+        raise NotFoundError(f"no method run with id {output_id!r}",
+                            hint=f"give the id, or at least its first {MIN_PREFIX} characters")
+    found = []
     for rel in ds.walk(OUTPUTS):
-        if rel.endswith(suffix):
+        if not rel.endswith(".yaml"):
+            continue
+        run_id = _id_of(rel)
+        if run_id == output_id:
             return rel, load_record(ds, rel)
-    raise NotFoundError(f"no method run with id {output_id!r}")
+        if run_id.startswith(output_id):
+            found.append(rel)
+    if len(found) == 1:
+        return found[0], load_record(ds, found[0])
+    if found:
+        ids = sorted(_id_of(rel) for rel in found)
+        raise ConflictError(f"{output_id!r} is the start of {len(ids)} run ids: {', '.join(ids[:5])}"
+                            + (" ..." if len(ids) > 5 else ""), hint="give more of the id")
+    raise NotFoundError(f"no method run with id {output_id!r}", hint="list runs with 'swamp model output search'")
+
+
+def _id_of(rel: str) -> str:
+    """<time>-<id>.yaml -> id (ids are uuids: the last five dash-separated parts)."""
+    return "-".join(rel.rsplit("/", 1)[-1][: -len(".yaml")].split("-")[-5:])
