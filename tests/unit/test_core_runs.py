@@ -201,16 +201,18 @@ def test_shell_runs_in_the_repo_root_by_default(repo, tmp_path):
     assert invoke(repo, "data", "get", "where", "result").data["content"]["stdout"] == str(other)
 
 
-def test_shell_non_zero_exit_fails_but_records_the_result(repo):
+def test_shell_non_zero_exit_fails_writes_no_result_and_keeps_the_log(repo):
     shell(repo, "bad", "run=echo partial; exit 3")
     r = run(repo, "bad", "execute")
     assert r.code == 1, r
     assert r.data["status"] == "failed" and "3" in r.data["error"]
-    res = invoke(repo, "data", "get", "bad", "result").data["content"]
-    assert res["exitCode"] == 3 and res["stdout"] == "partial"
+    assert [a["name"] for a in r.data["dataArtifacts"]] == ["log"]
+    assert invoke(repo, "data", "get", "bad", "result").code == 1  # nothing to build on
+    assert invoke(repo, "data", "get", "bad", "log").data["content"] == "partial\n"
     r = run(repo, "bad", "execute", "--input", "ignoreExitCode=true")
     assert r.code == 0 and r.data["status"] == "succeeded"
-    assert invoke(repo, "data", "get", "bad", "result").data["version"] == 2
+    res = invoke(repo, "data", "get", "bad", "result").data
+    assert res["version"] == 1 and res["content"]["exitCode"] == 3 and res["content"]["stdout"] == "partial"
 
 
 def test_shell_timeout(repo):
@@ -218,6 +220,7 @@ def test_shell_timeout(repo):
     r = run(repo, "slow", "execute")
     assert r.code == 1 and r.data["status"] == "failed" and "timed out" in r.data["error"]
     assert r.data["durationMs"] < 4000
+    assert invoke(repo, "data", "get", "slow", "result").code == 1
 
 
 def test_method_arguments_from_the_definition_and_input_overrides(repo):

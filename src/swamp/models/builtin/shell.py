@@ -70,12 +70,15 @@ def execute(args: ShellArguments, ctx: Context) -> None:
     duration = int((time.perf_counter() - t0) * 1000)
     stdout = out.decode(errors="replace")
     stderr = err.decode(errors="replace")
-    ctx.write_resource("result", "result", ShellResult(
-        exitCode=code, executedAt=executed_at, command=describe_sentinels(args.run), durationMs=duration,
-        stdout=stdout.rstrip("\n"), stderr=stderr.rstrip("\n")))
-    with ctx.file_writer("log", "log") as w:
+    failed = timed_out or (code != 0 and not args.ignoreExitCode)
+    with ctx.file_writer("log", "log") as w:  # kept either way: it says what happened
         w.write(out)
         w.write(err)
+    if not failed:
+        # A result is what later steps build on: only a command that succeeded writes one.
+        ctx.write_resource("result", "result", ShellResult(
+            exitCode=code, executedAt=executed_at, command=describe_sentinels(args.run), durationMs=duration,
+            stdout=stdout.rstrip("\n"), stderr=stderr.rstrip("\n")))
     ctx.log(f"exit code {code} after {duration} ms")
     if code != 0:
         # The run's log says why without opening the data: stderr's last lines.
@@ -83,5 +86,5 @@ def execute(args: ShellArguments, ctx: Context) -> None:
             ctx.log(f"stderr: {line}")
     if timed_out:
         raise CommandFailed(f"command timed out after {args.timeout} ms")
-    if code != 0 and not args.ignoreExitCode:
+    if failed:
         raise CommandFailed(f"command exited with code {code}")
