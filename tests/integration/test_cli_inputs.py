@@ -111,3 +111,14 @@ def test_output_records_are_found_by_a_unique_id_prefix(repo):
         assert cli(repo, "model", "output", "logs", full[:n]).data["id"] == full
     short = cli(repo, "model", "output", "get", ids[0][:3])
     assert short.code == 1 and "first 4 characters" in short.error["hint"]
+
+
+def test_model_delete_is_refused_while_a_workflow_uses_it(repo):
+    (repo / "workflows" / "workflow-uses.yaml").write_text(
+        "name: uses\njobs:\n  - name: j\n    steps:\n"
+        "      - {name: s, task: {type: model_method, modelIdOrName: e, methodName: write}}\n")
+    r = cli(repo, "model", "delete", "e", "-y")
+    assert r.code == 1 and r.error["code"] == "conflict" and "uses" in r.error["error"]
+    assert cli(repo, "model", "get", "e").code == 0
+    (repo / "workflows" / "workflow-uses.yaml").unlink()
+    assert cli(repo, "model", "delete", "e", "-y").code == 0

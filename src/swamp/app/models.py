@@ -13,7 +13,14 @@ from swamp.models.outputs import find_record, iter_records
 def delete(repo, name: str, *, force: bool) -> dict:
     from swamp.models.service import delete_model
 
+    from swamp.errors import ConflictError
+    from swamp.workflows.files import workflows_using_model
+
     path, d = find_definition(repo, name)
+    users = workflows_using_model(repo, d.name, d.id)
+    if users:
+        raise ConflictError(f"model {d.name!r} is used by workflow(s) {', '.join(users)}",
+                            hint="remove or change those steps first; a workflow would fail without it")
     try:
         with changing(repo, f"model delete {name}", leases=[model_lock_name(d.type, d.id)]):
             names = delete_model(repo.datastore, path, d, force=force)

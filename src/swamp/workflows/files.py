@@ -104,3 +104,21 @@ def create_workflow(repo, name: str) -> tuple[Path, Workflow]:
     wf = documents.validate(Workflow, yamlio.loads(text), str(path))  # the skeleton must stay valid
     atomic_write(path, text)
     return path, wf
+
+
+def workflows_using_model(repo, name: str, model_id: str) -> list[str]:
+    """The names of the workflows with a step that runs the model named
+    ``name`` (or with id ``model_id``), written literally. A workflow file
+    that does not load is skipped: `workflow validate` reports it."""
+    from swamp.errors import SwampError
+
+    out = []
+    for path in iter_workflow_files(repo):
+        try:
+            wf = load_workflow(path, repo.root)
+        except SwampError:
+            continue
+        if any(step.task.type == "model_method" and step.task.modelIdOrName in (name, model_id)
+               for job in wf.jobs for step in job.steps):
+            out.append(wf.name)
+    return sorted(out)
