@@ -11,6 +11,11 @@ SeaweedFS server this script starts on 127.0.0.1.
   files costs on this disk, durable or not: on a slow disk that, not the
   network, is the floor) and that write each file atomically and durably one
   by one, and pushes against raw create-only PUTs, as the protocol must;
+- inline contents: requests and time of a push and a pull of 1,000 x 4 KiB
+  in one commit
+  and of 50 commits of 6 small files (a workflow step's writes), with
+  contents inline in the commit records against the baseline of blobs only
+  (``inline_max=0``), in the same run (``--inline-only`` runs just this);
 - incremental pull: a pull after a peer changed 10 files, in a datastore of
   100,000 files against one of 1,000 (target: within 1.5x). The big state is
   committed through the engine in one batch and copied to the second cache.
@@ -40,8 +45,8 @@ sys.path.insert(0, str(ROOT))
 
 from swamp.datastore.objectstore.factory import open_store  # noqa: E402
 from swamp.datastore.sync import SyncEngine  # noqa: E402
+from swamp.repo.datastores import path_rules  # noqa: E402
 from swamp.util.atomic import atomic_write  # noqa: E402
-from swamp.repo.datastores import path_rules
 from tests.fixtures import servers  # noqa: E402
 
 CONCURRENCY = 16
@@ -55,8 +60,45 @@ def raw_store(server: servers.S3Server, prefix: str):
                    region="us-east-1", client_options={"allow_http": True}, retry_config={"max_retries": 0})
 
 
-def engine(server: servers.S3Server, prefix: str, cache: Path, peer: str) -> SyncEngine:
-    return SyncEngine(open_store(server.config(prefix)), cache, rules=path_rules(), peer=peer, concurrency=CONCURRENCY)
+def engine(server: servers.S3Server, prefix: str, cache: Path, peer: str, **kw) -> SyncEngine:
+    return SyncEngine(open_store(server.config(prefix)), cache, rules=path_rules(), peer=peer,
+                      concurrency=CONCURRENCY, **kw)
+
+
+def bench_inline(server, tmp: Path, runs: int) -> dict:
+    """Push and pull of small files, contents inline vs blobs only."""
+    out = {}
+    for mode, kw in (("blobs", {"inline_max": 0}), ("inline", {})):
+        rows: dict[str, list[float]] = {k: [] for k in (
+            "bulkPushS", "bulkPushRequests", "bulkPullS", "bulkPullRequests",
+            "stepPushS", "stepPushRequests", "stepPullS", "stepPullRequests")}
+        for run in range(runs):
+            for shape, commits, per in (("bulk", 1, 1000), ("step", 50, 6)):
+                prefix = server.new_prefix()
+                d = tmp / f"inline-{mode}-{shape}-{run}"
+                with engine(server, prefix, d / "a", "a", **kw) as a, engine(server, prefix, d / "b", "b", **kw) as b:
+                    a.init_remote()
+                    a.push("warm")
+                    push_s = push_req = 0.0
+                    for c in range(commits):
+                        for i in range(per):
+                            rel = f"files/{c:03d}/{i:04d}"
+                            a.mark_dirty(rel)
+                            atomic_write(a.root / rel, os.urandom(4096))
+                        t = time.perf_counter()
+                        counts = a.push(shape)
+                        push_s += time.perf_counter() - t
+                        push_req += counts.requests
+                    t = time.perf_counter()
+                    pulled = b.pull()
+                    rows[f"{shape}PullS"].append(time.perf_counter() - t)
+                    rows[f"{shape}PullRequests"].append(pulled.requests)
+                    rows[f"{shape}PushS"].append(push_s)
+                    rows[f"{shape}PushRequests"].append(push_req)
+                    assert pulled.filesPulled == commits * per
+                    assert b.push().requests == 0
+        out[mode] = {k: statistics.median(v) for k, v in rows.items()}
+    return out
 
 
 def timed(fn) -> float:
@@ -154,13 +196,25 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tree", type=int, default=100_000, help="files in the big datastore")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 run, 100 small files, 4 large, 10,000-file tree")
+    ap.add_argument("--inline-only", action="store_true", help="only the inline-contents comparison")
     args = ap.parse_args()
+    if args.inline_only:
+        tmp = Path(tempfile.mkdtemp(prefix="swamp-sync-bench-"))
+        server = servers.start_seaweed_mini(tmp)
+        try:
+            result = bench_inline(server, tmp, args.runs)
+        finally:
+            servers.stop_processes(server.processes)
+            shutil.rmtree(tmp, ignore_errors=True)
+        print_inline(result, args.runs)
+        return
     small_n, large_n = 1000, 20
     if args.quick:
         args.runs, args.tree, small_n, large_n = 1, 10_000, 100, 4
     tmp = Path(tempfile.mkdtemp(prefix="swamp-sync-bench-"))
     server = servers.start_seaweed_mini(tmp)
     try:
+        inline = bench_inline(server, tmp, args.runs)
         small = bench_transfer(server, tmp, small_n, 4096, args.runs)
         large = bench_transfer(server, tmp, large_n, 8 << 20, args.runs)
         tree_small = bench_tree(server, tmp, 1000, 10, max(args.runs, 5))
@@ -193,6 +247,7 @@ def main() -> None:
     rows.append((f"pull 10 changed of {args.tree:,} vs of 1,000",
                  f"{tree_big['pullSeconds'] * 1000:.0f}ms vs {tree_small['pullSeconds'] * 1000:.0f}ms = {ratio:.2f}x",
                  "<= 1.5x", ratio <= 1.5))
+    print_inline(inline, args.runs)
     width = max(len(r[0]) for r in rows)
     print(f"\nsync bench (SeaweedFS on 127.0.0.1, concurrency {CONCURRENCY}, "
           f"fsync {'on' if os.environ.get('SWAMP_FSYNC', '1') != '0' else 'off'}, {args.runs} run(s))")
@@ -202,8 +257,19 @@ def main() -> None:
     out = HERE / "results" / f"sync_bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"small": small, "large": large, "treeSmall": tree_small, "treeBig": tree_big,
-                               "treeRatio": ratio, "runs": args.runs}, indent=2))
+                               "treeRatio": ratio, "inline": inline, "runs": args.runs}, indent=2))
     print(f"\nwrote {out.relative_to(ROOT)}")
+
+
+def print_inline(r: dict, runs: int) -> None:
+    b, i = r["blobs"], r["inline"]
+    print(f"\ninline contents vs blobs only (SeaweedFS on 127.0.0.1, {runs} run(s), medians)")
+    print(f"{'measure':<44} {'blobs only':>12} {'inline':>12}")
+    for key, label in (("bulk", "1,000 x 4 KiB, one commit"), ("step", "50 commits x 6 x 4 KiB (steps)")):
+        for op in ("Push", "Pull"):
+            print(f"{op.lower() + ' ' + label + ' requests':<44} {b[key + op + 'Requests']:>12.0f} "
+                  f"{i[key + op + 'Requests']:>12.0f}")
+            print(f"{op.lower() + ' ' + label + ' seconds':<44} {b[key + op + 'S']:>12.2f} {i[key + op + 'S']:>12.2f}")
 
 
 if __name__ == "__main__":

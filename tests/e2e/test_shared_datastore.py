@@ -121,7 +121,7 @@ main(sys.argv[1:])
 """
 
 
-@pytest.mark.parametrize("kill_after", [2, 6, 12, 20, 30])
+@pytest.mark.parametrize("kill_after", [2, 4, 6, 8, 10, 12])  # the setup makes about 13 calls
 def test_setup_killed_half_way_then_rerun_ends_as_if_never_interrupted(tmp_path, backend, kill_after):
     import subprocess
     import sys
@@ -211,13 +211,14 @@ def test_lazy_hydration_fetches_contents_on_first_read(tmp_path, seaweedfs):
     args = s3_setup_args(seaweedfs)
     a = init_repo(tmp_path / "a")
     ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
-    run_hello(a, "lazy-content")
+    content = "lazy-" + "x" * 9000  # larger than what a commit record carries inline
+    run_hello(a, content)
     ok(a, "datastore", "setup", *args)
     b = peer_from_git(a, tmp_path / "b")
     ok(b, "datastore", "setup", *args, "--hydration", "lazy")
     raws = list((b / ".swamp" / "data").rglob("raw"))
     assert raws == [], "a lazy pull leaves contents on the server"
-    assert ok(b, "data", "get", "hello", "result")["content"]["stdout"] == "lazy-content"
+    assert ok(b, "data", "get", "hello", "result")["content"]["stdout"] == content
     assert len(list((b / ".swamp" / "data").rglob("raw"))) == 1
     assert ok(b, "datastore", "sync", "--push")["filesPushed"] == 0
 

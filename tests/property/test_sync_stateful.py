@@ -140,7 +140,8 @@ class SyncMachine(RuleBasedStateMachine):
         history: dict[str, list[bytes | None]] = {}
         for seq in list_seqs(self.store, self.peers["p0"].layout, 0):
             for ch in fetch_one(self.store, self.peers["p0"].layout, seq).changes:
-                content = self._content(ch.sha256) if ch.op == "put" else None
+                content = (None if ch.op != "put" else ch.inline if ch.inline is not None
+                           else self._content(ch.sha256))
                 past = history.setdefault(ch.path, [])
                 if content is not None and ch.path != DOC:
                     assert content not in past, f"{ch.path} got back {content!r} in commit {seq}"

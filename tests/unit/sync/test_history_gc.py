@@ -12,6 +12,12 @@ from .conftest import delete, files, write
 
 
 @pytest.fixture
+def make_peer(make_peer):
+    """These tests are about blobs: nothing travels inline in the records."""
+    return lambda name, **kw: make_peer(name, **{"inline_max": 0, **kw})
+
+
+@pytest.fixture
 def future():
     """Move the engine's clock forward (the memory store keeps real time)."""
     import time
@@ -80,7 +86,7 @@ def test_verify_finds_corrupt_blobs_and_gaps(make_peer, store):
     for i in range(3):
         write(a, f"files/f{i}", f"v{i}".encode())
         a.push()
-    assert a.verify() == {"ok": True, "commits": 3, "checkpoints": 0, "blobs": 3, "errors": []}
+    assert a.verify() == {"ok": True, "commits": 3, "checkpoints": 0, "blobs": 3, "inline": 0, "errors": []}
     sha = sha256_bytes(b"v0")
     store.put(f"default/blobs/{sha[:2]}/{sha}", b"garbage")
     store.delete("default/log/00000000000000000002.json")

@@ -3,11 +3,19 @@ not fetched yet is neither a local delete nor a local change."""
 
 from __future__ import annotations
 
+import pytest
+
 import shutil
 
 from .conftest import files, read, write
 
 V1 = "data/acme-c/m1/count/1"
+
+
+@pytest.fixture
+def make_peer(make_peer):
+    """These tests are about blobs: nothing travels inline in the records."""
+    return lambda name, **kw: make_peer(name, **{"inline_max": 0, **kw})
 
 
 def test_lazy_pull_defers_contents_until_hydrated(make_peer, store):

@@ -1,24 +1,38 @@
 """Checkpoints: the full tree as of a commit, ``checkpoints/<seq>.json.gz``,
 written create-only by the peer whose commit lands on a multiple of K. A new
 peer (or one whose head the retention window dropped) starts from the newest
-one and replays the log after it."""
+one and replays the log after it.
+
+A file whose content a commit carried inline (commitlog.py) is carried
+inline here too, ``[sha256, size, base64]``, instead of ``[sha256, size]``:
+once gc trims that commit, the checkpoint is the only record of it. (The
+other way, uploading a blob for each such file when writing the checkpoint,
+would cost the writer one PUT per small file every K commits, the requests
+inlining saves.)"""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import gzip
 import json
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
 
-from .commitlog import valid_path
+from .commitlog import decode_inline, valid_path
 from .errors import CorruptRemoteError
 from .layout import SHA_RE, Layout
 
-Tree = dict[str, tuple[str, int]]
+#: path -> (sha256, size, the content when carried inline, else None)
+Tree = dict[str, tuple[str, int, bytes | None]]
+
+
+def _entry(sha: str, size: int, data: bytes | None) -> list:
+    return [sha, size] if data is None else [sha, size, base64.b64encode(data).decode("ascii")]
 
 
 def encode(seq: int, tree: Tree) -> bytes:
-    body = {"seq": seq, "files": {p: [sha, size] for p, (sha, size) in sorted(tree.items())}}
+    body = {"seq": seq, "files": {p: _entry(*v) for p, v in sorted(tree.items())}}
     return gzip.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), mtime=0)
 
 
@@ -30,15 +44,17 @@ def decode(seq: int, data: bytes) -> tuple[Tree, list[str]]:
             raise ValueError(f"seq {body['seq']} in checkpoint {seq}")
         tree: Tree = {}
         rejected = []
-        for path, (sha, size) in body["files"].items():
+        for path, entry in body["files"].items():
+            sha, size = entry[0], int(entry[1])
             if not valid_path(path):
                 rejected.append(repr(path))
             elif not SHA_RE.match(sha):
                 raise ValueError(f"bad sha256 for {path!r}")
             else:
-                tree[path] = (sha, int(size))
+                data = decode_inline(path, sha, size, entry[2]) if len(entry) > 2 else None
+                tree[path] = (sha, size, data)
         return tree, rejected
-    except (ValueError, KeyError, TypeError, OSError, EOFError) as e:
+    except (ValueError, KeyError, TypeError, IndexError, OSError, EOFError, binascii.Error) as e:
         raise CorruptRemoteError(f"checkpoint {seq} is malformed: {e}") from None
 
 

@@ -28,6 +28,7 @@ from .commitlog import Change, Commit
 from .compare import content_id as _sha
 from .compare import parents as _parents
 from .counting import Session
+from .errors import CorruptRemoteError
 from .localonly import is_synced
 from .localtree import FileState
 
@@ -142,6 +143,8 @@ class Committer:
                 commit = Commit(head + 1, head, uuid.uuid4().hex, commitlog.writer_info(self.peer),
                                 clock.isoformat(), command, changes)
                 self.state.add_pending(commit.id, commit.seq)
+                # Inline contents are sent with the record, once per attempt.
+                s.add(bytesPushed=commit.inline_bytes())
                 try:
                     s.put(self.layout.log(commit.seq), commit.encode(), if_none_match=True)
                 except PreconditionFailed:
@@ -180,7 +183,8 @@ class Committer:
 
     def _record(self, s: Session, commit: Commit) -> None:
         with self.state.transaction():
-            self.state.set_bases((ch.path, ch.sha256, ch.size, True) for ch in commit.changes if ch.op == "put")
+            self.state.set_bases((ch.path, ch.sha256, ch.size, True, "" if ch.inline is None else f"log:{commit.seq}")
+                                 for ch in commit.changes if ch.op == "put")
             self.state.drop_bases(ch.path for ch in commit.changes if ch.op == "delete")
             self.state.set_head(commit.seq)
             self.state.clear_pending(commit.seq)
@@ -188,12 +192,31 @@ class Committer:
         s.add(filesPushed=sum(c.op == "put" for c in commit.changes),
               filesDeleted=sum(c.op == "delete" for c in commit.changes))
         if commit.seq % self.checkpoint_every == 0:
-            tree = {p: (b.sha256, b.size) for p, b in self.state.all_bases().items()}
             try:
-                checkpoint.write(s, self.layout, commit.seq, tree)
-            except ObjectStoreError as e:
+                checkpoint.write(s, self.layout, commit.seq, self._checkpoint_tree(s, commit))
+            except (ObjectStoreError, CorruptRemoteError) as e:
                 # Only costs newcomers a longer replay; the next mark retries.
                 log.warning("could not write checkpoint %d: %s", commit.seq, e)
+
+    def _checkpoint_tree(self, s: Session, commit: Commit) -> checkpoint.Tree:
+        """The tree at ``commit``, with the contents committed inline carried
+        inline (checkpoint.py): from this commit, else from the local file
+        when it still holds them, else from the record that has them."""
+        in_hand = {ch.path: ch.inline for ch in commit.changes if ch.inline is not None}
+        tree: checkpoint.Tree = {}
+        for path, b in self.state.all_bases().items():
+            data = None
+            if b.src:
+                data = in_hand.get(path)
+                if data is None:
+                    try:
+                        data, sha = self.tree.read(path)
+                    except OSError:
+                        sha = None
+                    if sha != b.sha256:
+                        data = self._content(s, path, b)
+            tree[path] = (b.sha256, b.size, data)
+        return tree
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:

@@ -5,10 +5,33 @@ Every record read from the remote is validated before anything touches the
 disk: its seq and parent, and every path (no '..', not absolute, no NUL, no
 backslash). A change to a path that must never be synced is rejected, not
 applied, and reported.
+
+Small contents travel inline. A put change is
+``{path, op: "put", sha256, size}`` and its content is the blob
+``blobs/<sha256>``, except when the entry also has ``data``: then ``data``
+is the content itself (standard base64) and no blob is written for it. A
+pusher inlines a file of at most INLINE_MAX bytes while the commit's inline
+contents stay within INLINE_TOTAL; anything larger, or past the total, is a
+blob as before. Why: a workflow step writes about six small files, and a
+blob PUT each was most of a step's requests; inline, the commit record
+carries them for the price of the one PUT that commits. A content is
+carried once per record: other entries with the same sha256 and no
+``data`` take it from the entry that has it. A puller takes the
+content from the record (its sha256 and size are checked when the record
+is read, a mismatch is a corrupt remote) and makes no GET for it. Records
+without ``data`` (older peers) are read as before. Checkpoints carry the
+same contents inline (checkpoint.py), so gc trimming the log never loses
+them; gc keeps every blob any kept record names and never expects one for
+an inline entry; verify checks inline contents against their hashes. A
+remote whose format.json says version 1 was set up by a peer that does not
+read ``data``: nothing is inlined there (layout.INLINE_FORMAT).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -24,15 +47,43 @@ from .layout import SHA_RE, Layout
 from .localonly import is_synced
 
 
+#: a file up to this size travels inline in the commit record
+INLINE_MAX = 8 << 10
+#: inline contents of one commit, at most (the record stays a small GET)
+INLINE_TOTAL = 4 << 20
+
+
 @dataclass(frozen=True)
 class Change:
     path: str
     op: str  # "put" | "delete"
     sha256: str | None = None
     size: int = 0
+    #: the content, when the record carries it inline (no blob)
+    inline: bytes | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict:
-        return {"path": self.path, "op": self.op, "sha256": self.sha256, "size": self.size}
+        """The entry as ``datastore log`` shows it (without the content)."""
+        out = {"path": self.path, "op": self.op, "sha256": self.sha256, "size": self.size}
+        if self.inline is not None:
+            out["inline"] = True
+        return out
+
+    def encode(self, with_data: bool = True) -> dict:
+        out = {"path": self.path, "op": self.op, "sha256": self.sha256, "size": self.size}
+        if self.inline is not None and with_data:
+            out["data"] = base64.b64encode(self.inline).decode("ascii")
+        return out
+
+
+def decode_inline(path: str, sha256: str, size: int, data: object) -> bytes:
+    """The inline content of an entry, checked against its hash and size."""
+    if not isinstance(data, str):
+        raise ValueError(f"bad inline data for {path!r}")
+    raw = base64.b64decode(data, validate=True)
+    if len(raw) != size or hashlib.sha256(raw).hexdigest() != sha256:
+        raise ValueError(f"the inline content of {path!r} does not match its hash")
+    return raw
 
 
 @dataclass
@@ -52,11 +103,21 @@ class Commit:
         return str(self.writer.get("peer", "?"))
 
     def encode(self) -> bytes:
+        sent: set[str | None] = set()
+        changes = []
+        for c in self.changes:
+            changes.append(c.encode(with_data=c.sha256 not in sent))
+            if c.inline is not None:
+                sent.add(c.sha256)
         return json.dumps({
             "seq": self.seq, "parent": self.parent, "id": self.id, "writer": self.writer,
-            "time": self.time, "command": self.command,
-            "changes": [c.to_json() for c in self.changes],
+            "time": self.time, "command": self.command, "changes": changes,
         }, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+    def inline_bytes(self) -> int:
+        """Bytes of content the record carries (each content once)."""
+        return sum(len(data) for data in {c.sha256: c.inline for c in self.changes
+                                          if c.inline is not None}.values())
 
 
 def writer_info(peer: str) -> dict:
@@ -84,14 +145,21 @@ def decode(seq: int, data: bytes) -> Commit:
             if c["op"] == "put":
                 if not isinstance(c["sha256"], str) or not SHA_RE.match(c["sha256"]):
                     raise ValueError(f"bad sha256 for {c['path']!r}")
-                changes.append(Change(c["path"], "put", c["sha256"], int(c["size"])))
+                inline = (decode_inline(c["path"], c["sha256"], int(c["size"]), c["data"])
+                          if c.get("data") is not None else None)
+                changes.append(Change(c["path"], "put", c["sha256"], int(c["size"]), inline))
             elif c["op"] == "delete":
                 changes.append(Change(c["path"], "delete"))
             else:
                 raise ValueError(f"bad op {c['op']!r}")
+        # A content is carried once per record: the other entries with the
+        # same sha256 take it from there.
+        carried = {ch.sha256: ch.inline for ch in changes if ch.inline is not None}
+        changes = [Change(ch.path, ch.op, ch.sha256, ch.size, carried[ch.sha256])
+                   if ch.op == "put" and ch.inline is None and ch.sha256 in carried else ch for ch in changes]
         return Commit(seq, d["parent"], str(d.get("id", "")), dict(d.get("writer") or {}),
                       str(d.get("time", "")), str(d.get("command", "")), changes, rejected)
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as e:
         raise CorruptRemoteError(f"commit {seq} is malformed: {e}",
                                  hint="run 'swamp datastore verify'") from None
 

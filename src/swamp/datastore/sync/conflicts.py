@@ -35,13 +35,16 @@ class Incoming:
 
 class Resolver:
     def __init__(self, tree: LocalTree, state: SyncState, journal: Journal, peer: str, rules: PathRules,
-                 fetch: Callable[[str], bytes]) -> None:
+                 fetch: Callable[[str], bytes], fetch_base: Callable[[str, Base], bytes]) -> None:
+        """``fetch(sha)``: an incoming content; ``fetch_base(path, base)``:
+        the committed content a base names (a blob, or inline in a record)."""
         self.tree = tree
         self.state = state
         self.journal = journal
         self.peer = peer
         self.rules = rules
         self.fetch = fetch
+        self.fetch_base = fetch_base
         #: paths whose incoming file could not be written (something local in the way)
         self.blocked: set[str] = set()
 
@@ -55,7 +58,7 @@ class Resolver:
                         "ours": "delete" if local is None else "put", "theirs": theirs_change.op}
         fmt = self.rules.mergeable_format(rel) if cls is PathClass.MERGEABLE else None
         if fmt and local is not None and theirs is not None:
-            base_bytes = self.fetch(base.sha256) if base is not None else None
+            base_bytes = self.fetch_base(rel, base) if base is not None else None
             try:
                 merged = merge_document(fmt, base_bytes, self.tree.read(rel)[0], theirs)
             except MergeConflict as e:

@@ -39,6 +39,7 @@ from swamp.util import clock
 from swamp.util.ids import hostname
 from swamp.util.names import check_rel_path
 
+from . import checkpoint, commitlog
 from .blobs import fetch_blob
 from .commit import Committer
 from .counting import Session
@@ -47,14 +48,15 @@ from .fencing import Fencing, _LeaseScope
 from .gc import DEFAULT_GRACE_S, gc
 from .history import history, verify
 from .journal import BULK, Journal
-from .layout import FORMAT_VERSION, Layout
+from .commitlog import INLINE_MAX
+from .layout import FORMAT_VERSION, INLINE_FORMAT, Layout
 from .lease import Lease, force_release, lease_status
 from .localonly import is_synced
 from .localtree import BlockedPath, LocalTree
 from .progress import ProgressHook
 from .pull import Puller
 from .rules import NO_RULES, PathRules
-from .state import SyncState
+from .state import Base, SyncState
 from .transfers import Transfers
 
 _PEER_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -73,7 +75,7 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
 
     def __init__(self, store: ObjectStore, cache_root: Path, *, rules: PathRules = NO_RULES, namespace: str = "default",
                  peer: str | None = None, concurrency: int = 16, checkpoint_every: int = 100,
-                 hydration: str = "full") -> None:
+                 hydration: str = "full", inline_max: int = INLINE_MAX) -> None:
         if hydration not in ("full", "lazy"):
             raise ValidationError(f"hydration must be 'full' or 'lazy', not {hydration!r}")
         self.store = store
@@ -84,6 +86,8 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
         #: by swamp.repo.datastores.path_rules); none: every path is OTHER
         self.rules = rules
         self.checkpoint_every = max(1, checkpoint_every)
+        #: files up to this size travel inline in the commit record (0: never)
+        self.inline_max = inline_max
         sync_dir = self.root / ".sync"
         sync_dir.mkdir(parents=True, exist_ok=True)
         self.state = SyncState(sync_dir / "state.db")
@@ -210,14 +214,14 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
                 return False
             if base.hydrated:
                 return self.tree.abspath(rel).is_file()
-            data = fetch_blob(self._session(), self.layout, base.sha256)
+            data = self._content(self._session(), rel, base)
             try:
                 st = self.tree.write(rel, data)
             except BlockedPath:
                 return False  # a local directory (or file) is in the way: reported when pulled
             self.tree.remember(rel, st, base.sha256)
             with self.state.transaction():
-                self.state.set_base(rel, base.sha256, base.size)
+                self.state.set_base(rel, base.sha256, base.size, src=base.src)
                 self.tree.flush_stats()
             return True
 
@@ -244,9 +248,12 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
 
     # ============================================================ internals
     def _ensure_format(self, store: ObjectStore, *, create: bool) -> None:
+        """Check (or, with ``create``, write) ``format.json``; remembers the
+        remote's format, which decides whether contents may go inline."""
         try:
             if create:
                 store.put(self.layout.format_key, _format_body(), if_none_match=True)
+                self.state.set_meta("format", str(FORMAT_VERSION))
                 return
             data, _ = store.get(self.layout.format_key)
         except PreconditionFailed:
@@ -261,6 +268,43 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
             raise SwampError(
                 f"the remote datastore uses sync format {version}; this swamp understands {FORMAT_VERSION}",
                 hint="upgrade swamp", code="format_too_new")
+        self.state.set_meta("format", str(version))
+
+    def _inline_allowed(self, s: Session) -> bool:
+        """Whether this remote's readers take contents inline (its format is
+        read once, then remembered)."""
+        if self.inline_max <= 0:
+            return False
+        if self.state.get_meta("format") is None:
+            self._ensure_format(s, create=False)
+        return int(self.state.get_meta("format") or 0) >= INLINE_FORMAT
+
+    def _content(self, s: Session, rel: str, base: Base) -> bytes:
+        """The committed content of ``rel`` (its base): its blob, or the
+        record that carries it inline; that commit trimmed by gc since, the
+        newest checkpoint carries it."""
+        if not base.src:
+            return fetch_blob(s, self.layout, base.sha256)
+        kind, _, seq = base.src.partition(":")
+        try:
+            if kind == "log":
+                commit = commitlog.fetch_one(s, self.layout, int(seq))
+                data = next((c.inline for c in commit.changes if c.sha256 == base.sha256 and c.inline is not None),
+                            None)
+                if data is not None:
+                    s.add(bytesPulled=len(data))
+                    return data
+        except CorruptRemoteError:
+            pass  # trimmed: the newest checkpoint carries it
+        for ck in reversed(checkpoint.seqs(s, self.layout)):
+            tree, _rejected = checkpoint.fetch(s, self.layout, ck)
+            entry = tree.get(rel)
+            if entry is not None and entry[0] == base.sha256 and entry[2] is not None:
+                s.add(bytesPulled=len(entry[2]))
+                return entry[2]
+            break
+        raise CorruptRemoteError(f"the content of {rel} ({base.sha256}) is in no record of {s.name} any more",
+                                 hint="run 'swamp datastore verify'")
 
 
 def _default_peer() -> str:

@@ -19,7 +19,6 @@ from swamp.datastore.objectstore.base import ObjectStoreError
 from swamp.errors import LeaseLostError, ValidationError
 from swamp.util import clock
 
-from .blobs import fetch_blob
 from .counting import Session
 from .errors import CorruptRemoteError
 from .lease import DEFAULT_TTL_MS, Lease
@@ -137,7 +136,7 @@ class Fencing:
                 unfetched.append(ch.path)
                 continue
             try:
-                data = fetch_blob(s, self.layout, base.sha256)
+                data = self._content(s, ch.path, base)
                 st = self.tree.write(ch.path, data)
             except (ObjectStoreError, CorruptRemoteError, BlockedPath) as e:
                 log.warning("could not restore %s after losing lease %r (%s); it is fetched on first read",
@@ -146,7 +145,7 @@ class Fencing:
             else:
                 self.tree.remember(ch.path, st, base.sha256)
         with self.state.transaction():
-            self.state.set_bases((rel, bases[rel].sha256, bases[rel].size, False) for rel in unfetched)
+            self.state.set_bases((rel, bases[rel].sha256, bases[rel].size, False, bases[rel].src) for rel in unfetched)
             self.tree.flush_stats()
         log.warning("lease %r was lost: %d change(s) made under it were not published; kept in %s",
                     held.name, len(changes), scope.aside)

@@ -138,11 +138,13 @@ def gc(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, *, retentio
     kept_ckpts = [s for s, _t in ckpts if s not in drop_ckpts]
 
     referenced: set[str] = set()
+    # Inline entries need no blob; a blob of the same content (uploaded by
+    # another commit) is kept all the same.
     for c in commitlog.fetch(store, layout, kept_logs, pool):
         referenced.update(ch.sha256 for ch in c.changes if ch.op == "put")
     for seq in kept_ckpts:
         tree, _rejected = checkpoint.fetch(store, layout, seq)
-        referenced.update(sha for sha, _size in tree.values())
+        referenced.update(sha for sha, _size, _data in tree.values())
     unreferenced = {sha for sha in (layout.blob_sha(m.key) for m in store.list(layout.blob_prefix))
                     if sha is not None and sha not in referenced}
 

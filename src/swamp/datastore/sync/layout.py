@@ -11,7 +11,10 @@ import urllib.parse
 
 from swamp.util.names import check_name
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: the first format whose readers take contents inline from commit records
+#: (commitlog.py); a remote set up with an older one gets blobs only
+INLINE_FORMAT = 2
 SEQ_DIGITS = 20
 _LOG_RE = re.compile(r"^(\d{%d})\.json$" % SEQ_DIGITS)
 _CKPT_RE = re.compile(r"^(\d{%d})\.json\.gz$" % SEQ_DIGITS)

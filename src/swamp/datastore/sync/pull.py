@@ -55,12 +55,15 @@ class Puller:
 
         incoming: dict[str, Incoming] = {}
         own: dict[str, Change] = {}
+        srcs: dict[str, str] = {}  # path -> the record carrying its content inline
+        own_srcs: dict[str, str] = {}
         if tree is not None:
             bases = self.state.all_bases()
-            for path, (sha, size) in tree.items():
+            for path, (sha, size, data) in tree.items():
                 b = bases.get(path)
                 if b is None or b.sha256 != sha:
-                    incoming[path] = Incoming(Change(path, "put", sha, size), start, "checkpoint")
+                    incoming[path] = Incoming(Change(path, "put", sha, size, data), start, "checkpoint")
+                    srcs[path] = "" if data is None else f"checkpoint:{start}"
             for path in bases.keys() - tree.keys():
                 incoming[path] = Incoming(Change(path, "delete"), start, "checkpoint")
         pending = self.state.pending()
@@ -68,20 +71,28 @@ class Puller:
             rejected += c.rejected
             mine = c.id in pending
             for ch in c.changes:
+                # where the path's newest content is kept (own or theirs)
+                srcs[ch.path] = "" if ch.inline is None else f"log:{c.seq}"
                 if mine:
                     # Our own commit from a push killed after its commit
                     # point: it becomes the base, whatever the disk holds now.
                     own[ch.path] = ch
+                    own_srcs[ch.path] = srcs[ch.path]
                     incoming.pop(ch.path, None)
                 else:
                     incoming[ch.path] = Incoming(ch, c.seq, c.peer)
         for path in rejected:
             s.conflict({"path": path, "reason": "invalid path in a remote record; not applied"})
-        self._apply(s, incoming, own, commits[-1].seq if commits else start)
+        self._apply(s, incoming, own, commits[-1].seq if commits else start, srcs, own_srcs)
         self._current = (self.state.head, time.monotonic())
 
-    def _apply(self, s: Session, incoming: dict[str, Incoming], own: dict[str, Change], last: int) -> None:
+    def _apply(self, s: Session, incoming: dict[str, Incoming], own: dict[str, Change], last: int,
+               srcs: dict[str, str], own_srcs: dict[str, str]) -> None:
         lazy = self.hydration == "lazy"
+        # Contents the records carried inline: in hand, so never fetched,
+        # and written at once even by a lazily hydrated cache.
+        inline = {inc.change.sha256: inc.change.inline for inc in incoming.values()
+                  if inc.change.inline is not None}
         self.tree.forget_dirs()
         intents = self.state.intents()
         fetches: dict[str, list[str]] = {}
@@ -94,7 +105,7 @@ class Puller:
             inc = incoming[rel]
             theirs = inc.change
             new_base[rel] = theirs
-            base = _own_base(own[rel]) if rel in own else bases.get(rel)
+            base = _own_base(own[rel], own_srcs[rel]) if rel in own else bases.get(rel)
             local, virtual = self._local_view(rel, base)
             if _sha(local) == _sha(theirs):
                 if virtual:
@@ -102,7 +113,7 @@ class Puller:
             elif _sha(local) == _sha(base) or _sha(local) in intents.get(rel, ()):
                 if theirs.op == "delete":
                     removes.append(rel)
-                elif lazy and self.rules.is_lazy(rel):
+                elif lazy and self.rules.is_lazy(rel) and theirs.inline is None:
                     unhydrated.add(rel)
                     removes.append(rel)  # never leave the old content readable
                 else:
@@ -138,7 +149,11 @@ class Puller:
 
         def fetch_and_write(item: tuple[str, list[str]]) -> tuple[str, bytes, list[str]]:
             sha, rels = item
-            data = fetch_blob(s, self.layout, sha)
+            data = inline.get(sha)
+            if data is None:
+                data = fetch_blob(s, self.layout, sha)
+            else:
+                s.add(bytesPulled=len(data))
             blocked = write_all(sha, data, rels, first=True)
             return sha, data if blocked else b"", blocked
 
@@ -162,8 +177,12 @@ class Puller:
                             "theirs": "put", "savedAs": None,
                             "reason": "a local directory or file is in the way; theirs was not written"})
         batch.sync(self._pool.map)
-        resolver = Resolver(self.tree, self.state, self.journal, self.peer, self.rules,
-                            lambda sha: fetch_blob(s, self.layout, sha))
+        def theirs(sha: str) -> bytes:
+            data = inline.get(sha)
+            return fetch_blob(s, self.layout, sha) if data is None else data
+
+        resolver = Resolver(self.tree, self.state, self.journal, self.peer, self.rules, theirs,
+                            lambda rel, base: self._content(s, rel, base))
         for rel, base, local, inc in conflicted:
             report = resolver.resolve(rel, base, local, inc)
             if report is not None:
@@ -176,7 +195,7 @@ class Puller:
                 s.add(filesDeleted=1)
 
         with self.state.transaction():
-            self.state.set_bases((rel, ch.sha256, ch.size, rel not in unhydrated)
+            self.state.set_bases((rel, ch.sha256, ch.size, rel not in unhydrated, srcs.get(rel, ""))
                                  for rel, ch in new_base.items() if ch.op == "put")
             self.state.drop_bases(rel for rel, ch in new_base.items() if ch.op == "delete")
             self.tree.flush_stats()
@@ -185,5 +204,5 @@ class Puller:
             self.state.clear_intents()
 
 
-def _own_base(change: Change) -> Base | None:
-    return None if change.op == "delete" else Base(change.sha256, change.size)
+def _own_base(change: Change, src: str) -> Base | None:
+    return None if change.op == "delete" else Base(change.sha256, change.size, True, src)

@@ -2,7 +2,9 @@
 
 - ``head``: the last commit applied to this cache;
 - ``base``: per path, the sha256/size last seen committed (the tree at
-  ``head``), plus ``hydrated`` (0 when a lazy cache has not fetched it yet);
+  ``head``), plus ``hydrated`` (0 when a lazy cache has not fetched it yet)
+  and ``src``: where its content is kept remotely, '' for its blob, or
+  ``log:<seq>`` / ``checkpoint:<seq>`` for a record that carries it inline;
 - ``stat``: (size, mtime_ns, inode) -> sha256, so unchanged files are never
   re-hashed; ``checked_ns`` says when, to distrust racy entries;
 - ``pending``: the commit this cache is about to create, so a push killed
@@ -30,7 +32,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS base (
     path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
-    hydrated INTEGER NOT NULL DEFAULT 1) WITHOUT ROWID;
+    hydrated INTEGER NOT NULL DEFAULT 1, src TEXT NOT NULL DEFAULT '') WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS base_sha ON base(sha256);
 CREATE TABLE IF NOT EXISTS stat (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
@@ -47,6 +49,8 @@ class Base:
     sha256: str
     size: int
     hydrated: bool = True
+    #: '' (a blob) or the record carrying the content inline (``log:<seq>``)
+    src: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,9 @@ class SyncState:
         with self.transaction():
             for stmt in filter(str.strip, _SCHEMA.split(";")):
                 self._db.execute(stmt)
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(base)")}
+            if "src" not in columns:  # a cache from before inline contents: all blobs
+                self._db.execute("ALTER TABLE base ADD COLUMN src TEXT NOT NULL DEFAULT ''")
 
     def close(self) -> None:
         with self._lock:
@@ -141,18 +148,19 @@ class SyncState:
 
     # -------------------------------------------------------------------- base
     def base(self, path: str) -> Base | None:
-        rows = self._q("SELECT sha256, size, hydrated FROM base WHERE path=?", (path,))
-        return Base(rows[0][0], rows[0][1], bool(rows[0][2])) if rows else None
+        rows = self._q("SELECT sha256, size, hydrated, src FROM base WHERE path=?", (path,))
+        return Base(rows[0][0], rows[0][1], bool(rows[0][2]), rows[0][3]) if rows else None
 
-    def set_base(self, path: str, sha256: str, size: int, *, hydrated: bool = True) -> None:
-        self._q("INSERT OR REPLACE INTO base(path, sha256, size, hydrated) VALUES (?, ?, ?, ?)",
-                (path, sha256, size, int(hydrated)))
+    def set_base(self, path: str, sha256: str, size: int, *, hydrated: bool = True, src: str = "") -> None:
+        self._q("INSERT OR REPLACE INTO base(path, sha256, size, hydrated, src) VALUES (?, ?, ?, ?, ?)",
+                (path, sha256, size, int(hydrated), src))
 
-    def set_bases(self, rows: Iterable[tuple[str, str, int, bool]]) -> None:
-        """Many ``set_base`` at once: (path, sha256, size, hydrated) rows."""
+    def set_bases(self, rows: Iterable[tuple[str, str, int, bool, str]]) -> None:
+        """Many ``set_base`` at once: (path, sha256, size, hydrated, src) rows."""
         with self._lock:
-            self._db.executemany("INSERT OR REPLACE INTO base(path, sha256, size, hydrated) VALUES (?, ?, ?, ?)",
-                                 ((p, sha, size, int(h)) for p, sha, size, h in rows))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO base(path, sha256, size, hydrated, src) VALUES (?, ?, ?, ?, ?)",
+                ((p, sha, size, int(h), src) for p, sha, size, h, src in rows))
 
     def drop_bases(self, paths: Iterable[str]) -> None:
         keys = [(p,) for p in paths]
@@ -168,20 +176,23 @@ class SyncState:
         for i in range(0, len(paths), 500):
             chunk = paths[i:i + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._q(f"SELECT path, sha256, size, hydrated FROM base WHERE path IN ({marks})", tuple(chunk))
-            out.update((p, Base(s, z, bool(h))) for p, s, z, h in rows)
+            rows = self._q(f"SELECT path, sha256, size, hydrated, src FROM base WHERE path IN ({marks})",
+                           tuple(chunk))
+            out.update((p, Base(s, z, bool(h), src)) for p, s, z, h, src in rows)
         return out
 
     def all_bases(self) -> dict[str, Base]:
-        return {p: Base(s, z, bool(h)) for p, s, z, h in self._q("SELECT path, sha256, size, hydrated FROM base")}
+        return {p: Base(s, z, bool(h), src)
+                for p, s, z, h, src in self._q("SELECT path, sha256, size, hydrated, src FROM base")}
 
     def base_paths_under(self, directory: str) -> list[str]:
         lo = directory.rstrip("/") + "/"
         return [r[0] for r in self._q("SELECT path FROM base WHERE path >= ? AND path < ?", (lo, _range_end(lo)))]
 
     def has_blob(self, sha256: str) -> bool:
-        """A committed path has this content, so its blob is already remote."""
-        return bool(self._q("SELECT 1 FROM base WHERE sha256=? LIMIT 1", (sha256,)))
+        """A committed path has this content as a blob, so the blob is
+        already remote (content committed inline has none)."""
+        return bool(self._q("SELECT 1 FROM base WHERE sha256=? AND src='' LIMIT 1", (sha256,)))
 
     def mark_hydrated(self, path: str) -> None:
         """The local file at (or under) ``path`` is now authoritative."""

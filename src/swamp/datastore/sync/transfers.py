@@ -13,7 +13,7 @@ from concurrent.futures import Future
 from swamp.errors import SwampError
 
 from .blobs import upload_blob
-from .commitlog import Change
+from .commitlog import INLINE_TOTAL, Change
 from .counting import Session
 from .gc import protect
 from .progress import Progress
@@ -35,7 +35,8 @@ class Transfers:
         gc, right before the commit that relies on them (gc.protect); one a gc
         swept since the 412 is uploaded again."""
         found: set[str] = set()
-        out = self._send(s, changes, uploaded, found)
+        inline = self.inline_max if self._inline_allowed(s) else 0
+        out = self._send(s, changes, uploaded, found, inline)
         for _ in range(3):
             missing = protect(s, self.layout, found, self._pool)
             if not missing:
@@ -49,23 +50,35 @@ class Transfers:
         raise SwampError("blobs this push relies on keep being swept by a concurrent gc",
                          hint="let the gc finish, then push again", code="push_contended")
 
-    def _send(self, s: Session, changes: list[Change], uploaded: set[str], found: set[str]) -> list[Change]:
+    def _send(self, s: Session, changes: list[Change], uploaded: set[str], found: set[str],
+              inline_max: int = 0) -> list[Change]:
         """The uploads of ``_upload``; ``found`` gets the blobs that were
-        already stored.
+        already stored. A file of at most ``inline_max`` bytes goes inline
+        in the commit record instead, while the commit's inline contents
+        stay within INLINE_TOTAL (commitlog.py); whether its content is
+        committed elsewhere does not matter (that may be inline too).
 
         Small files are read and hashed here, ahead of the uploads (up to
         READ_AHEAD_BYTES), so the pool threads only send; a large file is
         read, hashed and sent by one pool thread (hashing releases the GIL)."""
         claim = threading.Lock()
+        room = INLINE_TOTAL  # inline bytes this commit may still carry
+        carried: set[str] = set()
         puts = [ch for ch in changes if ch.op == "put"]
         progress = Progress(self.on_progress, "upload", len(puts), sum(ch.size for ch in puts))
         ahead = _Budget(READ_AHEAD_BYTES)
 
-        def read(ch: Change) -> tuple[bytes, str, bool] | None:
+        def read_only(ch: Change) -> tuple[bytes, str] | None:
             try:
-                data, sha = self.tree.read(ch.path)
+                return self.tree.read(ch.path)
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 return None  # gone since the diff; its delete is journaled for the next push
+
+        def read(ch: Change, got: tuple[bytes, str] | None = None) -> tuple[bytes, str, bool] | None:
+            got = got or read_only(ch)
+            if got is None:
+                return None
+            data, sha = got
             # A base with this content means it is committed, so its blob is
             # kept remote; checked again on every attempt, after each rebase.
             with claim:
@@ -102,6 +115,17 @@ class Transfers:
                     results.append(ch)
                 elif ch.size > SMALL_FILE:
                     results.append(self._pool.submit(read_and_send, ch))
+                elif ch.size <= inline_max and ch.size <= room:
+                    raw = read_only(ch)
+                    if raw is not None and len(raw[0]) <= inline_max and len(raw[0]) <= room:
+                        data, sha = raw
+                        if sha not in carried:  # a content is carried once per record
+                            carried.add(sha)
+                            room -= len(data)
+                        progress.advance(1, ch.size)
+                        results.append(Change(ch.path, "put", sha, len(data), data))
+                    else:
+                        results.append(send(ch, read(ch, raw) if raw is not None else None))
                 else:
                     ahead.wait_for(ch.size)
                     got = read(ch)

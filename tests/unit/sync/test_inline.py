@@ -1,0 +1,147 @@
+"""Small contents travel inline in the commit record (commitlog.py): a push
+of small files costs the commit's PUT and no blob PUTs, a pull no blob GETs,
+and everything that reads contents (checkpoints after gc, lazy hydration,
+merges, verify, old records) still finds them."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from swamp.datastore.sync import SyncConflictError
+from swamp.datastore.sync.commitlog import INLINE_MAX
+
+from .conftest import delete, files, read, write
+
+DOC = "config/shared.json"
+
+
+def _record(store, seq: int) -> dict:
+    return json.loads(store.get(f"default/log/{seq:020d}.json")[0])
+
+
+def _blobs(store) -> list[str]:
+    return [k for k in store._objects if "/blobs/" in k]
+
+
+def test_small_files_cost_no_blob_requests(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
+    a.init_remote()
+    write(a, "files/first", b"first")
+    a.push("first")
+    for i in range(6):
+        write(a, f"outputs/m/run{i}.yaml", f"run: {i}\n".encode() * 20)
+    pushed = a.push("step")
+    assert pushed.filesPushed == 6 and _blobs(store) == []
+    assert pushed.requests == 1  # the commit's PUT, nothing else
+    assert pushed.bytesPushed == sum(len(f"run: {i}\n".encode() * 20) for i in range(6))
+    pulled = b.pull()
+    assert files(b) == files(a)
+    assert pulled.requests == 5  # format, LIST log, LIST checkpoints, the two records: no GET per file
+    assert pulled.bytesPulled == pushed.bytesPushed + len(b"first")
+    assert b.push(full_walk=True).requests == 0  # S2
+
+
+def test_large_files_and_those_past_the_total_are_blobs(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "files/big", b"x" * (INLINE_MAX + 1))
+    write(a, "files/small", b"y" * 10)
+    a.push()
+    entries = {c["path"]: c for c in _record(store, 1)["changes"]}
+    assert "data" not in entries["files/big"] and base64.b64decode(entries["files/small"]["data"]) == b"y" * 10
+    assert len(_blobs(store)) == 1
+    b.pull()
+    assert files(b) == files(a)
+
+
+def test_identical_contents_are_carried_once(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
+    for i in range(4):
+        write(a, f"files/copy{i}", b"same")
+    assert a.push().bytesPushed == 4
+    assert sum("data" in c for c in _record(store, 1)["changes"]) == 1
+    b.pull()
+    assert files(b) == {f"files/copy{i}": b"same" for i in range(4)}
+
+
+def test_a_tampered_inline_content_is_refused(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "files/f", b"good")
+    a.push()
+    key = "default/log/00000000000000000001.json"
+    body = _record(store, 1)
+    body["changes"][0]["data"] = base64.b64encode(b"evil").decode()
+    store._objects[key] = (json.dumps(body).encode(), *store._objects[key][1:])
+    with pytest.raises(Exception, match="does not match its hash"):
+        b.pull()
+    assert read(b, "files/f") is None
+    report = a.verify()
+    assert not report["ok"] and any("does not match its hash" in e for e in report["errors"])
+
+
+def test_records_without_inline_contents_are_still_read(make_peer, store):
+    old = make_peer("old", inline_max=0)  # writes records as a peer before this change did
+    new = make_peer("new")
+    write(old, "files/f", b"from an old peer")
+    old.push()
+    assert "data" not in _record(store, 1)["changes"][0]
+    assert new.pull().filesPulled == 1 and read(new, "files/f") == b"from an old peer"
+
+
+def test_inline_contents_survive_gc_through_the_checkpoint(make_peer, store, monkeypatch):
+    import swamp.util.clock as clock
+
+    a = make_peer("a", checkpoint_every=3)
+    write(a, "files/kept", b"written once, long ago")
+    for i in range(5):
+        write(a, f"files/f{i % 2}", f"v{i}".encode())
+        a.push()
+    now = clock.now()
+    monkeypatch.setattr(clock, "now", lambda: now + 40 * 86400)
+    a.gc(retention_days=30, grace_s=0)
+    assert not any(k.endswith(f"{1:020d}.json") for k in store._objects)  # the commit that carried it is gone
+    late = make_peer("late")
+    late.pull()
+    assert read(late, "files/kept") == b"written once, long ago"
+    assert a.verify()["ok"]
+
+
+def test_lazy_hydration_writes_inline_contents_at_pull(make_peer, store):
+    a, b = make_peer("a"), make_peer("b", hydration="lazy")
+    write(a, "data/t/m/n/1/raw", b"small content")
+    write(a, "data/t/m/n/1/metadata.yaml", b"version: 1\n")
+    a.push()
+    b.pull()
+    assert read(b, "data/t/m/n/1/raw") == b"small content"  # already in hand: no read-time GET
+
+
+def test_a_merge_whose_base_was_inline(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
+    write(a, DOC, json.dumps({"x": 1}))
+    a.push()
+    b.pull()
+    write(a, DOC, json.dumps({"x": 1, "a": 1}))
+    a.push()
+    write(b, DOC, json.dumps({"x": 1, "b": 2}))
+    b.sync()  # merges against the inline base, publishes the merge
+    a.pull()
+    assert json.loads(read(a, DOC)) == {"x": 1, "a": 1, "b": 2}
+
+
+def test_a_quarantined_path_is_restored_from_its_inline_record(make_peer, store):
+    a = make_peer("a")
+    write(a, "files/f", b"committed")
+    a.push()
+    b = make_peer("b")
+    b.pull()
+    # an immutable path published by a peer while we changed it: ours aside,
+    # theirs (inline) in place
+    write(a, "outputs/o.yaml", b"theirs")
+    a.push()
+    write(b, "outputs/o.yaml", b"ours")
+    with pytest.raises(SyncConflictError):
+        b.sync()
+    assert read(b, "outputs/o.yaml") == b"theirs"
+    delete(b, "outputs/o.yaml")
