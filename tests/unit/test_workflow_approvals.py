@@ -126,6 +126,8 @@ def test_an_approval_times_out(repo):
     later = clock.now() + 61
     clock.set_clock(lambda: later)
     try:
+        with pytest.raises(ConflictError, match="too late to decide"):
+            decide(repo, "timed", "gate")  # past the gate's timeout: refused
         r2 = resume(repo, "timed")
     finally:
         clock.set_clock(None)

@@ -62,6 +62,11 @@ def record_decision(ds: Datastore, owner: WorkflowRun, job_name: str, step_name:
     s = next(s for s in fresh.job(job_name).steps if s.name == step_name)
     if s.status != "waiting_approval" or s.approval is None or s.approval.decision:
         raise ConflictError(f"step {step_name!r} is no longer waiting for approval")
+    a = s.approval
+    if a.timeoutSeconds and clock.now() > clock.parse_iso(a.requestedAt).timestamp() + a.timeoutSeconds:
+        raise ConflictError(f"step {step_name!r} waited for a decision for at most {a.timeoutSeconds} s, "
+                            f"from {a.requestedAt}; it is too late to decide",
+                            hint="resume the run: the step then fails for want of a decision")
     s.approval.decision = decision
     s.approval.decidedBy = holder()
     s.approval.decidedAt = clock.isoformat()
