@@ -122,3 +122,36 @@ def test_model_delete_is_refused_while_a_workflow_uses_it(repo):
     assert cli(repo, "model", "get", "e").code == 0
     (repo / "workflows" / "workflow-uses.yaml").unlink()
     assert cli(repo, "model", "delete", "e", "-y").code == 0
+
+
+FAN = """\
+name: fan
+inputs:
+  properties:
+    items: {type: array, minItems: 1, items: {type: integer, minimum: 0}}
+    env: {type: string, pattern: "^(dev|prod)$"}
+jobs:
+  - name: j
+    steps:
+      - name: "s-${{ self.i }}"
+        forEach: {item: i, in: "${{ inputs.items }}"}
+        task: {type: model_method, modelIdOrName: e, methodName: write}
+"""
+
+
+@pytest.mark.parametrize("args,problem", [
+    (["--input", "items:json=[]"], "items: needs at least 1 item(s), got 0"),
+    (["--input", "items:json=[1, -2]"], "items[1]: must be at least 0"),
+    (["--input", "items:json=[1]", "--input", "env=qa"], "env: must match"),
+])
+def test_workflow_inputs_breaking_their_schema_are_refused_before_anything_runs(repo, args, problem):
+    (repo / "workflows" / "workflow-fan.yaml").write_text(FAN)
+    r = cli(repo, "workflow", "run", "fan", *args)
+    assert r.code == 1 and problem in r.error["error"], r
+    assert cli(repo, "workflow", "history", "fan").data == []  # no run was recorded
+
+
+def test_an_empty_fan_out_succeeds(repo):
+    (repo / "workflows" / "workflow-fan.yaml").write_text(FAN.replace("minItems: 1", "minItems: 0"))
+    r = cli(repo, "workflow", "run", "fan", "--input", "items:json=[]")
+    assert r.code == 0 and r.data["status"] == "succeeded"

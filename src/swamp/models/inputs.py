@@ -86,9 +86,9 @@ def validate_inputs(schema: dict | None, values: dict, *, what: str = "inputs") 
         except ValidationError as e:
             problems.append(f"{key}: {e.message}")
             continue
-        problem = _check(value, prop or {})
+        problem = _check(value, prop or {}, key)
         if problem:
-            problems.append(f"{key}: {problem}")
+            problems.append(problem)
             continue
         out[key] = str(value) if isinstance(value, CliString) else value
     for key, prop in props.items():
@@ -102,7 +102,12 @@ def validate_inputs(schema: dict | None, values: dict, *, what: str = "inputs") 
     return out
 
 
-def _check(value: Any, prop: dict) -> str | None:
+def _check(value: Any, prop: dict, where: str = "") -> str | None:
+    """The first way ``value`` breaks the JSON-Schema ``prop`` (the keywords
+    a declared input uses: type, enum, const, string length and pattern,
+    number bounds, array size, items and uniqueness, nested properties and
+    required), or None."""
+    at = f"{where}: " if where else ""
     want = prop.get("type")
     if want:
         wants = want if isinstance(want, list) else [want]
@@ -116,7 +121,73 @@ def _check(value: Any, prop: dict) -> str | None:
             elif isinstance(value, t):
                 ok = True
         if not ok:
-            return f"expected {want}, got {type(value).__name__}"
+            return f"{at}expected {want}, got {type(value).__name__}"
     if "enum" in prop and value not in prop["enum"]:
-        return f"must be one of {prop['enum']}"
+        return f"{at}must be one of {prop['enum']}"
+    if "const" in prop and value != prop["const"]:
+        return f"{at}must be {prop['const']!r}"
+    if isinstance(value, str):
+        return _check_string(value, prop, at)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _check_number(value, prop, at)
+    if isinstance(value, list):
+        return _check_array(value, prop, where, at)
+    if isinstance(value, dict):
+        return _check_object(value, prop, where, at)
+    return None
+
+
+def _check_string(value: str, prop: dict, at: str) -> str | None:
+    import re
+
+    if "minLength" in prop and len(value) < prop["minLength"]:
+        return f"{at}must be at least {prop['minLength']} characters long"
+    if "maxLength" in prop and len(value) > prop["maxLength"]:
+        return f"{at}must be at most {prop['maxLength']} characters long"
+    if "pattern" in prop and not re.search(prop["pattern"], value):
+        return f"{at}must match {prop['pattern']!r}"
+    return None
+
+
+def _check_number(value: float, prop: dict, at: str) -> str | None:
+    if "minimum" in prop and value < prop["minimum"]:
+        return f"{at}must be at least {prop['minimum']}"
+    if "maximum" in prop and value > prop["maximum"]:
+        return f"{at}must be at most {prop['maximum']}"
+    if "exclusiveMinimum" in prop and value <= prop["exclusiveMinimum"]:
+        return f"{at}must be more than {prop['exclusiveMinimum']}"
+    if "exclusiveMaximum" in prop and value >= prop["exclusiveMaximum"]:
+        return f"{at}must be less than {prop['exclusiveMaximum']}"
+    return None
+
+
+def _check_array(value: list, prop: dict, where: str, at: str) -> str | None:
+    if "minItems" in prop and len(value) < prop["minItems"]:
+        return f"{at}needs at least {prop['minItems']} item(s), got {len(value)}"
+    if "maxItems" in prop and len(value) > prop["maxItems"]:
+        return f"{at}takes at most {prop['maxItems']} item(s), got {len(value)}"
+    if prop.get("uniqueItems") and len({json.dumps(v, sort_keys=True) for v in value}) != len(value):
+        return f"{at}items must be unique"
+    if isinstance(prop.get("items"), dict):
+        for i, item in enumerate(value):
+            problem = _check(item, prop["items"], f"{where}[{i}]")
+            if problem:
+                return problem
+    return None
+
+
+def _check_object(value: dict, prop: dict, where: str, at: str) -> str | None:
+    props = prop.get("properties") or {}
+    for key in prop.get("required") or []:
+        if key not in value:
+            return f"{at}needs {key!r}"
+    for key, item in value.items():
+        sub = props.get(key)
+        if sub is None:
+            if prop.get("additionalProperties") is False:
+                return f"{at}unknown key {key!r}"
+            continue
+        problem = _check(item, sub, f"{where}.{key}" if where else key)
+        if problem:
+            return problem
     return None
