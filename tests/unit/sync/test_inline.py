@@ -90,22 +90,53 @@ def test_records_without_inline_contents_are_still_read(make_peer, store):
     assert new.pull().filesPulled == 1 and read(new, "files/f") == b"from an old peer"
 
 
-def test_inline_contents_survive_gc_through_the_checkpoint(make_peer, store, monkeypatch):
-    import swamp.util.clock as clock
+@pytest.fixture
+def future():
+    """Move the engine's clock forward (the memory store keeps real time)."""
+    import time
 
+    from swamp.util import clock
+
+    offset = [0.0]
+    clock.set_clock(lambda: time.time() + offset[0])
+    yield lambda seconds: offset.__setitem__(0, offset[0] + seconds)
+    clock.set_clock(None)
+
+
+def test_inline_contents_survive_gc_through_the_checkpoint(make_peer, store, future):
     a = make_peer("a", checkpoint_every=3)
     write(a, "files/kept", b"written once, long ago")
     for i in range(5):
         write(a, f"files/f{i % 2}", f"v{i}".encode())
         a.push()
-    now = clock.now()
-    monkeypatch.setattr(clock, "now", lambda: now + 40 * 86400)
+    future(40 * 86400)
     a.gc(retention_days=30, grace_s=0)
-    assert not any(k.endswith(f"{1:020d}.json") for k in store._objects)  # the commit that carried it is gone
+    assert f"default/log/{1:020d}.json" not in store._objects  # the commit that carried it is gone
     late = make_peer("late")
     late.pull()
     assert read(late, "files/kept") == b"written once, long ago"
     assert a.verify()["ok"]
+
+
+def test_a_merge_whose_inline_base_was_trimmed_keeps_both_and_is_not_stuck(make_peer, store, future):
+    a, b = make_peer("a", checkpoint_every=3), make_peer("b")
+    write(a, DOC, json.dumps({"x": 1}))
+    a.push()
+    b.pull()
+    write(b, DOC, json.dumps({"x": 1, "b": 2}))  # b's change, not pushed for a long time
+    write(a, DOC, json.dumps({"x": 1, "a": 1}))
+    for i in range(6):
+        write(a, f"files/f{i}", b"more")
+        a.push()
+    future(40 * 86400)
+    a.gc(retention_days=30, grace_s=0)
+    with pytest.raises(SyncConflictError) as err:
+        b.sync()
+    (conflict,) = err.value.counts.conflicts
+    assert conflict["path"] == DOC and "no longer stored" in conflict["reason"]
+    assert json.loads(read(b, DOC)) == {"x": 1, "a": 1}
+    assert json.loads(read(b, conflict["savedAs"])) == {"x": 1, "b": 2}
+    assert b.sync().conflicts == []  # not stuck
 
 
 def test_lazy_hydration_writes_inline_contents_at_pull(make_peer, store):
@@ -130,18 +161,24 @@ def test_a_merge_whose_base_was_inline(make_peer, store):
     assert json.loads(read(a, DOC)) == {"x": 1, "a": 1, "b": 2}
 
 
-def test_a_quarantined_path_is_restored_from_its_inline_record(make_peer, store):
-    a = make_peer("a")
-    write(a, "files/f", b"committed")
-    a.push()
-    b = make_peer("b")
-    b.pull()
-    # an immutable path published by a peer while we changed it: ours aside,
-    # theirs (inline) in place
+def test_a_conflict_on_an_immutable_path_with_inline_contents_keeps_both(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
     write(a, "outputs/o.yaml", b"theirs")
     a.push()
     write(b, "outputs/o.yaml", b"ours")
-    with pytest.raises(SyncConflictError):
+    with pytest.raises(SyncConflictError) as err:
         b.sync()
-    assert read(b, "outputs/o.yaml") == b"theirs"
-    delete(b, "outputs/o.yaml")
+    (conflict,) = err.value.counts.conflicts
+    assert read(b, "outputs/o.yaml") == b"theirs" and read(b, conflict["savedAs"]) == b"ours"
+
+
+def test_a_content_blocked_at_pull_is_written_from_its_record_on_read(make_peer, store):
+    a, b = make_peer("a"), make_peer("b")
+    write(b, "files/x/mine", b"a local file where a's file goes")
+    write(a, "files/x", b"small")
+    a.push()
+    with pytest.raises(SyncConflictError):
+        b.pull()  # a local directory is in the way
+    delete(b, "files/x/mine")
+    (b.root / "files/x").rmdir()  # as the datastore's delete prunes it
+    assert b.hydrate("files/x") and read(b, "files/x") == b"small"

@@ -16,6 +16,7 @@ from typing import Callable
 
 from .blobs import sha256_bytes
 from .commitlog import Change
+from .errors import CorruptRemoteError
 from .journal import Journal
 from .localtree import BlockedPath, FileState, LocalTree
 from .merge import MergeConflict, NotMergeable, merge_document
@@ -57,8 +58,16 @@ class Resolver:
         report: dict = {"path": rel, "class": cls.value, "seq": inc.seq, "peer": inc.peer,
                         "ours": "delete" if local is None else "put", "theirs": theirs_change.op}
         fmt = self.rules.mergeable_format(rel) if cls is PathClass.MERGEABLE else None
+        base_bytes: bytes | None = None
+        if fmt and local is not None and theirs is not None and base is not None:
+            try:
+                base_bytes = self.fetch_base(rel, base)
+            except CorruptRemoteError:
+                # The base is no longer stored (gc swept or trimmed it): a
+                # merge without it could drop a delete, so keep both.
+                fmt = None
+                report["reason"] = "the merge base is no longer stored remotely; both versions kept"
         if fmt and local is not None and theirs is not None:
-            base_bytes = self.fetch_base(rel, base) if base is not None else None
             try:
                 merged = merge_document(fmt, base_bytes, self.tree.read(rel)[0], theirs)
             except MergeConflict as e:
@@ -71,7 +80,7 @@ class Resolver:
                 if merged != theirs:
                     self.journal.append(rel)  # our side of the merge still has to be pushed
                 return None
-        else:
+        elif "reason" not in report:
             report["reason"] = ("immutable path published by another peer; yours was not published"
                                 if cls is PathClass.IMMUTABLE else "changed locally and by another peer")
         report["savedAs"] = None

@@ -281,8 +281,9 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
 
     def _content(self, s: Session, rel: str, base: Base) -> bytes:
         """The committed content of ``rel`` (its base): its blob, or the
-        record that carries it inline; that commit trimmed by gc since, the
-        newest checkpoint carries it."""
+        record that carries it inline; that commit trimmed by gc since, a
+        later checkpoint carries it (CorruptRemoteError when none does any
+        more: the path changed and the old content was trimmed)."""
         if not base.src:
             return fetch_blob(s, self.layout, base.sha256)
         kind, _, seq = base.src.partition(":")
@@ -295,14 +296,16 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
                     s.add(bytesPulled=len(data))
                     return data
         except CorruptRemoteError:
-            pass  # trimmed: the newest checkpoint carries it
+            pass  # trimmed: a checkpoint carries it
         for ck in reversed(checkpoint.seqs(s, self.layout)):
-            tree, _rejected = checkpoint.fetch(s, self.layout, ck)
+            try:
+                tree, _rejected = checkpoint.fetch(s, self.layout, ck)
+            except CorruptRemoteError:
+                continue  # trimmed meanwhile
             entry = tree.get(rel)
             if entry is not None and entry[0] == base.sha256 and entry[2] is not None:
                 s.add(bytesPulled=len(entry[2]))
                 return entry[2]
-            break
         raise CorruptRemoteError(f"the content of {rel} ({base.sha256}) is in no record of {s.name} any more",
                                  hint="run 'swamp datastore verify'")
 
