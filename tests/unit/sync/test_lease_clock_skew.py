@@ -54,6 +54,16 @@ class SkewedServer(MemoryObjectStore):
             yield type(meta)(meta.key, meta.size, meta.etag, meta.last_modified + self.skew_s)
 
 
+class ContentETags(MemoryObjectStore):
+    """ETags as S3 makes them: the MD5 of the body, so rewriting identical
+    bytes keeps the ETag."""
+
+    def _etag(self, data: bytes) -> str:
+        import hashlib
+
+        return f'"{hashlib.md5(data).hexdigest()}"'
+
+
 def _lease(store, peer, fake: FakeTime, **kw) -> Lease:
     return Lease(store, Layout("default"), NAME, peer=peer, watch=Watch(fake.monotonic), sleep=fake.sleep, **kw)
 
@@ -77,11 +87,12 @@ def test_a_peer_whose_clock_is_off_does_not_take_a_live_lease(make_peer, skew_s)
         assert not held.lost
 
 
-@pytest.mark.parametrize("server_skew_s", [-600, 600])
-def test_a_heartbeating_holder_keeps_its_lease_for_ever_against_a_patient_taker(server_skew_s):
+@pytest.mark.parametrize("server", ["skewed -600 s", "skewed +600 s", "content etags"])
+def test_a_heartbeating_holder_keeps_its_lease_for_ever_against_a_patient_taker(server):
     """B waits ten ttls of its own clock while A heartbeats every ttl/3:
-    B never takes over, whatever the server's clock says."""
-    store = SkewedServer(server_skew_s)
+    B never takes over, whatever the server's clock says, and on a server
+    whose ETags name contents (S3), where a heartbeat must still change it."""
+    store = ContentETags() if server == "content etags" else SkewedServer(600 if "+" in server else -600)
     a_time, b_time = FakeTime(1000.0), FakeTime(-5e6)  # monotonic clocks have arbitrary origins
     a = _lease(store, "A", a_time, ttl_ms=30_000)
     a.acquire()
@@ -232,3 +243,16 @@ def test_two_processes_with_clocks_minutes_apart(tmp_path, how):
     body = [json.loads(p.read_text().split("\n", 1)[1]) for p in (tmp_path / "objects").rglob("0*")
             if p.is_file() and p.read_text().split("\n", 1)[1].startswith("{")]
     assert all(b.get("peer") != "fast" for b in body), "the fast peer wrote the lease at some point"
+
+
+@pytest.mark.s3
+def test_on_s3_a_heartbeating_lease_is_never_taken(seaweedfs):
+    """On a real S3 server (ETag = MD5 of the body): A holds with a 1 s ttl
+    and heartbeats; B waits three of its ttls and gives up."""
+    store = seaweedfs.store()
+    a = Lease(store, Layout("default"), NAME, peer="A", ttl_ms=1000)
+    with a:
+        b = Lease(store, Layout("default"), NAME, peer="B", ttl_ms=1000, timeout_ms=3000)
+        with pytest.raises(LockTimeoutError):
+            b.acquire()
+        a.ensure_held()

@@ -130,9 +130,13 @@ class Lease:
         self._thread: threading.Thread | None = None
 
     def _body(self) -> bytes:
+        # "beat" differs on every write: S3's ETag is the MD5 of the body, and
+        # a heartbeat that rewrote identical bytes would keep its ETag, so a
+        # taker would see it unchanged and take a live lease.
         return json.dumps({
             "name": self.name, "holder": holder(), "host": hostname(), "pid": os.getpid(),
             "peer": self.peer, "nonce": self.nonce, "ttlMs": self.ttl_ms, "acquiredAt": self._acquired_at,
+            "beat": uuid.uuid4().hex,
         }).encode()
 
     # ------------------------------------------------------------------ acquire
