@@ -228,7 +228,8 @@ PROBE_TYPE = '''
 '''
 
 
-def on_a_terminal(argv: list[str], answer: bytes = b"", timeout: float = 60, cwd: Path | None = None) -> str:
+def on_a_terminal(argv: list[str], answer: bytes = b"", timeout: float = 60, cwd: Path | None = None,
+                  env: dict | None = None) -> str:
     """Run `swamp ARGV` with a pseudo-terminal as its stdin, stdout and
     stderr, answer ``answer`` to the first [y/N] question, and return all it
     printed."""
@@ -240,7 +241,7 @@ def on_a_terminal(argv: list[str], answer: bytes = b"", timeout: float = 60, cwd
     if pid == 0:
         if cwd is not None:
             os.chdir(cwd)
-        os.execve(sys.executable, [sys.executable, "-m", "swamp", *argv], _env())
+        os.execve(sys.executable, [sys.executable, "-m", "swamp", *argv], _env(env))
     out, answered, deadline = b"", False, time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:

@@ -3,8 +3,10 @@ data), and reading the records and logs of method runs."""
 
 from __future__ import annotations
 
+import json
+
 from swamp.app.lifecycle import changing, reading
-from swamp.errors import UnpublishedError
+from swamp.errors import NotFoundError, UnpublishedError
 from swamp.models.definitions import find_definition
 from swamp.models.leases import model_lock_name
 from swamp.models.outputs import find_record, iter_records
@@ -56,3 +58,43 @@ def output_log(repo, output_id: str) -> dict:
         _, rec = find_record(ds, output_id)
         text = ds.read_bytes(rec.logFile).decode() if rec.logFile else ""
     return {"id": rec.id, "log": text}
+
+
+def output_data(repo, output_id: str) -> list[dict]:
+    """The data versions one method run wrote, with their metadata."""
+    from swamp.data.records import record_json
+    from swamp.data.repository import DataRepository
+
+    ds = repo.datastore
+    data = DataRepository(ds)
+    with reading(repo):
+        _, rec = find_record(ds, output_id)
+        rows = []
+        for a in rec.dataArtifacts:
+            try:
+                version = data.get(rec.modelType, rec.definitionId, a["name"], a["version"])
+            except NotFoundError:  # collected since, or deleted
+                rows.append({**a, "deleted": True})
+                continue
+            rows.append({"model": rec.modelName, **record_json(version, None)})
+    return sorted(rows, key=lambda r: (r["name"], r["version"]))
+
+
+def evaluate(repo, name: str, method: str | None = None, inputs: dict | None = None) -> dict:
+    """The definition's arguments with their expressions resolved now, per
+    method (or for one): what a run would get, vault references shown as
+    the expressions that make them (secrets are resolved only when a method
+    runs)."""
+    from swamp.models.runner import Runner
+    from swamp.vault.sentinel import describe_sentinels
+
+    runner = Runner(repo)
+    _, d = find_definition(repo, name)
+    model_type = runner.registry.get(d.type)
+    methods = [method] if method else sorted(model_type.methods)
+    out = {}
+    with reading(repo):  # expressions may read data: what a run would see after its pull
+        for m in methods:
+            prepared = runner.prepare(d, m, inputs if method else None)
+            out[m] = json.loads(describe_sentinels(json.dumps(prepared.args.model_dump(mode="json"))))
+    return {"model": d.name, "type": d.type, "methods": out}

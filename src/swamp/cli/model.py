@@ -7,6 +7,7 @@ import click
 from swamp.cli.inputs import collect_batch, input_options, parse_pairs
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import confirm, emit, emit_validation, say, show_failure_log, table
+from swamp.errors import UsageError
 
 
 @click.group()
@@ -172,6 +173,65 @@ def method_run(state: CliState, model_name, method_name, input_, input_file, std
         sys.exit(1)
 
 
+@model.command("evaluate")
+@click.argument("name")
+@click.option("--method", "method_name", help="Only this method (default: every method).")
+@input_options
+@global_options
+@click.pass_obj
+def evaluate(state: CliState, name, method_name, input_, input_file, stdin_input):
+    """Show NAME's arguments with their expressions resolved now: what a run
+    of each method would get (vault references stay references).
+
+    Example: swamp model evaluate hello --method execute --input run='echo hi'"""
+    from swamp.app import models
+    from swamp.util import yamlio
+
+    inputs = collect_batch(input_, input_file, stdin_input)
+    if len(inputs) > 1:
+        raise UsageError("model evaluate takes one set of inputs")
+    if inputs[0] and not method_name:
+        raise UsageError("--input needs --method: inputs belong to one method")
+    result = models.evaluate(state.repo(), name, method_name, inputs[0])
+    emit(state, result, lambda: say(yamlio.dumps(result).rstrip()))
+
+
+@model.command("edit")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def edit(state: CliState, name):
+    """Open NAME's definition in $EDITOR, then check it.
+
+    Example: EDITOR=vi swamp model edit hello"""
+    from swamp.models.service import get_model, validate_models
+
+    repo = state.repo()
+    path = repo.root / get_model(repo, name)["path"]
+    if state.json or not sys.stdin.isatty():
+        raise UsageError("model edit needs a terminal", hint=f"edit {path} with any editor, then run "
+                                                             f"'swamp model validate {name}'")
+    click.edit(filename=str(path))
+    emit_validation(state, validate_models(repo, path.stem), "models")
+
+
+@method.command("describe")
+@click.argument("model_name", metavar="MODEL")
+@click.argument("method_name", metavar="METHOD")
+@global_options
+@click.pass_obj
+def method_describe(state: CliState, model_name, method_name):
+    """Show what METHOD of MODEL does, the arguments it takes and the values
+    the definition gives them.
+
+    Example: swamp model method describe hello execute"""
+    from swamp.models.service import describe_method
+    from swamp.util import yamlio
+
+    result = describe_method(state.repo(), model_name, method_name)
+    emit(state, result, lambda: say(yamlio.dumps(result).rstrip()))
+
+
 # ---------------------------------------------------------------- outputs
 @model.group("output")
 def output():
@@ -214,3 +274,25 @@ def output_logs(state: CliState, output_id):
 
     result = models.output_log(state.repo(), output_id)
     emit(state, result, lambda: click.echo(result["log"], nl=False))
+
+
+@output.command("data")
+@click.argument("output_id", metavar="ID")
+@global_options
+@click.pass_obj
+def output_data(state: CliState, output_id):
+    """List the data versions one method run wrote."""
+    from swamp.app import models
+
+    rows = models.output_data(state.repo(), output_id)
+    emit(state, rows, lambda: table(rows, ["name", "version", "kind", "size", "createdAt"]))
+
+
+@method.group("history")
+def method_history():
+    """Records of method runs (the same as 'swamp model output')."""
+
+
+method_history.add_command(output_get, "get")
+method_history.add_command(output_search, "search")
+method_history.add_command(output_logs, "logs")

@@ -59,6 +59,25 @@ def get_model(repo, name: str) -> dict:
     return {**d.model_dump(exclude_none=True), "path": str(path.relative_to(repo.root))}
 
 
+def describe_method(repo, name: str, method: str) -> dict:
+    """A definition's method: what it does, the arguments it takes (global
+    and method arguments as one JSON Schema) and the values the definition
+    gives them."""
+    from swamp.errors import NotFoundError
+
+    path, d = find_definition(repo, name)
+    model_type = registry_for(repo).get(d.type)
+    spec = model_type.methods.get(method)
+    if spec is None:
+        raise NotFoundError(f"model type {d.type!r} has no method {method!r}",
+                            hint=did_you_mean(method, model_type.methods)
+                            or f"methods: {', '.join(sorted(model_type.methods))}")
+    given = {**d.globalArguments, **(d.methods[method].arguments if method in d.methods else {})}
+    return {"model": d.name, "type": d.type, "method": method, "description": spec.description,
+            "kind": spec.kind, "arguments": model_type.arguments_model(method).model_json_schema(),
+            "values": given}
+
+
 def search_models(repo, query: str | None) -> list[dict]:
     q = (query or "").lower()
     out = []

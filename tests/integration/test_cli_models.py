@@ -1,0 +1,51 @@
+"""The model commands upstream's users reach for beyond create and run:
+evaluate, edit, method describe, method history, output data."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import cli, init_repo, on_a_terminal
+
+
+@pytest.fixture
+def repo(tmp_path):
+    r = init_repo(tmp_path / "r")
+    assert cli(r, "model", "create", "command/shell", "hi", "--global-arg", "run=echo hi").code == 0
+    return r
+
+
+def test_evaluate_shows_the_arguments_a_run_would_get(repo):
+    (repo / "models" / "command" / "shell" / "hi.yaml").write_text(
+        (repo / "models" / "command" / "shell" / "hi.yaml").read_text().replace(
+            "run: echo hi", "run: echo ${{ self.name }}-${{ 1 + 2 }}"))
+    r = cli(repo, "model", "evaluate", "hi")
+    assert r.code == 0, r
+    assert r.data["methods"]["execute"]["run"] == "echo hi-3"
+    one = cli(repo, "model", "evaluate", "hi", "--method", "execute", "--input", "timeout=5")
+    assert one.data["methods"]["execute"]["timeout"] == 5
+    assert cli(repo, "model", "evaluate", "hi", "--input", "timeout=5").code == 2  # inputs need --method
+
+
+def test_method_describe_and_history_and_output_data(repo):
+    d = cli(repo, "model", "method", "describe", "hi", "execute").data
+    assert d["description"] == "Run the command" and "run" in d["arguments"]["properties"]
+    assert d["values"] == {"run": "echo hi"}
+    assert cli(repo, "model", "method", "describe", "hi", "exectue").error["hint"] == "did you mean 'execute'?"
+    rec = cli(repo, "model", "method", "run", "hi", "execute").data
+    assert [h["id"] for h in cli(repo, "model", "method", "history", "search", "hi").data] == [rec["id"]]
+    assert cli(repo, "model", "method", "history", "get", rec["id"]).data["id"] == rec["id"]
+    assert "exit code 0" in cli(repo, "model", "method", "history", "logs", rec["id"]).data["log"]
+    wrote = cli(repo, "model", "output", "data", rec["id"]).data
+    assert sorted((w["name"], w["version"]) for w in wrote) == [("log", 1), ("result", 1)]
+
+
+def test_edit_opens_the_editor_on_a_terminal_then_checks_the_file(repo, tmp_path):
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/echo hi/echo edited/' \"$1\"\n")
+    editor.chmod(0o755)
+    shown = on_a_terminal(["model", "edit", "hi", "--repo-dir", str(repo)], env={"EDITOR": str(editor)})
+    assert "ok" in shown and "hi" in shown
+    assert cli(repo, "model", "get", "hi").data["globalArguments"]["run"] == "echo edited"
+    no_tty = cli(repo, "model", "edit", "hi", json=False)
+    assert no_tty.code == 2 and "needs a terminal" in no_tty.stderr
