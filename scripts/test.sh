@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Set up a fresh machine and run the whole test suite, integration tests
 # against real servers included (the fixtures start SeaweedFS and
-# fake-gcs-server on 127.0.0.1). Exits non-zero when no test ran.
+# fake-gcs-server on 127.0.0.1), and the Debian packages some tests use
+# (scripts/system-packages.sh). Exits non-zero when no test ran.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh test || exit 1
+bash scripts/system-packages.sh
 .venv/bin/python -m pytest "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
