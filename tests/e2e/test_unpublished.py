@@ -44,11 +44,14 @@ def test_a_method_run_whose_push_fails_says_so_and_the_next_sync_publishes_it(pr
     assert rec["status"] == "succeeded" and rec["published"] is False
     assert rec["dataArtifacts"][0]["version"] == 2
     assert ok(a, "datastore", "status", "--offline")["dirtyFiles"] > 0
+    plain = cli(a, "datastore", "status", "--offline", json=False)
+    assert "are not published yet" in plain.stdout and "swamp datastore sync" in plain.stdout
     assert ok(b, "data", "get", "hello", "result")["version"] == 1  # not published yet
 
     proxy.clear()
     ok(a, "datastore", "sync")
     assert ok(a, "datastore", "status")["dirtyFiles"] == 0
+    assert "unpublished: nothing" in cli(a, "datastore", "status", json=False).stdout
     assert ok(b, "data", "get", "hello", "result")["version"] == 2
 
 

@@ -100,7 +100,26 @@ def status(state: CliState):
     result = run(state.repo())
 
     def human():
-        for k in sorted(result):
+        shared = result.get("type") != "filesystem"
+        where = result["location"] + (f" (namespace {result['namespace']})" if result.get("namespace") else "")
+        say(f"datastore: {result['type']} at {where}")
+        if not shared:
+            say("not shared: every change is local; share it with 'swamp datastore setup s3|gcs ...'")
+            return
+        say(f"cache: {result.get('cache', '')}")
+        say(f"head: commit {result['head']}")
+        dirty = result.get("dirtyFiles", 0)
+        if dirty:
+            say(f"unpublished: {dirty} change(s) made here are not published yet; "
+                "'swamp datastore sync' publishes them")
+            for path in result.get("dirtyPaths", [])[:20]:
+                say(f"  {path}")
+            if dirty > 20:
+                say(f"  ... and {dirty - 20} more (--json lists them all)")
+        else:
+            say("unpublished: nothing; everything made here is published")
+        for k in sorted(set(result) - {"type", "location", "namespace", "cache", "head", "dirtyFiles",
+                                        "dirtyPaths"}):
             say(f"{k}: {result[k]}")
 
     emit(state, result, human)
