@@ -1,0 +1,132 @@
+"""The extension lockfile: which extensions a repository runs, pinned.
+
+One document, ``extensions/lockfile.json``, one schema (``Lockfile``). Each
+entry pins an extension's version, the index it came from, the sha256 of
+every wheel installed for it (the extension and its dependencies) and the
+model types it provides, so a type can be found without importing anything.
+It also holds the indexes the team trusts.
+
+Where it lives: on a shared datastore, in the datastore (a mergeable
+document, merged per entry by the sync engine, so every peer and every
+serve replica runs the same pins without a git round-trip); otherwise in
+the repository, beside ``extensions/models/``, to be committed to git.
+
+Entries hold no timestamps: two peers pinning the same thing write the same
+bytes, and a merge of them is clean."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from swamp.errors import NotFoundError
+
+#: the same relative path in the repository and in the datastore
+PATH = "extensions/lockfile.json"
+
+
+class Wheel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    project: str
+    version: str
+    filename: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: str
+    index: str
+    #: sorted by filename; the extension's own wheel is one of them
+    wheels: list[Wheel]
+    #: the model types it provides, sorted
+    types: list[str] = []
+
+    def wheel_of(self, project: str) -> Wheel | None:
+        for w in self.wheels:
+            if w.project == project:
+                return w
+        return None
+
+
+class Lockfile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    lockfileVersion: Literal[1] = 1
+    #: index URL -> true; the indexes searched when no --index is given
+    trustedIndexes: dict[str, bool] = {}
+    extensions: dict[str, Entry] = {}
+
+    def provider_of(self, type_name: str) -> list[str]:
+        """The pinned extensions that provide a type (more than one is an error)."""
+        return sorted(n for n, e in self.extensions.items() if type_name in e.types)
+
+
+def parse(raw: bytes, source: str) -> Lockfile:
+    from swamp.errors import ValidationError
+    from swamp.util import documents
+
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError as e:
+        raise ValidationError(f"{source}: not valid JSON ({e})",
+                              hint="fix or restore the file (git, or 'swamp datastore sync')") from None
+    return documents.validate(Lockfile, data, source)
+
+
+def dumps(lock: Lockfile) -> bytes:
+    return (json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode()
+
+
+def is_shared(repo) -> bool:
+    return repo.datastore.kind != "filesystem"
+
+
+def read(repo) -> Lockfile:
+    """The lockfile as this checkout has it (in a session: as of its pull).
+    A missing one is empty."""
+    raw = _read_raw(repo)
+    return parse(raw, PATH) if raw is not None else Lockfile()
+
+
+def _read_raw(repo) -> bytes | None:
+    if is_shared(repo):
+        try:
+            return repo.datastore.read_bytes(PATH)
+        except NotFoundError:
+            # Before the first change on a shared datastore: the pins a git
+            # checkout carried start the shared document.
+            return _repo_file(repo).read_bytes() if _repo_file(repo).is_file() else None
+    path = _repo_file(repo)
+    return path.read_bytes() if path.is_file() else None
+
+
+def write(repo, lock: Lockfile) -> None:
+    """Write it where it lives (call inside a ``changing`` session)."""
+    data = dumps(lock)
+    if is_shared(repo):
+        repo.datastore.write_bytes(PATH, data)
+        return
+    from swamp.util.atomic import atomic_write
+
+    path = _repo_file(repo)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, data)
+
+
+def _repo_file(repo) -> Path:
+    return repo.root / PATH
+
+
+def location(repo) -> str:
+    return f"datastore:{PATH}" if is_shared(repo) else PATH
+
+
+#: the lease every change to the lockfile holds: the read-modify-write of one
+#: document must not interleave, in one checkout or across peers
+LEASE = "extensions/lockfile"
