@@ -1,0 +1,115 @@
+"""`swamp access`: tokens for swamp serve, and checking the grants."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from swamp.cli.options import CliState, global_options
+from swamp.cli.output import emit, say, table
+
+
+@click.group()
+def access():
+    """Tokens and grants for swamp serve."""
+
+
+@access.group("token")
+def token():
+    """API tokens: NAME.SECRET, shown once, stored hashed (.swamp/secrets/serve/)."""
+
+
+def _show_new(state: CliState, result: dict, verb: str) -> None:
+    def human():
+        say(f"{verb} token {result['name']}. It is shown this once; keep it somewhere safe:")
+        click.echo(result["token"])  # not through the redactor: this is the one place it is shown
+
+    if state.json:
+        import json
+
+        click.echo(json.dumps(result, indent=2))  # the token itself, on purpose
+    elif not state.quiet:
+        human()
+
+
+@token.command("mint")
+@click.argument("name")
+@click.option("--user", help="The user this token acts for (grants may name user:USER).")
+@click.option("--group", "groups", multiple=True, help="A group this token belongs to (grants may name group:G).")
+@global_options
+@click.pass_obj
+def mint(state: CliState, name, user, groups):
+    """Create a token NAME and print it once."""
+    from swamp.serve import tokens
+
+    _show_new(state, tokens.mint(state.repo(), name, user=user, groups=list(groups)), "Minted")
+
+
+@token.command("rotate")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def rotate(state: CliState, name):
+    """Give token NAME a new secret; the old one stops working at once."""
+    from swamp.serve import tokens
+
+    _show_new(state, tokens.rotate(state.repo(), name), "Rotated")
+
+
+@token.command("revoke")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def revoke(state: CliState, name):
+    """Revoke token NAME: a request with it gets 401 from the next one on."""
+    from swamp.serve import tokens
+
+    result = tokens.revoke(state.repo(), name)
+    emit(state, result, f"Revoked token {name}")
+
+
+@token.command("list")
+@global_options
+@click.pass_obj
+def list_(state: CliState):
+    """Tokens (never their secrets)."""
+    from swamp.serve import tokens
+
+    rows = tokens.list_tokens(state.repo())
+    emit(state, rows, lambda: table(rows, ["name", "user", "groups", "createdAt", "revoked"]))
+
+
+@access.command("can-i")
+@click.argument("action", type=click.Choice(["read", "run", "approve", "write", "admin"]))
+@click.argument("resource")
+@click.option("--token", "token_name", metavar="NAME", help="As this token (its user and groups too).")
+@click.option("--subject", "subjects", multiple=True, metavar="KIND:NAME",
+              help="As this subject (token:, user: or group:); repeatable.")
+@global_options
+@click.pass_obj
+def can_i(state: CliState, action, resource, token_name, subjects):
+    """Whether the grants allow ACTION on RESOURCE (e.g. run workflow:deploy).
+    Exits 0 when allowed, 1 when not."""
+    from swamp.errors import UsageError
+    from swamp.serve import grants, tokens
+
+    repo = state.repo()
+    who = list(subjects)
+    if token_name:
+        who += tokens.subjects_for_name(repo, token_name)
+    if not who:
+        raise UsageError("say who: --token NAME or --subject KIND:NAME")
+    allowed, grant = grants.decide(grants.load(repo), who, action, resource)
+    result = {"allowed": allowed, "action": action, "resource": resource, "subjects": who,
+              "decidedBy": grant.to_json() if grant else None}
+
+    def human():
+        if grant is None:
+            say(f"no: no grant allows {action} on {resource} for {', '.join(who)}")
+        else:
+            say(f"{'yes' if allowed else 'no'}: {grant.effect} in {grant.source}")
+
+    emit(state, result, human)
+    if not allowed:
+        sys.exit(1)

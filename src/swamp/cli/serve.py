@@ -1,0 +1,53 @@
+"""`swamp serve`: the HTTP API (see docs/serve.md)."""
+
+from __future__ import annotations
+
+import click
+
+from swamp.cli.options import CliState, global_options
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True)
+@click.option("--cert-file", type=click.Path(dir_okay=False, exists=True), help="TLS certificate (PEM).")
+@click.option("--key-file", type=click.Path(dir_okay=False, exists=True), help="TLS private key (PEM).")
+@click.option("--auth-mode", type=click.Choice(["none", "token"]), default=None,
+              help="token: every request needs a token and a grant. Default: none on a loopback "
+                   "address, token elsewhere.")
+@click.option("--insecure", is_flag=True, help="Allow --auth-mode none on a non-loopback address.")
+@click.option("--max-body", type=click.IntRange(1), default=1024 * 1024, show_default=True, metavar="BYTES",
+              help="The largest request body accepted.")
+@click.option("--shutdown-timeout", type=click.FloatRange(0), default=30.0, show_default=True, metavar="SECONDS",
+              help="On SIGTERM, how long runs in flight may finish before they are asked to stop.")
+@click.option("--audit-log", type=click.Path(dir_okay=False), help="Where the audit log goes "
+              "(default .swamp/cache/serve/audit.jsonl).")
+@global_options
+@click.pass_obj
+def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
+          audit_log):
+    """Serve this repository's use cases as an HTTP JSON API.
+
+    Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
+    from pathlib import Path
+
+    from swamp.errors import UsageError
+    from swamp.serve.runner import LOOPBACK, check_exposure
+
+    if bool(cert_file) != bool(key_file):
+        raise UsageError("--cert-file and --key-file go together")
+    if auth_mode is None:
+        auth_mode = "none" if host in LOOPBACK else "token"
+    check_exposure(host, auth_mode, insecure)
+    try:
+        from swamp.serve.app import Settings
+        from swamp.serve.runner import serve as run
+    except ImportError as e:
+        from swamp.errors import SwampError
+
+        raise SwampError(f"swamp serve needs the serve extra ({e.name} is missing)",
+                         hint="pip install 'swamp[serve]'") from None
+    repo = state.repo()
+    settings = Settings(auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
+                        audit_path=Path(audit_log).absolute() if audit_log else None)
+    run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file)

@@ -1,0 +1,12 @@
+"""``swamp serve``: an HTTP JSON API over the application layer.
+
+Each request authenticates, checks its arguments, asks the grants, then runs
+one ``swamp.app`` use case in a worker thread (the application layer is
+synchronous) and renders its result as the command line's ``--json`` would,
+or its error as the same ``{"error", "code", "hint"}`` document with an HTTP
+status. A read pulls first, exactly like the command line, so a replica
+never serves data older than what a peer committed before the request came.
+
+Only ``app.py`` and ``runner.py`` import starlette and uvicorn; tokens,
+grants and the audit log are plain modules the ``swamp access`` commands
+use too."""

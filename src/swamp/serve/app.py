@@ -1,0 +1,392 @@
+"""The starlette application: one endpoint per route of ``routes.ROUTES``,
+``/health`` and ``/openapi.json``.
+
+A request goes through, in order: refused while shutting down (if it
+changes state), authenticated (token mode), its path names, query and body
+checked (nothing runs on a malformed request), authorized by the grants,
+then its use case runs in a worker thread. Every request that passed
+authentication, and every one refused by it, is written to the audit log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+import threading
+import time
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route as StarletteRoute
+
+from swamp.errors import SwampError
+from swamp.serve.errors import HttpError, error_doc, status_of
+from swamp.serve.routes import ROUTES, Call, Reply, Route
+
+#: the default request body limit (a method's inputs, not its data)
+MAX_BODY = 1024 * 1024
+#: a path segment: a name or an id; never '..', '/', or a leading dot
+_SEGMENT = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9_.@-]{0,199}$")
+#: seconds between keep-alive comments on an idle event stream
+KEEPALIVE_S = 15.0
+
+
+@dataclass
+class Settings:
+    auth_mode: str = "none"  # none | token
+    max_body: int = MAX_BODY
+    #: bounded wait for in-flight runs at shutdown, then cancel requests, then this again
+    shutdown_timeout: float = 30.0
+    audit_path: Any = None  # a Path, or None for the default
+
+
+@dataclass
+class ServeState:
+    repo: Any
+    settings: Settings
+    tokens: Any = None
+    grants: Any = None
+    audit: Any = None
+    shutting_down: bool = False
+    inflight: dict = field(default_factory=dict)
+    cond: threading.Condition = field(default_factory=threading.Condition)
+    next_id: int = 0
+
+    # ------------------------------------------------------ in-flight work
+    def begin(self) -> int:
+        with self.cond:
+            self.next_id += 1
+            self.inflight[self.next_id] = {}
+            return self.next_id
+
+    def note(self, key: int, info: dict) -> None:
+        with self.cond:
+            if key in self.inflight:
+                self.inflight[key].update(info)
+
+    def end(self, key: int) -> None:
+        with self.cond:
+            self.inflight.pop(key, None)
+            self.cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while self.inflight:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.cond.wait(left)
+            return True
+
+    def drain(self) -> None:
+        """Let in-flight runs finish (bounded); ask the workflow runs still
+        going to stop (their engine records them cancelled after the steps in
+        flight), and wait for them (bounded again)."""
+        self.shutting_down = True
+        timeout = self.settings.shutdown_timeout
+        if self.wait_idle(timeout):
+            return
+        from swamp.app import workflows
+
+        with self.cond:
+            pending = [dict(v) for v in self.inflight.values()]
+        for info in pending:
+            if info.get("kind") == "workflow" and info.get("runId"):
+                try:
+                    workflows.cancel(self.repo, info["workflow"], info["runId"])
+                    _log(f"shutdown: asked run {info['runId']} of {info['workflow']} to stop")
+                except SwampError as e:
+                    _log(f"shutdown: could not cancel run {info['runId']}: {e.message}")
+        if not self.wait_idle(timeout):
+            with self.cond:
+                left = list(self.inflight.values())
+            _log(f"shutdown: {len(left)} run(s) still going after {2 * timeout:.0f} s: {left}")
+
+    # ------------------------------------------------------------ access
+    def subjects(self, request: Request) -> list[str]:
+        if self.settings.auth_mode == "none":
+            return ["anonymous"]
+        header = request.headers.get("authorization", "")
+        scheme, _, presented = header.partition(" ")
+        if scheme.lower() != "bearer" or not presented.strip():
+            raise HttpError("unauthorized", "this server needs a token",
+                            hint="pass --token (or SWAMP_SERVE_TOKEN); an admin mints one with "
+                                 "'swamp access token mint NAME'")
+        found = self.tokens.check(presented.strip())
+        if found is None:
+            raise HttpError("unauthorized", "the token is unknown or revoked",
+                            hint="ask for a new one ('swamp access token mint' or 'rotate')")
+        return found[1]
+
+    def allowed(self, subjects: list[str], action: str, resource: str) -> bool:
+        if self.settings.auth_mode == "none":
+            return True
+        return self.grants.allowed(subjects, action, resource)
+
+    def authorize(self, subjects: list[str], action: str, resource: str) -> None:
+        if not self.allowed(subjects, action, resource):
+            raise HttpError("forbidden", f"{action} on {resource} is not allowed",
+                            hint="an admin adds a grant in grants/*.yaml; check with "
+                                 f"'swamp access can-i {action} {resource} --token NAME'")
+
+
+def _log(text: str) -> None:
+    print(f"swamp serve: {text}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------ rendering
+def _json(doc: Any, status: int = 200, headers: dict | None = None) -> Response:
+    from swamp.vault.redact import redact_text
+
+    body = redact_text(json.dumps(doc, default=str, sort_keys=False))
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+def _error(e: SwampError) -> Response:
+    status = status_of(e.code)
+    headers = {}
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    if e.code in ("lock_timeout", "shutting_down"):
+        headers["Retry-After"] = "1"
+    return _json(error_doc(e), status, headers)
+
+
+def _code(status: int, doc: Any) -> str | None:
+    """The error code of a reply, for the audit log (202: unpublished)."""
+    if (status >= 400 or status == 202) and isinstance(doc, dict):
+        return doc.get("code")
+    return None
+
+
+def _frame(event: str, data: Any) -> bytes:
+    from swamp.vault.redact import redact_text
+
+    return f"event: {event}\ndata: {redact_text(json.dumps(data, default=str))}\n\n".encode()
+
+
+# ------------------------------------------------------- request checks
+def _check_segments(params: dict) -> dict:
+    for key, value in params.items():
+        if not _SEGMENT.match(value) or ".." in value:
+            raise HttpError("validation", f"invalid {key} {value!r} in the path",
+                            hint="names and ids are letters, digits, '_', '-', '.', '@'; never '..' or '/'")
+    return dict(params)
+
+
+def _parse_query(route: Route, params) -> dict:
+    out: dict[str, Any] = {}
+    for key in params.keys():
+        if key not in route.query:
+            raise HttpError("validation", f"unknown query parameter {key!r}",
+                            hint=f"this route takes: {', '.join(sorted(route.query)) or 'none'}")
+        values = params.getlist(key)
+        if len(values) > 1:
+            raise HttpError("validation", f"query parameter {key!r} given {len(values)} times")
+        kind, _ = route.query[key]
+        text = values[0]
+        if kind is int:
+            try:
+                out[key] = int(text)
+            except ValueError:
+                raise HttpError("validation", f"query parameter {key!r} must be an integer, not {text!r}") from None
+        elif kind is bool:
+            low = text.lower()
+            if low not in ("true", "false", "1", "0"):
+                raise HttpError("validation", f"query parameter {key!r} must be true or false, not {text!r}")
+            out[key] = low in ("true", "1")
+        else:
+            out[key] = text
+    return out
+
+
+async def _read_body(route: Route, request: Request, limit: int) -> dict:
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise HttpError("too_large", f"the request body is {length} bytes; the limit is {limit}",
+                        hint="send data by reference (a file the method reads), or raise serve's --max-body")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HttpError("too_large", f"the request body is over the limit of {limit} bytes",
+                            hint="raise serve's --max-body")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if route.body is None:
+        if raw.strip():
+            raise HttpError("validation", f"{route.method} {route.path} takes no body")
+        return {}
+    if not raw.strip():
+        doc: Any = {}
+    else:
+        try:
+            doc = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise HttpError("validation", f"the request body is not valid JSON: {getattr(e, 'msg', e)}") from None
+    if not isinstance(doc, dict):
+        raise HttpError("validation", "the request body must be a JSON object")
+    fields = route.body.fields
+    unknown = sorted(set(doc) - set(fields))
+    if unknown:
+        raise HttpError("validation", f"unknown field(s) {', '.join(unknown)}",
+                        hint=f"this route takes: {', '.join(sorted(fields))}")
+    for name, (kind, required, _) in fields.items():
+        if name not in doc:
+            if required:
+                raise HttpError("validation", f"the field {name!r} is required")
+            continue
+        value = doc[name]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            want = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "true or false"}
+            raise HttpError("validation", f"the field {name!r} must be {want.get(kind, kind)}")
+    return doc
+
+
+# --------------------------------------------------------------- endpoints
+def _endpoint(state: ServeState, route: Route):
+    async def endpoint(request: Request) -> Response:
+        t0 = time.monotonic()
+        subjects: list[str] = []
+        audit = {"method": route.method, "path": request.url.path, "op": route.op}
+
+        def done(status: int, code: str | None = None) -> None:
+            from swamp.serve.audit import scrub
+
+            state.audit.record(who=subjects or ["unauthenticated"], status=status, code=code,
+                               ms=round((time.monotonic() - t0) * 1000, 1),
+                               **{k: scrub(v) if k == "args" else v for k, v in audit.items()})
+
+        try:
+            if state.shutting_down and route.changes:
+                raise HttpError("shutting_down", "the server is shutting down",
+                                hint="retry on another replica, or once it is back")
+            subjects = state.subjects(request)
+            path = _check_segments(request.path_params)
+            query = _parse_query(route, request.query_params)
+            body = await _read_body(route, request, state.settings.max_body)
+            call = Call(state.repo, path, query, body,
+                        authorize=lambda action, resource: state.authorize(subjects, action, resource))
+            audit["args"] = {"path": path, "query": query, "body": body}
+            if route.action and route.resource:
+                audit["action"], audit["resource"] = route.action, route.resource(call)
+                state.authorize(subjects, route.action, audit["resource"])
+        except SwampError as e:
+            done(status_of(e.code), e.code)
+            return _error(e)
+
+        def work() -> tuple[int, Any]:
+            key = state.begin()
+            call.note = lambda info: state.note(key, info)
+            try:
+                result = route.run(call)
+                status, doc = (result.status, result.doc) if isinstance(result, Reply) else (200, result)
+                if route.row_resource is not None and isinstance(doc, list):
+                    doc = [r for r in doc if state.allowed(subjects, "read", route.row_resource(r))]
+                return status, doc
+            except SwampError as e:
+                return status_of(e.code), error_doc(e)
+            except Exception as e:  # a bug: logged here, a plain document there
+                import traceback
+
+                traceback.print_exc()
+                return 500, {"error": f"internal error: {type(e).__name__}", "code": "internal",
+                             "hint": "see the server's log"}
+            finally:
+                state.end(key)
+
+        if route.stream and "text/event-stream" in request.headers.get("accept", ""):
+            return StreamingResponse(_stream(call, work, route, done), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        status, doc = await anyio.to_thread.run_sync(work)
+        done(status, _code(status, doc))
+        if status >= 400:
+            return _json(doc, status, {"Retry-After": "1"} if status == 503 else None)
+        return _json(doc, status)
+
+    return endpoint
+
+
+async def _stream(call: Call, work, route: Route, done):
+    """Server-sent events: ``accepted`` at once, then ``log`` and ``step``
+    events as they happen, then ``result`` (HTTP-like status and the
+    document the plain request would return) or ``error``."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+    call.emit = lambda event, data: loop.call_soon_threadsafe(queue.put_nowait, (event, data))
+    yield _frame("accepted", {"op": route.op, **call.path})
+    task = asyncio.ensure_future(anyio.to_thread.run_sync(work))
+    status, doc = 500, None
+    try:
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            finished, _ = await asyncio.wait({getter, task}, timeout=KEEPALIVE_S,
+                                             return_when=asyncio.FIRST_COMPLETED)
+            if getter in finished:
+                yield _frame(*getter.result())
+                continue
+            getter.cancel()
+            if task in finished:
+                while not queue.empty():
+                    yield _frame(*queue.get_nowait())
+                break
+            yield b": keep-alive\n\n"
+        status, doc = task.result()
+        yield _frame("error" if status >= 400 else "result", {"status": status, "body": doc})
+    finally:
+        done(status, _code(status, doc))
+
+
+def _health(state: ServeState):
+    async def health(request: Request) -> Response:
+        from importlib.metadata import version
+
+        return _json({"status": "stopping" if state.shutting_down else "ok", "version": version("swamp"),
+                      "authMode": state.settings.auth_mode, "inflight": len(state.inflight),
+                      "datastore": state.repo.datastore.kind})
+
+    return health
+
+
+def build_app(repo, settings: Settings | None = None) -> Starlette:
+    from swamp.serve.audit import AuditLog, default_path
+    from swamp.serve.grants import GrantSet
+    from swamp.serve.openapi import document
+    from swamp.serve.tokens import TokenStore
+
+    settings = settings or Settings()
+    state = ServeState(repo, settings, TokenStore(repo), GrantSet(repo),
+                       AuditLog(settings.audit_path or default_path(repo)))
+    if settings.auth_mode == "token":
+        state.grants.current()  # a broken grants file stops the start, not the first request
+
+    openapi_doc = document()
+
+    async def openapi(request: Request) -> Response:
+        return _json(openapi_doc)
+
+    async def not_found(request: Request, exc: HTTPException) -> Response:
+        code = "not_found" if exc.status_code == 404 else "usage"
+        return _json({"error": f"{request.method} {request.url.path}: {exc.detail}", "code": code,
+                      "hint": "see /openapi.json for the routes"}, exc.status_code)
+
+    routes = [StarletteRoute("/health", _health(state), methods=["GET"]),
+              StarletteRoute("/openapi.json", openapi, methods=["GET"])]
+    routes += [StarletteRoute(r.path, _endpoint(state, r), methods=[r.method]) for r in ROUTES]
+
+    @asynccontextmanager
+    async def lifespan(app):
+        yield
+        await anyio.to_thread.run_sync(state.drain)
+
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
+    app.state.serve = state
+    return app

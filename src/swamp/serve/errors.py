@@ -1,0 +1,58 @@
+"""HTTP statuses for swamp's error codes, and the error document.
+
+The document is the command line's: ``{"error", "code", "hint"}``. The
+status follows the code:
+
+========================  ======  ==========================================
+code                      status  why
+========================  ======  ==========================================
+usage, validation         400     the request is wrong; nothing was written
+unauthorized              401     no token, an unknown or a revoked one
+forbidden                 403     a grant denies it, or none allows it
+not_found                 404
+conflict, lease_lost      409     the state changed under the request
+too_large                 413     the body is over the limit
+lock_timeout              503     a lease stayed busy; retry (Retry-After)
+shutting_down             503     the server is stopping; retry elsewhere
+unpublished               202     done, not yet published (see below)
+anything else             500
+========================  ======  ==========================================
+
+``unpublished`` is the one error that comes with a result: the work is done
+on the server but its push failed (the next session publishes it). The
+body is the error document plus ``value``, the result as it would have been
+returned, with ``"published": false``."""
+
+from __future__ import annotations
+
+from swamp.errors import SwampError
+
+STATUS = {
+    "usage": 400, "validation": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404,
+    "conflict": 409, "lease_lost": 409, "too_large": 413, "lock_timeout": 503, "shutting_down": 503,
+    "unpublished": 202, "repo_not_found": 500, "internal": 500,
+}
+
+#: the exit code the command line gives each code (everything else exits 1)
+EXIT_CODES = {"usage": 2, "lock_timeout": 75}
+
+
+def status_of(code: str) -> int:
+    return STATUS.get(code, 500)
+
+
+def error_doc(e: SwampError) -> dict:
+    from swamp.vault.redact import redact_text
+
+    doc = {k: redact_text(v) if isinstance(v, str) else v for k, v in e.to_json().items()}
+    value = getattr(e, "value", None)
+    if value is not None:
+        doc["value"] = value
+    return doc
+
+
+class HttpError(SwampError):
+    """An error raised by serve itself (auth, limits, malformed requests)."""
+
+    def __init__(self, code: str, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint, code=code)

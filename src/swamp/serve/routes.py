@@ -1,0 +1,379 @@
+"""The route table: each route names its use case, the action and resource
+access control checks, the query parameters and body fields it accepts
+(anything else is refused), and whether it can stream its events. The
+OpenAPI document is built from this table, so it cannot drift from it.
+
+Handlers are plain synchronous functions of a ``Call``; they run in a
+worker thread and return a JSON document (status 200) or a ``Reply``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from swamp.errors import UnpublishedError, ValidationError
+
+
+@dataclass
+class Reply:
+    status: int
+    doc: Any
+
+
+@dataclass
+class Call:
+    repo: Any
+    path: dict[str, str]
+    query: dict[str, Any]
+    body: dict[str, Any]
+    #: send an event to a streaming client (does nothing otherwise); any thread
+    emit: Callable[[str, dict], None] = lambda event, data: None
+    #: note what this request is running, for a graceful shutdown
+    note: Callable[[dict], None] = lambda info: None
+    #: check an action on a resource found only while handling (403 if denied)
+    authorize: Callable[[str, str], None] = lambda action, resource: None
+
+
+@dataclass
+class Body:
+    """The body fields a route accepts: name -> (JSON type, required, description)."""
+
+    fields: dict[str, tuple[type | tuple, bool, str]]
+
+
+@dataclass
+class Route:
+    method: str
+    path: str
+    op: str
+    summary: str
+    run: Callable[[Call], Any]
+    #: what access control checks: an action and the resource it acts on
+    action: str | None = None
+    resource: Callable[[Call], str] | None = None
+    query: dict[str, tuple[type, str]] = field(default_factory=dict)
+    body: Body | None = None
+    #: answers ``Accept: text/event-stream`` with the run's events
+    stream: bool = False
+    #: lists: each row's resource; rows the caller may not read are left out
+    row_resource: Callable[[dict], str] | None = None
+    #: changes state: refused while the server shuts down
+    changes: bool = False
+
+
+# ------------------------------------------------------------------ helpers
+def _inputs(call: Call, key: str = "inputs") -> dict:
+    """The inputs map, with the leaves listed in ``cliStrings`` treated as
+    text typed on a command line (coerced to their declared type, as
+    ``--input KEY=VALUE`` is): that is how ``--server`` sends ``--input``."""
+    from swamp.models.inputs import CliString
+
+    values = call.body.get(key) or {}
+    if not isinstance(values, dict):
+        raise ValidationError(f"{key} must be a JSON object")
+    for path in call.body.get("cliStrings") or []:
+        if not isinstance(path, list) or not path or not all(isinstance(p, str) for p in path):
+            raise ValidationError("cliStrings holds paths: lists of keys, such as [\"a\", \"b\"]")
+        node = values
+        for k in path[:-1]:
+            node = node.get(k) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or not isinstance(node.get(path[-1]), str):
+            raise ValidationError(f"cliStrings: {'.'.join(path)} is not a string in {key}")
+        node[path[-1]] = CliString(node[path[-1]])
+    return values
+
+
+def _unpublished(e: UnpublishedError) -> Reply:
+    from swamp.serve.errors import error_doc
+
+    return Reply(202, error_doc(e))
+
+
+def _method_doc(result) -> dict:
+    return result.to_json()
+
+
+# ------------------------------------------------------------------- models
+def models_list(call: Call):
+    from swamp.models.service import search_models
+
+    return search_models(call.repo, call.query.get("q"))
+
+
+def model_get(call: Call):
+    from swamp.models.service import get_model
+
+    return get_model(call.repo, call.path["model"])
+
+
+def method_run(call: Call):
+    from swamp.app.methods import run_batch
+
+    call.note({"kind": "method", "model": call.path["model"], "method": call.path["method"]})
+    batch = call.body.get("batch")
+    if batch is not None:
+        if "inputs" in call.body or "cliStrings" in call.body:
+            raise ValidationError("give either inputs or batch, not both")
+        if not batch or not all(isinstance(b, dict) for b in batch):
+            raise ValidationError("batch is a non-empty list of input maps")
+        inputs_list = batch
+    else:
+        inputs_list = [_inputs(call)]
+    results = run_batch(call.repo, call.path["model"], call.path["method"], inputs_list,
+                        tags=call.body.get("tags"), on_log=lambda line: call.emit("log", {"line": line}))
+    docs = [_method_doc(r) for r in results]
+    doc = docs if batch is not None else docs[0]
+    if results and results[0].unpublished is not None:
+        return _unpublished(results[0].unpublished.with_value(doc))
+    return doc
+
+
+def outputs_list(call: Call):
+    from swamp.app import models
+
+    q = call.query
+    return models.outputs(call.repo, q.get("model"), method=q.get("method"), status=q.get("status"),
+                          limit=q.get("limit", 50))
+
+
+def output_get(call: Call):
+    from swamp.app import models
+
+    doc = models.output(call.repo, call.path["id"])
+    call.authorize("read", f"model:{doc.get('modelName')}")
+    return doc
+
+
+def output_log(call: Call):
+    from swamp.app import models
+
+    call.authorize("read", f"model:{models.output(call.repo, call.path['id']).get('modelName')}")
+    return models.output_log(call.repo, call.path["id"])
+
+
+# ---------------------------------------------------------------- workflows
+def _observer(call: Call, name: str):
+    def observe(run, job, step):
+        call.note({"kind": "workflow", "workflow": name, "runId": run.id})
+        event = {"runId": run.id, "workflow": run.workflowName, "job": job.name, "step": step.name,
+                 "status": step.status}
+        if step.error:
+            event["error"] = step.error
+        if step.skipReason:
+            event["skipReason"] = step.skipReason
+        call.emit("step", event)
+
+    return observe
+
+
+def _run_doc(call: Call, result):
+    from swamp.workflows.service import run_json
+
+    doc = run_json(call.repo, result.run)
+    if result.shared:
+        doc["sync"] = result.sync.to_json()
+    if result.unpublished is not None:
+        doc["published"] = False
+        return _unpublished(result.unpublished.with_value(doc))
+    return doc
+
+
+def workflow_run(call: Call):
+    from swamp.app import workflows
+
+    name = call.path["workflow"]
+    call.note({"kind": "workflow", "workflow": name})
+    result = workflows.run(call.repo, name, _inputs(call), fail_on=call.body.get("failOn", "low"),
+                           observer=_observer(call, name))
+    return _run_doc(call, result)
+
+
+def workflow_resume(call: Call):
+    from swamp.app import workflows
+
+    name = call.path["workflow"]
+    call.note({"kind": "workflow", "workflow": name})
+    result = workflows.resume(call.repo, name, call.body.get("runId"), _inputs(call),
+                              observer=_observer(call, name))
+    return _run_doc(call, result)
+
+
+def _decide(decision: str):
+    def handler(call: Call):
+        from swamp.app import workflows
+
+        b = call.body
+        try:
+            return workflows.decide(call.repo, call.path["workflow"], b["step"], decision, b.get("runId"),
+                                    b.get("reason"))
+        except UnpublishedError as e:
+            return _unpublished(e)
+
+    return handler
+
+
+def workflow_cancel(call: Call):
+    from swamp.app import workflows
+
+    try:
+        return workflows.cancel(call.repo, call.path["workflow"], call.body.get("runId"))
+    except UnpublishedError as e:
+        return _unpublished(e)
+
+
+def workflow_history(call: Call):
+    from swamp.app import workflows
+
+    return workflows.history(call.repo, call.path["workflow"], call.query.get("limit"))
+
+
+def _run_id(call: Call) -> str | None:
+    rid = call.path["run"]
+    return None if rid == "latest" else rid
+
+
+def workflow_run_get(call: Call):
+    from swamp.app import workflows
+    from swamp.workflows.service import run_json
+
+    return run_json(call.repo, workflows.get_run(call.repo, call.path["workflow"], _run_id(call)))
+
+
+def workflow_logs(call: Call):
+    from swamp.app import workflows
+
+    return workflows.logs(call.repo, call.path["workflow"], _run_id(call))
+
+
+# --------------------------------------------------------------------- data
+def data_list(call: Call):
+    from swamp.app import data
+
+    return data.list_names(call.repo, call.query.get("model"))
+
+
+def data_get(call: Call):
+    from swamp.app import data
+
+    return data.get(call.repo, call.path["model"], call.path["name"], call.query.get("version"),
+                    content=call.query.get("content", True))
+
+
+def data_versions(call: Call):
+    from swamp.app import data
+
+    return data.versions(call.repo, call.path["model"], call.path["name"])
+
+
+def data_search(call: Call):
+    from swamp.app import data
+
+    q = call.query
+    return data.search(call.repo, q.get("q"), model=q.get("model"), limit=q.get("limit", 100),
+                       all_versions=q.get("allVersions", False))
+
+
+def data_query(call: Call):
+    from swamp.app import data
+
+    b = call.body
+    return data.query(call.repo, b["predicate"], limit=b.get("limit", 100), all_versions=b.get("allVersions", False))
+
+
+def data_delete(call: Call):
+    from swamp.app import data
+
+    try:
+        return data.delete(call.repo, call.path["model"], call.path["name"], call.query.get("version"))
+    except UnpublishedError as e:
+        return _unpublished(e)
+
+
+def datastore_status(call: Call):
+    from swamp.repo.datastores import status
+
+    return status(call.repo)
+
+
+# -------------------------------------------------------------------- table
+_RUN_INPUTS = {
+    "inputs": (dict, False, "the inputs, as JSON values"),
+    "cliStrings": (list, False, "paths (lists of keys) of string inputs to coerce like --input KEY=VALUE"),
+}
+
+
+def _model(c: Call) -> str:
+    return f"model:{c.path['model']}"
+
+
+def _workflow(c: Call) -> str:
+    return f"workflow:{c.path['workflow']}"
+
+
+def _data(c: Call) -> str:
+    return f"data:{c.path['model']}/{c.path['name']}"
+
+
+API = "/api/v1"
+
+ROUTES: list[Route] = [
+    Route("GET", f"{API}/models", "listModels", "Model definitions whose name or type contains q", models_list,
+          query={"q": (str, "text to look for")}, row_resource=lambda r: f"model:{r['name']}"),
+    Route("GET", f"{API}/models/{{model}}", "getModel", "One model definition", model_get, "read", _model),
+    Route("POST", f"{API}/models/{{model}}/methods/{{method}}/run", "runMethod",
+          "Run a method; returns its output record (a failed method is status failed, HTTP 200)", method_run,
+          "run", _model, body=Body({**_RUN_INPUTS, "tags": (dict, False, "tags for the data this run writes"),
+                                    "batch": (list, False, "several input maps, run in one session")}),
+          stream=True, changes=True),
+    Route("GET", f"{API}/outputs", "listOutputs", "Method runs, newest first", outputs_list,
+          query={"model": (str, "only this model"), "method": (str, "only this method"),
+                 "status": (str, "succeeded, failed or cancelled"), "limit": (int, "at most this many (50)")},
+          row_resource=lambda r: f"model:{r['modelName']}"),
+    Route("GET", f"{API}/outputs/{{id}}", "getOutput", "One method run's record", output_get),
+    Route("GET", f"{API}/outputs/{{id}}/log", "getOutputLog", "One method run's log", output_log),
+    Route("POST", f"{API}/workflows/{{workflow}}/run", "runWorkflow", "Run a workflow; returns its run record",
+          workflow_run, "run", _workflow,
+          body=Body({**_RUN_INPUTS, "failOn": (str, False, "low, medium or high: the lowest failing severity")}),
+          stream=True, changes=True),
+    Route("POST", f"{API}/workflows/{{workflow}}/resume", "resumeWorkflow", "Continue a suspended run",
+          workflow_resume, "run", _workflow,
+          body=Body({**_RUN_INPUTS, "runId": (str, False, "the run (default: the newest suspended one)")}),
+          stream=True, changes=True),
+    Route("POST", f"{API}/workflows/{{workflow}}/approve", "approveStep", "Approve a step waiting for approval",
+          _decide("approved"), "approve", _workflow,
+          body=Body({"step": (str, True, "STEP or JOB/STEP"), "runId": (str, False, "the run"),
+                     "reason": (str, False, "why")}), changes=True),
+    Route("POST", f"{API}/workflows/{{workflow}}/reject", "rejectStep", "Reject a step waiting for approval",
+          _decide("rejected"), "approve", _workflow,
+          body=Body({"step": (str, True, "STEP or JOB/STEP"), "runId": (str, False, "the run"),
+                     "reason": (str, False, "why")}), changes=True),
+    Route("POST", f"{API}/workflows/{{workflow}}/cancel", "cancelWorkflow",
+          "Cancel a suspended run, or ask a running one to stop", workflow_cancel, "run", _workflow,
+          body=Body({"runId": (str, False, "the run (default: the newest unfinished one)")}), changes=True),
+    Route("GET", f"{API}/workflows/{{workflow}}/runs", "workflowHistory", "Runs, newest first", workflow_history,
+          "read", _workflow, query={"limit": (int, "at most this many")}),
+    Route("GET", f"{API}/workflows/{{workflow}}/runs/{{run}}", "getWorkflowRun",
+          "One run record ('latest' for the newest)", workflow_run_get, "read", _workflow),
+    Route("GET", f"{API}/workflows/{{workflow}}/runs/{{run}}/log", "getWorkflowRunLog",
+          "A run's log ('latest' for the newest)", workflow_logs, "read", _workflow),
+    Route("GET", f"{API}/data", "listData", "Data names with their latest version", data_list,
+          query={"model": (str, "only this model's data")},
+          row_resource=lambda r: f"data:{r['model']}/{r['name']}"),
+    Route("GET", f"{API}/data/search", "searchData", "Data whose name, spec, type or tags contain q",
+          data_search, query={"q": (str, "text"), "model": (str, "only this model"),
+                              "limit": (int, "at most (100)"), "allVersions": (bool, "every version")},
+          row_resource=lambda r: f"data:{r['model']}/{r['name']}"),
+    Route("POST", f"{API}/data/query", "queryData", "Data versions for which a CEL predicate holds", data_query,
+          body=Body({"predicate": (str, True, "a CEL expression over name, version, specName, size, tags, ..."),
+                     "limit": (int, False, "at most (100)"), "allVersions": (bool, False, "every version")}),
+          row_resource=lambda r: f"data:{r['model']}/{r['name']}"),
+    Route("GET", f"{API}/data/{{model}}/{{name}}", "getData", "One version of a model's data (the highest by default)",
+          data_get, "read", _data, query={"version": (int, "a version number"),
+                                         "content": (bool, "include the content (true)")}),
+    Route("DELETE", f"{API}/data/{{model}}/{{name}}", "deleteData", "Delete data (every version, or one)",
+          data_delete, "write", _data, query={"version": (int, "only this version")}, changes=True),
+    Route("GET", f"{API}/data/{{model}}/{{name}}/versions", "dataVersions", "The versions of a model's data",
+          data_versions, "read", _data),
+    Route("GET", f"{API}/datastore/status", "datastoreStatus", "The datastore: kind, location, head, dirty files",
+          datastore_status, "read", lambda c: "data:*"),
+]

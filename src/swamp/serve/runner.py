@@ -1,0 +1,48 @@
+"""Running the API under uvicorn, and stopping it gracefully.
+
+On SIGTERM (or SIGINT) the server stops accepting connections and new
+state-changing requests at once, lets requests in flight finish for up to
+``shutdown_timeout`` seconds, then asks workflow runs still going to stop
+(their engine records them cancelled once the steps in flight end) and
+waits that long again. A run is never left recorded as running by a clean
+shutdown; a killed process leaves its runs to ``workflow cancel``, which
+cancels a run whose process is gone."""
+
+from __future__ import annotations
+
+import sys
+
+from swamp.errors import UsageError
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def check_exposure(host: str, auth_mode: str, insecure: bool) -> None:
+    if auth_mode == "none" and host not in LOOPBACK and not insecure:
+        raise UsageError(f"--auth-mode none on {host} would let anyone who can reach it run anything",
+                         hint="use --auth-mode token (mint tokens with 'swamp access token mint'), "
+                              "or pass --insecure if a proxy in front of it authenticates")
+
+
+def serve(repo, *, host: str, port: int, settings, cert_file: str | None = None,
+          key_file: str | None = None) -> None:
+    import uvicorn
+
+    from swamp.serve.app import build_app
+
+    app = build_app(repo, settings)
+    state = app.state.serve
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame):
+            state.shutting_down = True  # refuse new runs from now on, not only once connections close
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(app, host=host, port=port, ssl_certfile=cert_file, ssl_keyfile=key_file,
+                            log_level="warning", access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=int(settings.shutdown_timeout) or None)
+    scheme = "https" if cert_file else "http"
+    print(f"swamp serve: {scheme}://{host}:{port} (auth {settings.auth_mode}, repository {repo.root})",
+          file=sys.stderr, flush=True)
+    Server(config).run()
+    print("swamp serve: stopped", file=sys.stderr, flush=True)
