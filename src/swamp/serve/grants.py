@@ -1,7 +1,7 @@
 """Grants: who may do what to which resource, in ``grants/*.yaml``::
 
     grants:
-      - subjects: [token:ci, group:ops, user:alice]
+      - subjects: ["token:ci", "group:ops", "user:alice"]   # quoted: YAML
         effect: allow            # or deny
         actions: [read, run]     # read, run, approve, write, admin
         resources: ["workflow:deploy-*", "model:*", "data:hello/*", "vault:*"]
