@@ -155,3 +155,17 @@ def test_an_empty_fan_out_succeeds(repo):
     (repo / "workflows" / "workflow-fan.yaml").write_text(FAN.replace("minItems: 1", "minItems: 0"))
     r = cli(repo, "workflow", "run", "fan", "--input", "items:json=[]")
     assert r.code == 0 and r.data["status"] == "succeeded"
+
+
+def test_versions_written_by_a_workflow_step_carry_their_provenance_in_tags(repo):
+    (repo / "workflows" / "workflow-w.yaml").write_text(
+        "name: w\njobs:\n  - name: j\n    steps:\n"
+        "      - {name: s, task: {type: model_method, modelIdOrName: e, methodName: write}}\n")
+    run = cli(repo, "workflow", "run", "w").data
+    tags = cli(repo, "data", "get", "e", "out").data["tags"]
+    assert {"workflow": "w", "workflowRunId": run["id"], "step": "s"}.items() <= tags.items()
+    assert cli(repo, "model", "method", "run", "e", "write").code == 0
+    direct = cli(repo, "data", "get", "e", "out").data["tags"]
+    assert not {"workflow", "workflowRunId", "step"} & set(direct)
+    found = cli(repo, "data", "search", run["id"], "--all-versions").data
+    assert [(f["name"], f["version"]) for f in found] == [("out", 1)]

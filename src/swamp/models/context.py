@@ -104,7 +104,7 @@ class Context:
             "contentType": content_type, "lifetime": lifetime, "garbageCollection": gc,
             "streaming": streaming,
             "tags": {**self.definition.tags, **self.run.tags, "type": kind, "specName": spec_name,
-                     "modelName": self.definition.name},
+                     "modelName": self.definition.name, **self._provenance()},
             "owner": {
                 "definitionId": self.definition.id, "definitionName": self.definition.name,
                 "modelType": self.definition.type, "methodName": self.run.method,
@@ -113,6 +113,16 @@ class Context:
             },
             "createdAt": clock.isoformat(),
         }
+
+    def _provenance(self) -> dict[str, str]:
+        """Tags saying which workflow run and step wrote a version (so
+        `data search --tag workflowRunId=...` finds a run's data); none for
+        a direct run."""
+        run = self.run
+        if not run.workflow_run_id:
+            return {}
+        return {"workflow": run.workflow_name or "", "workflowRunId": run.workflow_run_id,
+                "step": run.step_name or ""}
 
     def write_resource(self, spec_name: str, name: str, data: BaseModel | dict) -> Artifact:
         spec = self.model_type.resources.get(spec_name)
