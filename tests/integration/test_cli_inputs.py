@@ -169,3 +169,14 @@ def test_versions_written_by_a_workflow_step_carry_their_provenance_in_tags(repo
     assert not {"workflow", "workflowRunId", "step"} & set(direct)
     found = cli(repo, "data", "search", run["id"], "--all-versions").data
     assert [(f["name"], f["version"]) for f in found] == [("out", 1)]
+
+
+def test_data_search_by_tag_and_query_by_upstreams_fields(repo):
+    assert cli(repo, "model", "method", "run", "e", "write", "--tag", "env=prod").code == 0
+    assert cli(repo, "model", "method", "run", "e", "write", "--tag", "env=dev").code == 0
+    prod = cli(repo, "data", "search", "--tag", "env=prod", "--model", "e", "--all-versions").data
+    assert [(r["name"], r["version"]) for r in prod] == [("out", 1)]
+    q = cli(repo, "data", "query", 'modelName == "e" && tags.env == "dev" && size > 0').data
+    assert [(r["name"], r["version"]) for r in q] == [("out", 2)]
+    bad = cli(repo, "data", "query", "colour == 1")
+    assert bad.code == 1 and "known fields:" in bad.error["hint"] and "modelName" in bad.error["hint"]

@@ -124,13 +124,15 @@ def gc(repo, *, dry_run: bool) -> dict:
 
 
 def search(repo, text: str | None, *, model: str | None = None, limit: int = 100,
-           all_versions: bool = False) -> list[dict]:
-    """Data whose name, spec, type or tags contain ``text`` (latest versions
-    unless ``all_versions``)."""
+           all_versions: bool = False, tags: dict[str, str] | None = None) -> list[dict]:
+    """Data whose name, spec, type or tags contain ``text`` and that carry
+    every tag in ``tags`` (latest versions unless ``all_versions``)."""
     model_id = _definition(repo, model).id if model else None
     with reading(repo):
         rows = catalog.catalog_rows(repo, names_by_id(repo), text=text, model_id=model_id,
                                     all_versions=all_versions)
+    if tags:
+        rows = [r for r in rows if all(r["tags"].get(k) == v for k, v in tags.items())]
     return rows[:limit]
 
 

@@ -105,15 +105,20 @@ def gc(state: CliState, dry_run, yes):
 @data.command("search")
 @click.argument("query", required=False)
 @click.option("--model", help="Only this model's data.")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only data with this tag (repeatable).")
 @click.option("--all-versions", is_flag=True, help="Every version, not only the latest.")
 @click.option("--limit", type=int, default=100, show_default=True)
 @global_options
 @click.pass_obj
-def search(state: CliState, query, model, all_versions, limit):
-    """Find data by name, spec, type or tag (from the local catalog)."""
-    from swamp.app import data as app_data
+def search(state: CliState, query, model, tags, all_versions, limit):
+    """Find data by name, spec, type or tag (from the local catalog).
 
-    rows = app_data.search(state.repo(), query, model=model, limit=limit, all_versions=all_versions)
+    Example: swamp data search --tag env=prod --model web"""
+    from swamp.app import data as app_data
+    from swamp.cli.inputs import parse_pairs
+
+    rows = app_data.search(state.repo(), query, model=model, limit=limit, all_versions=all_versions,
+                           tags=parse_pairs(tags, "--tag"))
     emit(state, rows, lambda: table(rows, ["model", "name", "version", "specName", "kind", "createdAt"]))
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Mapping
 
 #: the variables of a `data query` predicate: the fields of a row
-QUERY_FIELDS = ("model", "modelType", "modelId", "name", "version", "specName", "kind", "contentType",
-                "lifetime", "size", "sha256", "createdAt", "tags", "owner")
+QUERY_FIELDS = ("model", "modelName", "modelType", "modelId", "name", "version", "specName", "kind",
+                "contentType", "lifetime", "size", "sha256", "createdAt", "tags", "owner")
 
 
 def catalog_rows(repo, model_names: Mapping[str, str], *, text: str | None = None,
@@ -26,7 +26,7 @@ def catalog_rows(repo, model_names: Mapping[str, str], *, text: str | None = Non
     finally:
         cat.close()
     for r in rows:
-        r["model"] = model_names.get(r["modelId"], r["modelId"])
+        r["model"] = r["modelName"] = model_names.get(r["modelId"], r["modelId"])  # modelName: upstream's word
     return sorted(rows, key=lambda r: (r["model"], r["name"], r["version"]))
 
 

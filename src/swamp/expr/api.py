@@ -81,10 +81,14 @@ def predicate(text: str, names: Iterable[str], *, source: str | None = None) -> 
     are the variables; the result tests one record."""
     from swamp.expr import cel
 
+    known = tuple(sorted(set(names)))
     try:
-        return cel.compile_predicate(text, tuple(sorted(set(names))))
+        return cel.compile_predicate(text, known)
     except ExpressionError as e:
-        raise e.located(source=source) from e.__cause__
+        err = e.located(source=source)
+        if "undeclared reference" in err.message:
+            err.hint = f"known fields: {', '.join(known)}"  # a predicate sees its record's fields, nothing else
+        raise err from e.__cause__
 
 
 def _syntax_error(e: template.TemplateSyntaxError, source: str | None) -> ExpressionError:
