@@ -34,6 +34,8 @@ from swamp.serve.routes import ROUTES, Call, Reply, Route
 MAX_BODY = 1024 * 1024
 #: a path segment: a name or an id; never '..', '/', or a leading dot
 _SEGMENT = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9_.@-]{0,199}$")
+#: at shutdown, how long runs asked to stop may take to stop
+CANCEL_GRACE_S = 30.0
 #: seconds between keep-alive comments on an idle event stream
 KEEPALIVE_S = 15.0
 
@@ -42,7 +44,7 @@ KEEPALIVE_S = 15.0
 class Settings:
     auth_mode: str = "none"  # none | token
     max_body: int = MAX_BODY
-    #: bounded wait for in-flight runs at shutdown, then cancel requests, then this again
+    #: at shutdown, how long requests in flight may finish before runs are asked to stop
     shutdown_timeout: float = 30.0
     audit_path: Any = None  # a Path, or None for the default
 
@@ -87,12 +89,12 @@ class ServeState:
             return True
 
     def drain(self) -> None:
-        """Let in-flight runs finish (bounded); ask the workflow runs still
-        going to stop (their engine records them cancelled after the steps in
-        flight), and wait for them (bounded again)."""
+        """Called once uvicorn has stopped accepting and waited (up to
+        ``shutdown_timeout``) for requests in flight. Workflow runs still
+        going are asked to stop (their engine records them cancelled after
+        the steps in flight end), and waited for, up to CANCEL_GRACE_S."""
         self.shutting_down = True
-        timeout = self.settings.shutdown_timeout
-        if self.wait_idle(timeout):
+        if self.wait_idle(0):
             return
         from swamp.app import workflows
 
@@ -105,10 +107,10 @@ class ServeState:
                     _log(f"shutdown: asked run {info['runId']} of {info['workflow']} to stop")
                 except SwampError as e:
                     _log(f"shutdown: could not cancel run {info['runId']}: {e.message}")
-        if not self.wait_idle(timeout):
+        if not self.wait_idle(CANCEL_GRACE_S):
             with self.cond:
                 left = list(self.inflight.values())
-            _log(f"shutdown: {len(left)} run(s) still going after {2 * timeout:.0f} s: {left}")
+            _log(f"shutdown: {len(left)} run(s) still going after {CANCEL_GRACE_S:.0f} s more: {left}")
 
     # ------------------------------------------------------------ access
     def subjects(self, request: Request) -> list[str]:
@@ -306,7 +308,13 @@ def _endpoint(state: ServeState, route: Route):
         if route.stream and "text/event-stream" in request.headers.get("accept", ""):
             return StreamingResponse(_stream(call, work, route, done), media_type="text/event-stream",
                                      headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
-        status, doc = await anyio.to_thread.run_sync(work)
+        try:
+            status, doc = await anyio.to_thread.run_sync(work)
+        except asyncio.CancelledError:
+            # Shutdown waited past its bound: the client is cut off, the run
+            # goes on in its thread (drain() asks it to stop).
+            done(503, "shutting_down")
+            return _json({"error": "the server stopped before the run finished", "code": "shutting_down"}, 503)
         done(status, _code(status, doc))
         if status >= 400:
             return _json(doc, status, {"Retry-After": "1"} if status == 503 else None)

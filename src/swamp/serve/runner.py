@@ -4,7 +4,7 @@ On SIGTERM (or SIGINT) the server stops accepting connections and new
 state-changing requests at once, lets requests in flight finish for up to
 ``shutdown_timeout`` seconds, then asks workflow runs still going to stop
 (their engine records them cancelled once the steps in flight end) and
-waits that long again. A run is never left recorded as running by a clean
+waits for them up to ``app.CANCEL_GRACE_S`` more. A run is never left recorded as running by a clean
 shutdown; a killed process leaves its runs to ``workflow cancel``, which
 cancels a run whose process is gone."""
 
@@ -37,12 +37,20 @@ def serve(repo, *, host: str, port: int, settings, cert_file: str | None = None,
         def handle_exit(self, sig, frame):
             state.shutting_down = True  # refuse new runs from now on, not only once connections close
             super().handle_exit(sig, frame)
+            # A stop asked for is a clean exit (0), not death by the signal uvicorn would re-raise.
+            self._captured_signals.clear()
 
     config = uvicorn.Config(app, host=host, port=port, ssl_certfile=cert_file, ssl_keyfile=key_file,
                             log_level="warning", access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=int(settings.shutdown_timeout) or None)
+                            timeout_graceful_shutdown=max(settings.shutdown_timeout, 0.1))
     scheme = "https" if cert_file else "http"
     print(f"swamp serve: {scheme}://{host}:{port} (auth {settings.auth_mode}, repository {repo.root})",
           file=sys.stderr, flush=True)
     Server(config).run()
+    if state.inflight:
+        # Past every bound: exit now rather than wait on worker threads forever.
+        print(f"swamp serve: stopped with {len(state.inflight)} run(s) unfinished", file=sys.stderr, flush=True)
+        import os
+
+        os._exit(1)
     print("swamp serve: stopped", file=sys.stderr, flush=True)
