@@ -5,4 +5,4 @@ import os
 os.environ.setdefault("SWAMP_FSYNC", "0")
 os.environ.setdefault("SWAMP_LOCK_TIMEOUT_MS", "20000")
 
-pytest_plugins = ["tests.fixtures.servers"]
+pytest_plugins = ["tests.fixtures.servers", "tests.fixtures.pypi"]

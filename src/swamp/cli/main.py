@@ -18,6 +18,7 @@ GROUPS = {
     "vault": ("swamp.cli.vault", "vault", "Secrets, injected late and never written in clear"),
     "datastore": ("swamp.cli.datastore", "datastore", "Where runtime state lives, and sharing it"),
     "config": ("swamp.cli.config", "config", "Settings shared by everyone using this datastore"),
+    "extension": ("swamp.cli.extension", "extension", "Model types from Python packages, pinned for the team"),
     "serve": ("swamp.cli.serve", "serve", "Serve the use cases as an HTTP API"),
     "access": ("swamp.cli.access", "access", "Tokens and grants for swamp serve"),
 }

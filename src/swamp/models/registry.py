@@ -1,6 +1,9 @@
-"""The model type registry: builtin types, and local types loaded from
-``extensions/models/*.py``. A broken local file is reported with its file
-and line, and breaks only the commands that need a type from it."""
+"""The model type registry: builtin types, local types loaded from
+``extensions/models/*.py``, and the types of pinned extensions (found in the
+lockfile without importing anything; an extension is put on the path, and
+installed first if this machine lacks it, only when one of its types is
+needed). A broken local file or extension is reported with its file and
+line, and breaks only the commands that need a type from it."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from swamp.util.names import did_you_mean
 BUILTINS = {
     "command/shell": "swamp.models.builtin.shell",
 }
+BUILTIN_TYPES = tuple(BUILTINS)
 
 
 @dataclass
@@ -36,8 +40,9 @@ class TypeLoadError(SwampError):
 
 
 class Registry:
-    def __init__(self, extensions_dir: Path | None = None) -> None:
+    def __init__(self, extensions_dir: Path | None = None, repo=None) -> None:
         self.extensions_dir = extensions_dir
+        self.repo = repo  # whose lockfile pins extensions (None: no extensions)
         self._types: dict[str, ModelType] = {}
         self._sources: dict[str, str] = {}
         self._duplicates: dict[str, list[str]] = {}  # type -> every file that defines it
@@ -87,9 +92,46 @@ class Registry:
         self._types[t.type] = t
         self._sources[t.type] = source
 
+    def _load_extension(self, name: str, entry) -> None:
+        from swamp.extensions.runtime import load_pinned
+
+        try:
+            objects, failures = load_pinned(self.repo, name, entry)
+        except SwampError as e:
+            self.errors.append(LoadError(f"extension {name} {entry.version}", None, e.message))
+            return
+        self.errors += [LoadError(f.file, f.line, f.message) for f in failures]
+        for obj in objects:
+            for t in types_of(obj):
+                if t.type not in self._types:
+                    self._add(t, f"extension {name} {entry.version}")
+
+    def _from_extensions(self, type_name: str) -> ModelType | None:
+        if self.repo is None:
+            return None
+        from swamp.extensions.runtime import provider
+
+        found = provider(self.repo, type_name)
+        if found is None:
+            return None
+        name, entry = found
+        before = len(self.errors)
+        self._load_extension(name, entry)
+        if type_name in self._types:
+            return self._types[type_name]
+        raise TypeLoadError(f"model type {type_name!r} comes from extension {name} {entry.version}, which "
+                            "failed to load: " + "; ".join(str(e) for e in self.errors[before:]),
+                            hint="fix or update the extension ('swamp extension update NAME'); "
+                                 "types of other extensions still work")
+
     def all(self) -> list[ModelType]:
         self._load_builtins()
         self._load_locals()
+        if self.repo is not None:
+            from swamp.extensions.runtime import pinned
+
+            for name, entry in sorted(pinned(self.repo).items()):
+                self._load_extension(name, entry)
         return [self._types[k] for k in sorted(self._types)]
 
     def get(self, type_name: str) -> ModelType:
@@ -99,6 +141,10 @@ class Registry:
         self._load_locals()
         if type_name in self._types:
             return self._types[type_name]
+        if type_name not in self._duplicates:
+            found = self._from_extensions(type_name)
+            if found is not None:
+                return found
         if type_name in self._duplicates:
             raise TypeLoadError(f"model type {type_name!r} is defined in more than one file: "
                                 + ", ".join(self._duplicates[type_name]),
@@ -109,10 +155,30 @@ class Registry:
                 + "; ".join(str(e) for e in self.errors),
             )
         raise NotFoundError(f"unknown model type {type_name!r}",
-                            hint=did_you_mean(type_name, self._types) or "list types with 'swamp model type search'")
+                            hint=did_you_mean(type_name, self._types)
+                            or "list types with 'swamp model type search'; an extension may provide it: "
+                               f"'swamp extension search {type_name.split('/')[0]}', then "
+                               "'swamp extension pull NAME'")
 
     def source(self, type_name: str) -> str:
         return self._sources.get(type_name, "?")
+
+
+def types_of(obj) -> list[ModelType]:
+    """The model types an extension's entry point names: a ModelType, or a
+    module holding some."""
+    import types
+
+    if isinstance(obj, ModelType):
+        return [obj]
+    return _types_in(obj) if isinstance(obj, types.ModuleType) else []
+
+
+def local_type_names(repo) -> dict[str, str]:
+    """Local type name -> the file in extensions/models that defines it."""
+    reg = Registry(repo.extensions_dir)
+    reg._load_locals()
+    return {t: Path(src).name for t, src in reg._sources.items() if src != "builtin"}
 
 
 def _types_in(module) -> list[ModelType]:
@@ -144,4 +210,4 @@ def _load_error(path: Path, e: BaseException) -> LoadError:
 
 
 def registry_for(repo) -> Registry:
-    return Registry(repo.extensions_dir if repo is not None else None)
+    return Registry(repo.extensions_dir if repo is not None else None, repo)

@@ -1,0 +1,375 @@
+"""Extension use cases (``swamp extension ...``).
+
+A change to the lockfile (pull, rm, update, trust) happens in two parts:
+first, outside any lease, the download, the hash checks, the install into
+the repository's local state and the check that its types load; then ONE
+``changing`` session under the lockfile's lease reads the current lockfile
+(as of the session's pull, so a peer's entries are there), changes only
+this extension's entry, writes it and publishes one commit. An entry that a
+peer changed since this command looked at it is a named conflict, never
+overwritten. A failed publish raises UnpublishedError with the result
+attached; the next command that changes state publishes it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from swamp.app.lifecycle import changing, reading
+from swamp.datastore.sync.counts import SyncCounts
+from swamp.errors import ConflictError, NotFoundError, UnpublishedError, UsageError
+from swamp.extensions import install, lockfile
+from swamp.extensions.errors import ExtensionError
+from swamp.extensions.index import Index, normalize_url
+from swamp.extensions.lockfile import Entry
+from swamp.extensions.names import check_name, parse_spec
+
+#: search shows at most this many matches (one request each for the latest version)
+SEARCH_LIMIT = 50
+
+
+# ---------------------------------------------------------------- reading
+def _current(repo, counts: SyncCounts | None = None) -> lockfile.Lockfile:
+    with reading(repo, into=counts):
+        return lockfile.read(repo)
+
+
+def _indexes(lock: lockfile.Lockfile, index: str | None) -> list[Index]:
+    if index:
+        return [Index(index)]
+    if not lock.trustedIndexes:
+        raise UsageError("no index given and none trusted",
+                         hint="pass --index URL, or trust one: 'swamp extension trust add URL'")
+    return [Index(u) for u in sorted(lock.trustedIndexes)]
+
+
+def list_extensions(repo) -> dict:
+    counts = SyncCounts()
+    lock = _current(repo, counts)
+    rows = [{"name": n, "version": e.version, "index": e.index, "types": e.types, "wheels": len(e.wheels),
+             "installed": install.is_installed(repo, n, e)} for n, e in sorted(lock.extensions.items())]
+    return {"lockfile": lockfile.location(repo), "extensions": rows, "sync": counts.to_json()}
+
+
+# ---------------------------------------------------------------- changing
+def _change(repo, command: str, edit, value: dict, counts: SyncCounts) -> None:
+    """One session under the lockfile's lease: read, ``edit(lock)`` (returns
+    whether it changed anything), write, publish."""
+    try:
+        with changing(repo, command, leases=[lockfile.LEASE], into=counts):
+            lock = lockfile.read(repo)
+            if edit(lock):
+                lockfile.write(repo, lock)
+    except UnpublishedError as e:
+        raise e.with_value({**value, "sync": counts.to_json()})
+
+
+def _check_unchanged(name: str, seen: Entry | None, now: Entry | None, wanted: Entry | None) -> None:
+    def show(e):
+        return e.version if e is not None else "not pinned"
+
+    if now != seen and now != wanted:
+        raise ConflictError(f"extension {name} changed since this command started: it was {show(seen)}, "
+                            f"another command or peer made it {show(now)}",
+                            hint=f"look at 'swamp extension list' and run the command again if you still "
+                                 f"want {show(wanted)}")
+
+
+def pull(repo, spec: str, *, index: str | None = None) -> dict:
+    name, version = parse_spec(spec)
+    counts = SyncCounts()
+    lock = _current(repo, counts)
+    seen = lock.extensions.get(name)
+    entry = _stage(repo, name, version, _indexes(lock, index))
+    value = {"name": name, "version": entry.version, "index": entry.index, "types": entry.types,
+             "wheels": [w.filename for w in entry.wheels], "lockfile": lockfile.location(repo)}
+    changed = []
+
+    def edit(lock):
+        now = lock.extensions.get(name)
+        _check_unchanged(name, seen, now, entry)
+        _check_types_free(repo, lock, name, entry)
+        changed.append(now != entry)
+        lock.extensions[name] = entry
+        return now != entry
+
+    _change(repo, f"extension pull {name}=={entry.version}", edit, value, counts)
+    return {**value, "changed": changed[0], "sync": counts.to_json()}
+
+
+def _stage(repo, name: str, version: str | None, indexes: list[Index]) -> Entry:
+    """Download, verify and install NAME (outside any lease) and find its
+    types; the entry to pin."""
+    from swamp.extensions.resolve import stage
+
+    chosen = None
+    for ix in indexes:
+        if len(indexes) == 1 or ix.files(name):
+            chosen = ix
+            break
+    if chosen is None:
+        raise NotFoundError(f"no trusted index has {name!r}",
+                            hint="pass --index URL, or look with 'swamp extension search'")
+    with install.scratch(repo) as stage_dir:
+        staged = stage(chosen, name, version, stage_dir)
+        entry = Entry(version=staged.version, index=staged.index,
+                      wheels=sorted(staged.wheels, key=lambda w: w.filename), types=[])
+        target = install.install_files(repo, name, entry, staged.files)
+    report = probe(target, name)
+    if report["errors"]:
+        raise ExtensionError(f"{name} {entry.version}: its types do not load: "
+                             + "; ".join(_where(f) for f in report["errors"]),
+                             hint="fix the extension and publish a new version, or pin another version")
+    if not report["types"]:
+        raise ExtensionError(f"{name} {entry.version} provides no model type",
+                             hint="an extension declares its types under the entry point group "
+                                  "'swamp.model_types'")
+    return entry.model_copy(update={"types": sorted(report["types"])})
+
+
+def _where(f: dict) -> str:
+    return f"{f['file']}:{f['line']}: {f['message']}" if f.get("line") else f"{f['file']}: {f['message']}"
+
+
+def _check_types_free(repo, lock: lockfile.Lockfile, name: str, entry: Entry) -> None:
+    from swamp.models.registry import BUILTIN_TYPES, local_type_names
+
+    taken = {t: "builtin" for t in BUILTIN_TYPES}
+    taken.update({t: f"extensions/models/{f}" for t, f in local_type_names(repo).items()})
+    for other, e in lock.extensions.items():
+        if other != name:
+            taken.update({t: f"extension {other}" for t in e.types})
+    clashes = sorted(f"{t} (already provided by {taken[t]})" for t in entry.types if t in taken)
+    if clashes:
+        raise ExtensionError(f"{name} {entry.version} provides types already taken: " + ", ".join(clashes),
+                             hint="one type name, one provider: remove the other one first")
+
+
+def remove(repo, name: str) -> dict:
+    name = check_name(name)
+    counts = SyncCounts()
+    removed = []
+
+    def edit(lock):
+        entry = lock.extensions.pop(name, None)
+        if entry is None:
+            raise NotFoundError(f"extension {name!r} is not pinned", hint="see 'swamp extension list'")
+        removed.append(entry.version)
+        return True
+
+    _change(repo, f"extension rm {name}", edit, {"name": name}, counts)
+    install.remove(repo, name)
+    return {"name": name, "version": removed[0], "lockfile": lockfile.location(repo), "sync": counts.to_json()}
+
+
+def install_all(repo) -> dict:
+    """Restore exactly what the lockfile pins (every wheel hash-checked),
+    and remove installs it no longer pins."""
+    counts = SyncCounts()
+    lock = _current(repo, counts)
+    todo = {n: e for n, e in lock.extensions.items() if not install.is_installed(repo, n, e)}
+    with ThreadPoolExecutor(min(4, len(todo) or 1)) as pool:
+        list(pool.map(lambda item: install.ensure(repo, *item), sorted(todo.items())))
+    pruned = install.prune(repo, lock.extensions)
+    return {"installed": sorted(todo), "alreadyInstalled": sorted(set(lock.extensions) - set(todo)),
+            "removed": pruned, "sync": counts.to_json()}
+
+
+def _updates(repo, lock: lockfile.Lockfile, name: str | None) -> list[dict]:
+    from swamp.extensions.versions import latest, newer
+
+    if name is not None:
+        name = check_name(name)
+        if name not in lock.extensions:
+            raise NotFoundError(f"extension {name!r} is not pinned", hint="see 'swamp extension list'")
+    names = [name] if name else sorted(lock.extensions)
+
+    def one(n):
+        e = lock.extensions[n]
+        versions = [f.version for f in Index(e.index).files(n) if not f.yanked]
+        new = latest(versions)
+        return {"name": n, "pinned": e.version, "latest": new, "index": e.index,
+                "outdated": bool(new and newer(new, e.version))}
+
+    with ThreadPoolExecutor(min(8, len(names) or 1)) as pool:
+        return list(pool.map(one, names))
+
+
+def outdated(repo) -> dict:
+    counts = SyncCounts()
+    lock = _current(repo, counts)
+    rows = _updates(repo, lock, None)
+    return {"extensions": rows, "outdated": any(r["outdated"] for r in rows), "sync": counts.to_json()}
+
+
+def update(repo, name: str | None = None, *, check: bool = False) -> dict:
+    counts = SyncCounts()
+    lock = _current(repo, counts)
+    rows = [r for r in _updates(repo, lock, name) if r["outdated"]]
+    updated = []
+    if not check:
+        for r in rows:
+            result = pull(repo, f"{r['name']}=={r['latest']}", index=r["index"])
+            counts.add(SyncCounts(**_counts_fields(result["sync"])))
+            updated.append({"name": r["name"], "from": r["pinned"], "to": result["version"]})
+    return {"updates": [{"name": r["name"], "from": r["pinned"], "to": r["latest"]} for r in rows],
+            "updated": updated, "checkOnly": check, "sync": counts.to_json()}
+
+
+def _counts_fields(doc: dict) -> dict:
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(SyncCounts)}
+    return {k: v for k, v in doc.items() if k in names}
+
+
+# ---------------------------------------------------------------- finding
+def search(repo, query: str | None = None, *, index: str | None = None) -> dict:
+    from swamp.extensions.versions import latest
+
+    lock = _current(repo)
+    found = []
+    for ix in _indexes(lock, index):
+        names = [n for n in ix.projects() if not query or query.lower() in n]
+        found += [(ix, n) for n in names]
+    truncated = len(found) > SEARCH_LIMIT
+    found = found[:SEARCH_LIMIT]
+
+    def row(item):
+        ix, n = item
+        pinned = lock.extensions.get(n)
+        return {"name": n, "latest": latest(f.version for f in ix.files(n) if not f.yanked), "index": ix.url,
+                "pinned": pinned.version if pinned else None}
+
+    with ThreadPoolExecutor(8) as pool:
+        rows = list(pool.map(row, found))
+    return {"query": query or "", "results": rows, "truncated": truncated}
+
+
+def info(repo, name: str, *, index: str | None = None) -> dict:
+    from swamp.extensions.versions import latest
+
+    name = check_name(name)
+    lock = _current(repo)
+    pinned = lock.extensions.get(name)
+    indexes = [Index(index)] if index else ([Index(pinned.index)] if pinned else _indexes(lock, None))
+    for ix in indexes:
+        files = ix.files(name)
+        if files:
+            return {"name": name, "index": ix.url, "versions": _sorted_versions({f.version for f in files}),
+                    "latest": latest(f.version for f in files if not f.yanked),
+                    "pinned": pinned.model_dump(mode="json") if pinned else None,
+                    "installed": bool(pinned and install.is_installed(repo, name, pinned))}
+    if pinned:
+        return {"name": name, "index": pinned.index, "versions": [], "latest": None,
+                "pinned": pinned.model_dump(mode="json"), "installed": install.is_installed(repo, name, pinned)}
+    raise NotFoundError(f"no index has {name!r}", hint=f"look with 'swamp extension search {name.split('-')[0]}'")
+
+
+def _sorted_versions(versions) -> list[str]:
+    from swamp.extensions.versions import _version_cls
+
+    Version, Invalid = _version_cls()
+
+    def key(v):
+        try:
+            return (0, Version(v))
+        except Invalid:
+            return (1, v)
+
+    return sorted(versions, key=key)
+
+
+# ---------------------------------------------------------------- trust
+def trust_list(repo) -> dict:
+    return {"trusted": sorted(_current(repo).trustedIndexes)}
+
+
+def trust_add(repo, url: str) -> dict:
+    url = normalize_url(url)
+    counts = SyncCounts()
+
+    def edit(lock):
+        if lock.trustedIndexes.get(url):
+            return False
+        lock.trustedIndexes[url] = True
+        return True
+
+    _change(repo, "extension trust add", edit, {"index": url}, counts)
+    return {"index": url, "trusted": True, "sync": counts.to_json()}
+
+
+def trust_rm(repo, url: str) -> dict:
+    url = normalize_url(url)
+    counts = SyncCounts()
+
+    def edit(lock):
+        if url not in lock.trustedIndexes:
+            raise NotFoundError(f"{url} is not trusted", hint="see 'swamp extension trust list'")
+        del lock.trustedIndexes[url]
+        return True
+
+    _change(repo, "extension trust rm", edit, {"index": url}, counts)
+    return {"index": url, "trusted": False, "sync": counts.to_json()}
+
+
+# ---------------------------------------------------------------- probing
+def probe(target: Path, name: str) -> dict:
+    """Load an installed extension's types in a clean Python process (its
+    directory on the path, nothing else of the repository's) and check
+    them: every entry point loads, schemas valid, methods described.
+    Returns {"types", "errors": [{"file", "line", "message"}]}."""
+    proc = subprocess.run([sys.executable, "-I", "-m", "swamp.app.extensions", str(target), name],
+                          capture_output=True, text=True)
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return {"types": [], "errors": [{"file": str(target), "line": None,
+                                         "message": "loading it crashed: " + " / ".join(tail)}]}
+
+
+def _probe_here(target: Path, name: str) -> dict:
+    from dataclasses import asdict
+
+    from swamp.extensions.environment import load
+    from swamp.models.registry import types_of
+
+    objects, failures = load(target, name)
+    errors = [asdict(f) for f in failures]
+    types = []
+    for obj in objects:
+        found = types_of(obj)
+        if not found:
+            errors.append({"file": str(getattr(obj, "__file__", target)), "line": None,
+                           "message": f"{obj!r} is neither a ModelType nor a module holding one"[:300]})
+        for t in found:
+            try:
+                t.describe()  # every schema turns into JSON schema
+            except Exception as e:
+                errors.append({"file": _file_of(t), "line": None,
+                               "message": f"type {t.type}: invalid schema: {type(e).__name__}: {e}"})
+                continue
+            for m in sorted(t.methods.values(), key=lambda m: m.name):
+                if not (m.description or "").strip():
+                    errors.append({"file": _file_of(t), "line": _line_of(m.fn),
+                                   "message": f"type {t.type}: method {m.name} has no description"})
+            types.append(t.type)
+    return {"types": sorted(set(types)), "errors": errors}
+
+
+def _file_of(t) -> str:
+    for m in t.methods.values():
+        return m.fn.__code__.co_filename
+    return "?"
+
+
+def _line_of(fn) -> int | None:
+    return getattr(getattr(fn, "__code__", None), "co_firstlineno", None)
+
+
+if __name__ == "__main__":  # the clean process ``probe`` starts
+    print(json.dumps(_probe_here(Path(sys.argv[1]), sys.argv[2])))

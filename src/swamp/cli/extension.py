@@ -1,0 +1,179 @@
+from __future__ import annotations
+
+import sys
+
+import click
+
+from swamp.cli.options import CliState, global_options
+from swamp.cli.output import emit, say, table
+
+
+@click.group()
+def extension():
+    """Model types from Python packages, pinned in a lockfile the team shares."""
+
+
+_index = click.option("--index", "index", metavar="URL",
+                      help="A PEP 503/691 index (or a directory of wheels); else the trusted ones.")
+
+
+@extension.command("pull")
+@click.argument("spec", metavar="NAME[==VERSION]")
+@_index
+@global_options
+@click.pass_obj
+def pull(state: CliState, spec, index):
+    """Install an extension (the newest version, or VERSION) and pin it."""
+    from swamp.app.extensions import pull as pull_
+
+    r = pull_(state.repo(), spec, index=index)
+    emit(state, r, f"{'pinned' if r['changed'] else 'already pinned'} {r['name']} {r['version']} "
+                   f"({', '.join(r['types'])}) in {r['lockfile']}")
+
+
+@extension.command("rm")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def rm(state: CliState, name):
+    """Unpin an extension and remove its install here."""
+    from swamp.app.extensions import remove
+
+    r = remove(state.repo(), name)
+    emit(state, r, f"removed {r['name']} {r['version']} from {r['lockfile']}")
+
+
+@extension.command("list")
+@global_options
+@click.pass_obj
+def list_(state: CliState):
+    """The pinned extensions, and whether each is installed here."""
+    from swamp.app.extensions import list_extensions
+
+    r = list_extensions(state.repo())
+    rows = [{**e, "types": ", ".join(e["types"]), "installed": "yes" if e["installed"] else "no"}
+            for e in r["extensions"]]
+    emit(state, r, lambda: table(rows, ["name", "version", "types", "installed"]) if rows
+         else say(f"no extension pinned ({r['lockfile']})"))
+
+
+@extension.command("install")
+@global_options
+@click.pass_obj
+def install(state: CliState):
+    """Install exactly what the lockfile pins (every wheel hash-checked)."""
+    from swamp.app.extensions import install_all
+
+    r = install_all(state.repo())
+    emit(state, r, f"installed {len(r['installed'])}, already installed {len(r['alreadyInstalled'])}, "
+                   f"removed {len(r['removed'])}")
+
+
+@extension.command("update")
+@click.argument("name", required=False)
+@click.option("--check", is_flag=True, help="Only say what would be updated.")
+@global_options
+@click.pass_obj
+def update(state: CliState, name, check):
+    """Move pinned extensions (or NAME) to the newest version on their index."""
+    from swamp.app.extensions import update as update_
+
+    r = update_(state.repo(), name, check=check)
+
+    def human():
+        if not r["updates"]:
+            say("everything is up to date")
+        for u in r["updates"]:
+            say(f"{u['name']}: {u['from']} -> {u['to']}" + (" (not updated: --check)" if check else ""))
+
+    emit(state, r, human)
+
+
+@extension.command("outdated")
+@global_options
+@click.pass_obj
+def outdated(state: CliState):
+    """List pinned extensions with a newer version; exits 1 when there is one."""
+    from swamp.app.extensions import outdated as outdated_
+
+    r = outdated_(state.repo())
+    rows = [e for e in r["extensions"] if e["outdated"]]
+    emit(state, r, lambda: table(rows, ["name", "pinned", "latest"]) if rows else say("everything is up to date"))
+    if r["outdated"]:
+        sys.exit(1)
+
+
+@extension.command("search")
+@click.argument("query", required=False)
+@_index
+@global_options
+@click.pass_obj
+def search(state: CliState, query, index):
+    """Find extensions on the index (or the trusted indexes)."""
+    from swamp.app.extensions import search as search_
+
+    r = search_(state.repo(), query, index=index)
+    emit(state, r, lambda: table(r["results"], ["name", "latest", "pinned", "index"]) if r["results"]
+         else say("nothing found"))
+
+
+@extension.command("info")
+@click.argument("name")
+@_index
+@global_options
+@click.pass_obj
+def info(state: CliState, name, index):
+    """An extension's versions on its index, and its pin here."""
+    from swamp.app.extensions import info as info_
+
+    r = info_(state.repo(), name, index=index)
+
+    def human():
+        say(f"{r['name']} (index {r['index']})")
+        say(f"  latest:   {r['latest'] or '-'}")
+        say(f"  versions: {', '.join(r['versions']) or '-'}")
+        p = r["pinned"]
+        say(f"  pinned:   {p['version'] + ' (' + ', '.join(p['types']) + ')' if p else '-'}")
+        say(f"  installed here: {'yes' if r['installed'] else 'no'}")
+
+    emit(state, r, human)
+
+
+@extension.group("trust")
+def trust():
+    """The indexes searched when no --index is given."""
+
+
+@trust.command("add")
+@click.argument("index", metavar="INDEX")
+@global_options
+@click.pass_obj
+def trust_add(state: CliState, index):
+    """Trust an index (a PEP 503/691 URL)."""
+    from swamp.app.extensions import trust_add as add
+
+    r = add(state.repo(), index)
+    emit(state, r, f"trusted {r['index']}")
+
+
+@trust.command("list")
+@global_options
+@click.pass_obj
+def trust_list(state: CliState):
+    """The trusted indexes."""
+    from swamp.app.extensions import trust_list as list_trusted
+
+    r = list_trusted(state.repo())
+    emit(state, r, lambda: [say(u) for u in r["trusted"]] if r["trusted"] else say("no index trusted"))
+
+
+@trust.command("rm")
+@click.argument("index", metavar="INDEX")
+@global_options
+@click.pass_obj
+def trust_rm(state: CliState, index):
+    """Stop trusting an index."""
+    from swamp.app.extensions import trust_rm as rm_
+
+    r = rm_(state.repo(), index)
+    emit(state, r, f"no longer trusted: {r['index']}")

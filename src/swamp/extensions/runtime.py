@@ -1,0 +1,31 @@
+"""What the type registry asks of the extensions: which pinned extension
+provides a type (from the lockfile, importing nothing), and its loaded
+entry points, installing it first on this machine if it is pinned but not
+installed here (the pinned wheels only, hash-checked)."""
+
+from __future__ import annotations
+
+from swamp.extensions import install, lockfile
+from swamp.extensions.environment import Failure, load
+from swamp.extensions.errors import ExtensionError
+from swamp.extensions.lockfile import Entry
+
+
+def pinned(repo) -> dict[str, Entry]:
+    return lockfile.read(repo).extensions
+
+
+def provider(repo, type_name: str) -> tuple[str, Entry] | None:
+    lock = lockfile.read(repo)
+    names = lock.provider_of(type_name)
+    if not names:
+        return None
+    if len(names) > 1:
+        raise ExtensionError(f"model type {type_name!r} is provided by more than one pinned extension: "
+                             + ", ".join(names), hint="remove all but one: 'swamp extension rm NAME'")
+    return names[0], lock.extensions[names[0]]
+
+
+def load_pinned(repo, name: str, entry: Entry) -> tuple[list, list[Failure]]:
+    """The objects its entry points name (installing it first when needed)."""
+    return load(install.ensure(repo, name, entry), name)
