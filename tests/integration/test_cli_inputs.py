@@ -180,3 +180,29 @@ def test_data_search_by_tag_and_query_by_upstreams_fields(repo):
     assert [(r["name"], r["version"]) for r in q] == [("out", 2)]
     bad = cli(repo, "data", "query", "colour == 1")
     assert bad.code == 1 and "known fields:" in bad.error["hint"] and "modelName" in bad.error["hint"]
+
+
+def test_workflow_validate_warns_of_a_missing_model_and_refuses_undeclared_inputs(repo):
+    (repo / "workflows" / "workflow-later.yaml").write_text(
+        "name: later\njobs:\n  - name: j\n    steps:\n"
+        "      - {name: first, task: {type: model_method, modelIdOrName: notyet, methodName: write}}\n"
+        "      - name: second\n        dependsOn: [{step: first}]\n"
+        "        task: {type: model_method, modelIdOrName: e, methodName: write}\n")
+    v = cli(repo, "workflow", "validate", "later")
+    assert v.code == 0 and v.data["valid"] is True
+    assert "no model named 'notyet'" in v.data["workflows"][0]["warnings"][0]
+    r = cli(repo, "workflow", "run", "later")
+    assert r.code == 1
+    steps = {s["name"]: s for j in r.data["jobs"] for s in j["steps"]}
+    assert steps["first"]["status"] == "failed" and "notyet" in steps["first"]["error"]
+    assert steps["second"]["status"] == "skipped"
+
+    (repo / "workflows" / "workflow-undecl.yaml").write_text(
+        "name: undecl\ninputs:\n  properties:\n    env: {type: string}\njobs:\n  - name: j\n    steps:\n"
+        "      - {name: s, task: {type: model_method, modelIdOrName: e, methodName: write,"
+        " inputs: {note: 'inputs.literal ${{ inputs.evn }}'}}}\n")
+    u = cli(repo, "workflow", "validate", "undecl")
+    assert u.code == 1 and u.data["valid"] is False
+    assert u.data["workflows"][0]["errors"] == [
+        "jobs[0].steps[0].task.inputs: input 'evn' is not declared (did you mean 'env'?)"]
+    assert set(cli(repo, "model", "validate").data["models"][0]) == {"name", "path", "valid", "errors", "warnings"}

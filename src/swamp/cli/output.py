@@ -75,6 +75,8 @@ def emit_validation(state: CliState, result: dict, items: str) -> None:
             say(f"{'ok     ' if entry['valid'] else 'INVALID'} {entry['name']}")
             for e in entry["errors"]:
                 say(f"        {e}")
+            for w in entry.get("warnings", []):
+                say(f"        warning: {w}")
 
     emit(state, result, human)
     if not result["valid"]:

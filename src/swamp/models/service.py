@@ -119,7 +119,8 @@ def validate_models(repo, name: str | None) -> dict:
     files = [find_definition(repo, name)[0]] if name else iter_definition_files(repo)
     results = []
     for p in files:
-        entry = {"name": p.stem, "path": str(p.relative_to(repo.root)), "valid": True, "errors": []}
+        entry = {"name": p.stem, "path": str(p.relative_to(repo.root)), "valid": True, "errors": [],
+                 "warnings": []}  # the one report shape of every validate
         try:
             d = load_definition(p)
             entry["errors"] = _validate_definition(repo, d, reg.get(d.type))

@@ -42,14 +42,14 @@ def search(repo, query: str | None) -> list[dict]:
 
 
 def validate(repo, name: str | None) -> dict:
-    from swamp.workflows.validation import check_workflow
+    from swamp.workflows.validation import review_workflow
 
     files = [find_workflow_file(repo, name)] if name else iter_workflow_files(repo)
     results = []
     for p in files:
-        entry = {"name": file_name(p), "path": _rel(repo, p), "valid": True, "errors": []}
+        entry = {"name": file_name(p), "path": _rel(repo, p), "valid": True, "errors": [], "warnings": []}
         try:
-            entry["errors"] = check_workflow(repo, load_workflow(p, repo.root))
+            entry["errors"], entry["warnings"] = review_workflow(repo, load_workflow(p, repo.root))
         except SwampError as e:
             entry["errors"] = [e.message]
         entry["valid"] = not entry["errors"]

@@ -18,10 +18,53 @@ _SELF = re.compile(r"\bself\b(?:\.([A-Za-z_]\w*))?")
 
 
 def check_workflow(repo, wf: Workflow) -> list[str]:
+    """The errors that keep ``wf`` from running."""
+    return review_workflow(repo, wf)[0]
+
+
+def review_workflow(repo, wf: Workflow) -> tuple[list[str], list[str]]:
+    """(errors, warnings). A step naming a model that does not exist (yet)
+    is a warning: the workflow may be written before the model, and a run
+    fails only that step."""
     problems = dag.check_structure(wf)
     problems += expression_problems(wf)
-    problems += reference_problems(repo, wf)
+    problems += input_reference_problems(wf)
+    errors, warnings = reference_problems(repo, wf)
+    return problems + errors, warnings
+
+
+_EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+_INPUT_REF = re.compile(r"\binputs\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
+
+
+def input_reference_problems(wf: Workflow) -> list[str]:
+    """An expression reading an input the workflow does not declare: it
+    would be an error at run time, so it is one now."""
+    declared = set(((wf.inputs or {}).get("properties") or {}))
+    problems = []
+    for i, job in enumerate(wf.jobs):
+        for k, step in enumerate(job.steps):
+            for field, value, bare in _step_fields(step, f"jobs[{i}].steps[{k}]"):
+                text = _text_of(value)
+                code = text if bare else " ".join(_EXPRESSION.findall(text))  # plain text may say "inputs."
+                for name in sorted({a or b for a, b in _INPUT_REF.findall(code)}):
+                    if name not in declared:
+                        hint = did_you_mean(name, declared) or (
+                            f"declared inputs: {', '.join(sorted(declared))}" if declared
+                            else "this workflow declares no inputs")
+                        problems.append(f"{field}: input {name!r} is not declared ({hint})")
     return problems
+
+
+def _text_of(value: Any) -> str:
+    """Every string inside a field's value, for a textual scan."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return " ".join(_text_of(v) for v in value.values())
+    if isinstance(value, list):
+        return " ".join(_text_of(v) for v in value)
+    return ""
 
 
 def _step_fields(step: Step, where: str) -> Iterator[tuple[str, Any, bool]]:
@@ -71,11 +114,11 @@ def _self_problems(step: Step, field: str, value: Any, is_in: bool) -> list[str]
     return out
 
 
-def reference_problems(repo, wf: Workflow) -> list[str]:
+def reference_problems(repo, wf: Workflow) -> tuple[list[str], list[str]]:
     from swamp.models.registry import registry_for
 
     registry = registry_for(repo)
-    problems = []
+    problems, warnings = [], []
     for i, job in enumerate(wf.jobs):
         for k, step in enumerate(job.steps):
             where = f"jobs[{i}].steps[{k}].task"
@@ -85,9 +128,16 @@ def reference_problems(repo, wf: Workflow) -> list[str]:
                     problems += _method_problems(repo, registry, t, where)
                 elif t.type == "workflow":
                     problems += _workflow_problems(repo, wf, t, where)
+            except _MissingModel as e:
+                warnings.append(f"{where}.modelIdOrName: {e.message}; a run fails this step until it exists"
+                                + (f" ({e.hint})" if e.hint else ""))
             except SwampError as e:
                 problems.append(f"{where}: {e.message}" + (f" ({e.hint})" if e.hint else ""))
-    return problems
+    return problems, warnings
+
+
+class _MissingModel(SwampError):
+    """A step names a model that has no definition (yet)."""
 
 
 def _literal(value: Any) -> bool:
@@ -97,9 +147,14 @@ def _literal(value: Any) -> bool:
 def _method_problems(repo, registry, t, where: str) -> list[str]:
     from swamp.models.definitions import find_definition
 
+    from swamp.errors import NotFoundError
+
     if not _literal(t.modelIdOrName):
         return []
-    _, d = find_definition(repo, t.modelIdOrName)
+    try:
+        _, d = find_definition(repo, t.modelIdOrName)
+    except NotFoundError as e:
+        raise _MissingModel(e.message, hint=e.hint) from None
     model_type = registry.get(d.type)
     if not _literal(t.methodName):
         return []
