@@ -316,6 +316,95 @@ def trust_rm(repo, url: str) -> dict:
     return {"index": url, "trusted": False, "sync": counts.to_json()}
 
 
+# ---------------------------------------------------------------- authoring
+def new(name: str, path: str | None = None) -> dict:
+    from swamp.extensions.authoring import scaffold
+
+    dest = Path(path) if path else Path.cwd() / check_name(name)
+    files = scaffold(name, dest)
+    return {"name": check_name(name), "path": str(dest.absolute()), "files": files}
+
+
+def _published_on(repo, index: str | None) -> list[Index]:
+    if index:
+        return [Index(index)]
+    if repo is None:
+        return []
+    return [Index(u) for u in sorted(_current(repo).trustedIndexes)]
+
+
+def check(repo, path: str | None = None, *, index: str | None = None) -> dict:
+    """The quality gate: it builds, imports in a clean environment (with its
+    dependencies), every type loads, schemas are valid, methods are
+    described, and the version is not already on the index."""
+    import tempfile
+
+    from swamp.extensions.authoring import read_project
+
+    project = read_project(Path(path or ".").absolute())
+    with tempfile.TemporaryDirectory(prefix="swamp-check-") as tmp:
+        report = _check_built(project, Path(tmp), _published_on(repo, index))
+    report.pop("_wheel")
+    return report
+
+
+def _check_built(project, tmp: Path, indexes: list[Index]) -> dict:
+    from swamp.extensions.authoring import build_wheel, source_of
+
+    dist = tmp / "dist"
+    wheel = build_wheel(project, dist)
+    target = tmp / "target"
+    target.mkdir()
+    for w in sorted(dist.glob("*.whl")):
+        install.unpack(w, target)
+    report = probe(target, project.name)
+    errors = [{**e, "file": source_of(e["file"], target, project.path)} for e in report["errors"]]
+    if not report["types"] and not errors:
+        errors.append({"file": str(project.path / "pyproject.toml"), "line": None,
+                       "message": "no model type: declare them under [project.entry-points.\"swamp.model_types\"]"})
+    for ix in indexes:
+        if any(f.version == project.version for f in ix.files(project.name)):
+            errors.append({"file": str(project.path / "pyproject.toml"), "line": None,
+                           "message": f"version {project.version} is already on {ix.url}: raise the version"})
+    return {"name": project.name, "version": project.version, "path": str(project.path), "wheel": wheel.name,
+            "types": report["types"], "errors": errors, "valid": not errors,
+            "indexes": [ix.url for ix in indexes], "_wheel": wheel}
+
+
+def fmt(path: str | None = None, *, check: bool = False) -> dict:
+    from swamp.extensions.authoring import fmt as fmt_
+
+    return fmt_(Path(path or ".").absolute(), check=check)
+
+
+def publish(repo, path: str | None = None, *, index: str | None = None) -> dict:
+    """Check, then upload the wheel (credentials from the environment or the
+    usual config files; swamp writes none)."""
+    import shutil
+    import tempfile
+
+    from swamp.extensions.authoring import read_project, upload, upload_url
+
+    indexes = _published_on(repo, index)
+    if len(indexes) != 1:
+        raise UsageError("which index to publish to?" if not indexes else "more than one index is trusted",
+                         hint="pass --index URL")
+    project = read_project(Path(path or ".").absolute())
+    with tempfile.TemporaryDirectory(prefix="swamp-publish-") as tmp:
+        report = _check_built(project, Path(tmp), indexes)
+        if not report["valid"]:
+            raise ExtensionError(f"{project.name} {project.version} does not pass 'swamp extension check': "
+                                 + "; ".join(_where(e) for e in report["errors"]),
+                                 hint="fix it, then publish again")
+        url = upload_url(indexes[0].url)
+        upload(report["_wheel"], project, url)
+        kept = project.path / "dist"
+        kept.mkdir(exist_ok=True)
+        shutil.copy2(report["_wheel"], kept / report["wheel"])
+    return {"name": project.name, "version": project.version, "wheel": report["wheel"], "types": report["types"],
+            "index": indexes[0].url, "uploadedTo": url}
+
+
 # ---------------------------------------------------------------- probing
 def probe(target: Path, name: str) -> dict:
     """Load an installed extension's types in a clean Python process (its

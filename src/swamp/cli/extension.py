@@ -177,3 +177,78 @@ def trust_rm(state: CliState, index):
 
     r = rm_(state.repo(), index)
     emit(state, r, f"no longer trusted: {r['index']}")
+
+
+def _repo_or_none(state: CliState):
+    """Authoring works outside a repository too (then only --index counts)."""
+    from swamp.errors import RepoNotFoundError
+
+    try:
+        return state.repo()
+    except RepoNotFoundError:
+        return None
+
+
+@extension.command("new")
+@click.argument("name")
+@click.option("--path", type=click.Path(file_okay=False), help="Where to create it (default: ./NAME).")
+@global_options
+@click.pass_obj
+def new(state: CliState, name, path):
+    """Create a new extension package: pyproject, one model type, a test, a README."""
+    from swamp.app.extensions import new as new_
+
+    r = new_(name, path)
+    emit(state, r, lambda: [say(f"created {r['path']}")] + [say(f"  {f}") for f in r["files"]])
+
+
+@extension.command("check")
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@_index
+@global_options
+@click.pass_obj
+def check(state: CliState, path, index):
+    """Build, load every type in a clean environment, check schemas, method
+    descriptions, and that the version is not on the index yet. Exits 1 on
+    any problem."""
+    from swamp.app.extensions import check as check_
+
+    r = check_(_repo_or_none(state), path, index=index)
+
+    def human():
+        say(f"{'ok     ' if r['valid'] else 'INVALID'} {r['name']} {r['version']} ({', '.join(r['types']) or 'no type'})")
+        for e in r["errors"]:
+            say(f"        {e['file']}{':' + str(e['line']) if e.get('line') else ''}: {e['message']}")
+
+    emit(state, r, human)
+    if not r["valid"]:
+        sys.exit(1)
+
+
+@extension.command("fmt")
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@click.option("--check", is_flag=True, help="Only check; exit 1 if a file would change.")
+@global_options
+@click.pass_obj
+def fmt(state: CliState, path, check):
+    """Format the extension's code with ruff (skipped, saying so, without it)."""
+    from swamp.app.extensions import fmt as fmt_
+
+    r = fmt_(path, check=check)
+    emit(state, r, r["message"] or ("formatted" if r["formatted"] else "nothing to change"))
+    if not r["skipped"] and not r["clean"]:
+        sys.exit(1)
+
+
+@extension.command("publish")
+@click.argument("path", required=False, type=click.Path(file_okay=False))
+@_index
+@global_options
+@click.pass_obj
+def publish(state: CliState, path, index):
+    """Check, build and upload to a package index (credentials from
+    TWINE_USERNAME/TWINE_PASSWORD, ~/.pypirc or ~/.netrc)."""
+    from swamp.app.extensions import publish as publish_
+
+    r = publish_(_repo_or_none(state), path, index=index)
+    emit(state, r, f"published {r['wheel']} to {r['uploadedTo']}")

@@ -1,0 +1,72 @@
+"""Writing an extension: `extension new`, `check`, `fmt`, `publish`, and a
+published one pulled and run (a real pypiserver, real wheels built by pip
+with the scaffold's build backend)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import cli, init_repo
+
+
+@pytest.mark.slow
+def test_new_check_publish_then_pull_and_run(tmp_path, pypi):
+    made = cli(None, "extension", "new", "auth-one", "--path", tmp_path / "auth-one", cwd=tmp_path)
+    assert made.code == 0, made
+    assert {"pyproject.toml", "README.md", "tests/test_model.py", "src/auth_one/model.py"} <= set(made.data["files"])
+
+    ext = tmp_path / "auth-one"
+    ok = cli(None, "extension", "check", ext, "--index", pypi.url, cwd=tmp_path)
+    assert ok.code == 0, ok
+    assert ok.data["valid"] and ok.data["types"] == ["auth-one/hello"]
+
+    pub = cli(None, "extension", "publish", ext, "--index", pypi.url, cwd=tmp_path)
+    assert pub.code == 0, pub
+    assert (pypi.packages / "auth_one-0.1.0-py3-none-any.whl").is_file()
+    again = cli(None, "extension", "check", ext, "--index", pypi.url, cwd=tmp_path)
+    assert again.code == 1 and "already on" in again.data["errors"][0]["message"]
+
+    repo = init_repo(tmp_path / "repo")
+    assert cli(repo, "extension", "pull", "auth-one", "--index", pypi.url).code == 0
+    assert cli(repo, "model", "create", "auth-one/hello", "hi").code == 0
+    run = cli(repo, "model", "method", "run", "hi", "greet")
+    assert run.code == 0, run
+
+
+@pytest.mark.slow
+def test_check_names_the_file_and_line_of_a_broken_type(tmp_path):
+    ext = tmp_path / "auth-broken"
+    assert cli(None, "extension", "new", "auth-broken", "--path", ext, cwd=tmp_path).code == 0
+    model = ext / "src" / "auth_broken" / "model.py"
+    lines = model.read_text().splitlines()
+    lines.insert(3, 'raise RuntimeError("no config here")')
+    model.write_text("\n".join(lines) + "\n")
+    bad = cli(None, "extension", "check", ext, cwd=tmp_path)
+    assert bad.code == 1, bad
+    [err] = bad.data["errors"]
+    assert err["file"] == str(model) and err["line"] == 4 and "no config here" in err["message"]
+
+
+@pytest.mark.slow
+def test_check_refuses_a_method_without_description(tmp_path):
+    ext = tmp_path / "auth-mute"
+    assert cli(None, "extension", "new", "auth-mute", "--path", ext, cwd=tmp_path).code == 0
+    model = ext / "src" / "auth_mute" / "model.py"
+    model.write_text(model.read_text().replace('description="Write a greeting"', 'description=""'))
+    bad = cli(None, "extension", "check", ext, cwd=tmp_path)
+    assert bad.code == 1 and "greet has no description" in bad.data["errors"][0]["message"], bad
+
+
+def test_new_refuses_a_directory_in_use(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "file").write_text("mine")
+    r = cli(None, "extension", "new", "x", "--path", tmp_path / "x", cwd=tmp_path)
+    assert r.code == 2 and "not empty" in r.error["error"]
+
+
+def test_fmt_without_ruff_says_it_skipped(tmp_path, monkeypatch):
+    from swamp.extensions import authoring
+
+    monkeypatch.setattr(authoring, "ruff", lambda: None)
+    r = authoring.fmt(tmp_path, check=True)
+    assert r["skipped"] and "ruff is not installed" in r["message"]
