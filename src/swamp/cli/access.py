@@ -83,21 +83,21 @@ def list_(state: CliState):
 @access.command("can-i")
 @click.argument("action", type=click.Choice(["read", "run", "approve", "write", "admin"]))
 @click.argument("resource")
-@click.option("--token", "token_name", metavar="NAME", help="As this token (its user and groups too).")
 @click.option("--subject", "subjects", multiple=True, metavar="KIND:NAME",
               help="As this subject (token:, user: or group:); repeatable.")
 @global_options
 @click.pass_obj
-def can_i(state: CliState, action, resource, token_name, subjects):
-    """Whether the grants allow ACTION on RESOURCE (e.g. run workflow:deploy).
-    Exits 0 when allowed, 1 when not."""
+def can_i(state: CliState, action, resource, subjects):
+    """Whether the grants allow ACTION on RESOURCE (e.g. run workflow:deploy)
+    for --token NAME (its user and groups too) or --subject. Exits 0 when
+    allowed, 1 when not."""
     from swamp.errors import UsageError
     from swamp.serve import grants, tokens
 
     repo = state.repo()
     who = list(subjects)
-    if token_name:
-        who += tokens.subjects_for_name(repo, token_name)
+    if state.token:  # the global --token: a token's name (or the token itself: its name is before the dot)
+        who += tokens.subjects_for_name(repo, state.token.split(".", 1)[0])
     if not who:
         raise UsageError("say who: --token NAME or --subject KIND:NAME")
     allowed, grant = grants.decide(grants.load(repo), who, action, resource)

@@ -10,13 +10,17 @@ class CliState:
     """What the global options said. A plain class: start-up time matters."""
 
     def __init__(self, *, json: bool = False, repo_dir: str | None = None, quiet: bool = False,
-                 offline: bool = False, verbose: bool = False, color: bool = True) -> None:
+                 offline: bool = False, verbose: bool = False, color: bool = True,
+                 server: str | None = None, token: str | None = None) -> None:
         self.json = json
         self.repo_dir = repo_dir
         self.quiet = quiet
         self.offline = offline
         self.verbose = verbose
         self.color = color
+        #: run the command on this `swamp serve` (--server; SWAMP_SERVE_URL is read when it runs)
+        self.server = server
+        self.token = token
 
     def repo(self):
         from swamp.cli.logs import configure
@@ -41,7 +45,32 @@ def _set(field):
     return callback
 
 
+def _remote_aware(f):
+    """Run the command on a server when --server (or SWAMP_SERVE_URL) says
+    so and swamp.cli.remote knows the command; the module loads only then."""
+    import functools
+    import os
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        ctx = click.get_current_context()
+        state = ctx.find_object(CliState)
+        if (state is not None and (state.server or os.environ.get("SWAMP_SERVE_URL"))
+                and not isinstance(ctx.command, click.Group)):
+            import importlib
+
+            # By name, as main.py loads groups: remote renders with cli.output, which imports this module.
+            remote = importlib.import_module("swamp.cli.remote")
+            url, explicit = remote.target(state)
+            if remote.dispatch(ctx, state, kwargs, url, explicit) is not NotImplemented:
+                return None
+        return f(*args, **kwargs)
+
+    return wrapper
+
+
 def global_options(f):
+    f = _remote_aware(f)
     opts = [
         click.option("--json", "json_", is_flag=True, expose_value=False, callback=_set("json"),
                      help="One JSON document on stdout; errors as JSON on stderr."),
@@ -53,6 +82,10 @@ def global_options(f):
         click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=_set("verbose"), help="More detail."),
         click.option("--no-color", "color", flag_value=False, default=None, expose_value=False,
                      callback=_set("color"), help="No colors."),
+        click.option("--server", metavar="URL", expose_value=False, callback=_set("server"),
+                     help="Run on this swamp serve (else SWAMP_SERVE_URL) where the command supports it."),
+        click.option("--token", metavar="TOKEN", expose_value=False, callback=_set("token"),
+                     help="The token for --server (else SWAMP_SERVE_TOKEN)."),
     ]
     for opt in reversed(opts):
         f = opt(f)

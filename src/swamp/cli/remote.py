@@ -1,0 +1,245 @@
+"""Running a command on a `swamp serve` server (``--server URL`` or
+SWAMP_SERVE_URL, with ``--token`` or SWAMP_SERVE_TOKEN): the inputs are
+collected here (files and stdin are read on this machine), the server runs
+the use case, and the result is rendered here exactly as the command would
+render it locally, with the same exit codes.
+
+Commands that can run remotely are in HANDLERS. ``--server`` on any other
+command is a usage error; SWAMP_SERVE_URL is simply ignored by them (so a
+shell that exports it can still run local commands). Plain urllib: no
+client library, and nothing loaded unless a command goes remote."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+import click
+
+from swamp.cli.output import emit, say, show_failure_log, table
+from swamp.errors import SwampError, UnpublishedError, UsageError
+
+#: the exit code the command line gives each error code (everything else: 1)
+_EXIT = {"usage": 2, "lock_timeout": 75}
+TIMEOUT_S = 3600.0  # a method or a workflow may run long
+
+
+class RemoteError(SwampError):
+    """An error document from the server, re-raised here as the same error."""
+
+    def __init__(self, doc: dict) -> None:
+        super().__init__(doc.get("error", "error"), hint=doc.get("hint"), code=doc.get("code", "error"))
+        self.exit_code = _EXIT.get(self.code, 1)
+
+
+class Client:
+    def __init__(self, url: str, token: str | None) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"--server {url!r} is not an http:// or https:// URL")
+        self.url = url.rstrip("/")
+        self.token = token
+
+    def call(self, method: str, path: str, body: Any = None, query: dict | None = None) -> tuple[int, Any]:
+        q = {k: ("true" if v is True else "false" if v is False else v) for k, v in (query or {}).items()
+             if v is not None}
+        url = self.url + "/api/v1" + path + ("?" + urllib.parse.urlencode(q) if q else "")
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(url, data=data, method=method)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if self.token:
+            req.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(req, timeout=TIMEOUT_S) as r:
+                status, text = r.status, r.read()
+        except urllib.error.HTTPError as e:
+            status, text = e.code, e.read()
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise SwampError(f"cannot reach the server at {self.url}: {reason}", code="unreachable",
+                             hint="is 'swamp serve' running there? check --server or SWAMP_SERVE_URL") from None
+        try:
+            doc = json.loads(text) if text else None
+        except ValueError:
+            raise SwampError(f"{self.url} did not answer with JSON (HTTP {status})", code="bad_response",
+                             hint="is --server the address of a 'swamp serve'?") from None
+        if status >= 400:
+            raise RemoteError(doc if isinstance(doc, dict) else {"error": f"HTTP {status}"})
+        return status, doc
+
+
+def _unpublished(doc: dict) -> UnpublishedError:
+    return UnpublishedError(doc.get("error", "not published"), hint=doc.get("hint"))
+
+
+def _cli_strings(values: dict, prefix: tuple = ()) -> list[list[str]]:
+    """Paths of the values typed as KEY=VALUE (coerced by the server, as here)."""
+    from swamp.models.inputs import CliString
+
+    out = []
+    for k, v in values.items():
+        if isinstance(v, CliString):
+            out.append([*prefix, k])
+        elif isinstance(v, dict):
+            out += _cli_strings(v, (*prefix, k))
+    return out
+
+
+def _plain(values):
+    return json.loads(json.dumps(values))
+
+
+def _q(value: str) -> str:
+    return urllib.parse.quote(value, safe="")
+
+
+# ------------------------------------------------------------------ handlers
+def method_run(client: Client, state, p: dict) -> None:
+    from swamp.cli.inputs import collect_batch, parse_pairs
+
+    batch = collect_batch(p["input_"], p["input_file"], p["stdin_input"])
+    tags = parse_pairs(p["tag"], "--tag")
+    body: dict = {"cliStrings": _cli_strings(batch[0])} if batch[0] else {}
+    if len(batch) == 1:
+        body["inputs"] = _plain(batch[0])
+    else:
+        body["batch"] = _plain(batch)
+    if tags:
+        body["tags"] = tags
+    status, doc = client.call("POST", f"/models/{_q(p['model_name'])}/methods/{_q(p['method_name'])}/run", body)
+    unpublished = None
+    if status == 202:
+        unpublished, doc = _unpublished(doc), doc["value"]
+    docs = doc if isinstance(doc, list) else [doc]
+
+    def human():
+        for rec in docs:
+            say(f"{rec['modelName']}.{rec['methodName']}: {rec['status']} in {rec['durationMs']} ms")
+            for a in rec.get("dataArtifacts", []):
+                say(f"  wrote {a['kind']} {a['name']} version {a['version']}")
+            if rec.get("error"):
+                say(f"  error: {rec['error']}")
+            if rec["status"] != "succeeded" and rec.get("logFile"):
+                log = client.call("GET", f"/outputs/{_q(rec['id'])}/log")[1]["log"]
+                show_failure_log(state, log, f"swamp model output logs {rec['id']}")
+
+    emit(state, doc, human)
+    if unpublished is not None:
+        raise unpublished
+    if any(r["status"] != "succeeded" for r in docs):
+        sys.exit(1)
+
+
+def workflow_run(client: Client, state, p: dict) -> None:
+    from swamp.cli.inputs import collect_batch
+
+    if p.get("junit"):
+        raise UsageError("--junit is not available with --server", hint="fetch the run record, or run locally")
+    batch = collect_batch(p["input_"], p["input_file"], p["stdin_input"])
+    results = []
+    for inputs in batch:
+        body = {"inputs": _plain(inputs), "cliStrings": _cli_strings(inputs), "failOn": p["fail_on"]}
+        status, doc = client.call("POST", f"/workflows/{_q(p['name'])}/run", body)
+        results.append((_unpublished(doc), doc["value"]) if status == 202 else (None, doc))
+    docs = [d for _, d in results]
+    if len(batch) > 1:
+        for d in docs:
+            d.pop("sync", None)  # a batch prints bare run records, as locally
+        emit(state, docs, lambda: [say(f"workflow {d['workflowName']}: run {d['id']} {d['status']}") for d in docs])
+    else:
+        emit(state, docs[0], lambda: _human_run(docs[0]))
+    unpublished = next((u for u, _ in results if u is not None), None)
+    if unpublished is not None:
+        raise unpublished
+    if any(d["status"] in ("failed", "cancelled") for d in docs):
+        sys.exit(1)
+
+
+def _human_run(run: dict) -> None:
+    say(f"workflow {run['workflowName']}: run {run['id']} {run['status']}"
+        + (f" in {run['durationMs']} ms" if run.get("durationMs") is not None else ""))
+    rows = [{"job": j["name"], "step": s["name"], "status": s["status"],
+             "detail": s.get("skipReason") or s.get("error") or (
+                 (s.get("approval") or {}).get("prompt") if s["status"] == "waiting_approval" else None)}
+            for j in run.get("jobs", []) for s in j.get("steps", [])]
+    table(rows, ["job", "step", "status", "detail"])
+    if run["status"] == "suspended":
+        for w in run.get("approvalRequired", []):
+            say(f"waiting for approval: {w['step']} (swamp workflow approve {run['workflowName']} {w['step']}, "
+                f"then swamp workflow resume {run['workflowName']})")
+
+
+def data_get(client: Client, state, p: dict) -> None:
+    _, result = client.call("GET", f"/data/{_q(p['model'])}/{_q(p['name'])}",
+                            query={"version": p["version"], "content": False if p["no_content"] else None})
+
+    def human():
+        say(f"{result['model']}/{result['name']} version {result['version']} "
+            f"({result['kind']}, {result['size']} bytes, {result['createdAt']})")
+        if "content" in result:
+            c = result["content"]
+            say(c if isinstance(c, str) else json.dumps(c, indent=2, sort_keys=True))
+
+    emit(state, result, human)
+
+
+def data_list(client: Client, state, p: dict) -> None:
+    _, rows = client.call("GET", "/data", query={"model": p["model"]})
+    emit(state, rows, lambda: table(rows, ["model", "name", "latestVersion", "versions", "kind", "updatedAt"]))
+
+
+def data_versions(client: Client, state, p: dict) -> None:
+    _, rows = client.call("GET", f"/data/{_q(p['model'])}/{_q(p['name'])}/versions")
+    emit(state, rows, lambda: table(rows, ["version", "createdAt", "size"]))
+
+
+def workflow_history(client: Client, state, p: dict) -> None:
+    _, rows = client.call("GET", f"/workflows/{_q(p['name'])}/runs", query={"limit": p["limit"]})
+    emit(state, rows, lambda: table(rows, ["id", "status", "startedAt", "durationMs", "steps", "failedSteps"]))
+
+
+HANDLERS = {
+    "model method run": method_run,
+    "workflow run": workflow_run,
+    "data get": data_get,
+    "data list": data_list,
+    "data versions": data_versions,
+    "workflow history": workflow_history,
+}
+
+
+def command_key(ctx: click.Context) -> str:
+    names = []
+    while ctx.parent is not None:
+        names.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(reversed(names))
+
+
+def target(state) -> tuple[str | None, bool]:
+    """(server URL, whether --server said so) or (None, False)."""
+    if state.server:
+        return state.server, True
+    return os.environ.get("SWAMP_SERVE_URL") or None, False
+
+
+def dispatch(ctx: click.Context, state, params: dict, url: str, explicit: bool):
+    """Run the command on the server, or return NotImplemented to run it here."""
+    key = command_key(ctx)
+    handler = HANDLERS.get(key)
+    if handler is None:
+        if explicit:
+            raise UsageError(f"'swamp {key}' runs only locally; --server is for: "
+                             + ", ".join(sorted(HANDLERS)))
+        return NotImplemented
+    from swamp.cli.logs import configure
+
+    configure(json_mode=state.json)
+    token = state.token or os.environ.get("SWAMP_SERVE_TOKEN") or None
+    handler(Client(url, token), state, params)
+    return None
