@@ -213,7 +213,7 @@ def test_guards(repo):
               - {{name: on-input, guard: "${{{{ inputs.skip }}}}", {work('w0')}}}
               - {{name: bare-cel, guard: "inputs.skip == false", {work('w1')}}}
               - {{name: never, guard: false, {work('w2')}}}
-              - {{name: broken, guard: "${{{{ inputs.nope.deeper }}}}", {work('w3')}}}
+              - {{name: broken, guard: "${{{{ inputs.skip.deeper }}}}", {work('w3')}}}
         """)
     r = run(repo, "guards", {"skip": True})
     s = steps(r)
@@ -536,10 +536,10 @@ def test_an_expression_error_names_the_file_the_field_and_the_expression(repo):
         jobs:
           - name: j
             steps:
-              - {name: s, task: {type: model_method, modelIdOrName: w0, methodName: work, inputs: {value: "${{ inputs.nope }}"}}}
+              - {name: s, task: {type: model_method, modelIdOrName: w0, methodName: work, inputs: {value: "${{ [1][5] }}"}}}
         """)
     error = steps(run(repo, "oops"))["j/s"].error
-    assert error.startswith("workflows/workflow-oops.yaml: jobs[0].steps[0].task.inputs.value: ${{ inputs.nope }}")
+    assert error.startswith("workflows/workflow-oops.yaml: jobs[0].steps[0].task.inputs.value: ${{ [1][5] }}")
 
 
 def test_a_cycle_deeper_down_names_every_workflow_on_it(repo):
