@@ -40,7 +40,7 @@ def test_opening_sweeps_only_abandoned_temp_files(tmp_path):
             os.utime(files[key], (old, old))  # a live writer's file is kept however old
         (d / "raw").write_bytes(b"done")
 
-        FilesystemDatastore(tmp_path / "ds")
+        FilesystemDatastore(tmp_path / "ds").write_bytes("files/new", b"x")
 
         left = {k for k, p in files.items() if p.exists()}
         assert left == {"live_other_process", "this_process", "other_host_fresh"}
@@ -50,16 +50,26 @@ def test_opening_sweeps_only_abandoned_temp_files(tmp_path):
         live.wait()
 
 
+def _write(root):
+    FilesystemDatastore(root).write_bytes("files/new", b"x")
+
+
+def test_opening_alone_writes_nothing(tmp_path):
+    (tmp_path / "ds").mkdir()
+    FilesystemDatastore(tmp_path / "ds").read_bytes  # noqa: B018  (opened, nothing written)
+    assert list((tmp_path / "ds").iterdir()) == []
+
+
 def test_the_tree_is_walked_at_most_once_an_hour(tmp_path):
-    FilesystemDatastore(tmp_path / "ds")
+    _write(tmp_path / "ds")
     stray = tmp_path / "ds" / "files" / ".tmp-0badc0de.1.x"
-    stray.parent.mkdir(parents=True)
+    stray.parent.mkdir(parents=True, exist_ok=True)
     stray.write_bytes(b"x")
     old = time.time() - 2 * atomic.ABANDONED_AFTER_S
     os.utime(stray, (old, old))
-    FilesystemDatastore(tmp_path / "ds")
+    _write(tmp_path / "ds")
     assert stray.exists()  # swept moments ago: not walked again
     marker = tmp_path / "ds" / SWEEP_MARKER
     os.utime(marker, (old, old))
-    FilesystemDatastore(tmp_path / "ds")
+    _write(tmp_path / "ds")
     assert not stray.exists()

@@ -15,13 +15,12 @@ import abc
 import contextlib
 import os
 import shutil
-import threading
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence
 
 from swamp.datastore.sync.counts import SyncCounts
+from swamp.datastore.sync.held import HeldLocks
 from swamp.errors import NotFoundError
 from swamp.util.atomic import atomic_writer, sweep_temp_files
 from swamp.util.names import check_rel_path
@@ -32,43 +31,27 @@ SWEEP_EVERY_S = 3600.0
 SWEEP_MARKER = "cache/temp-sweep"
 
 
-class ReentrantLocks:
-    """Per-process bookkeeping of which thread holds which lock, and how often."""
-
-    def __init__(self) -> None:
-        self._held: dict[tuple[int, str], int] = defaultdict(int)
-        self._mutex = threading.Lock()
-
-    def enter(self, name: str) -> bool:
-        """Count one more hold; True when this thread already held it."""
-        key = (threading.get_ident(), name)
-        with self._mutex:
-            self._held[key] += 1
-            return self._held[key] > 1
-
-    def exit(self, name: str) -> None:
-        key = (threading.get_ident(), name)
-        with self._mutex:
-            self._held[key] -= 1
-            if self._held[key] == 0:
-                del self._held[key]
-
-
 class Datastore(abc.ABC):
     kind: str = "abstract"
     #: the local directory that holds the files (the datastore itself, or a cache)
     root: Path
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, held: HeldLocks | None = None) -> None:
         self.root = Path(root).absolute()
         self.root.mkdir(parents=True, exist_ok=True)
-        self._reentrant = ReentrantLocks()
-        self._sweep_now_and_then()
+        #: the one record of the locks this process holds here
+        self.held = held if held is not None else HeldLocks()
+        self._swept = False
 
     def _sweep_now_and_then(self) -> None:
         """Remove the temp files of writers killed mid-write (never one a
-        live writer holds: see util.atomic.sweep_temp_files), walking the
-        tree at most once per SWEEP_EVERY_S, so opening costs one stat."""
+        live writer holds: see util.atomic.sweep_temp_files). Done before
+        the first write of each opened datastore (a command that writes
+        nothing leaves nothing behind), walking the tree at most once per
+        SWEEP_EVERY_S, so it costs one stat."""
+        if self._swept:
+            return
+        self._swept = True
         marker = self.root / SWEEP_MARKER
         try:
             if time.time() - marker.stat().st_mtime < SWEEP_EVERY_S:
@@ -126,6 +109,7 @@ class Datastore(abc.ABC):
         """A streaming, atomic writer: readers see the file only once it is
         complete."""
         path = self.local_path(rel)
+        self._sweep_now_and_then()
         self._mark_dirty(rel)
         with atomic_writer(path) as f:
             yield f
@@ -136,6 +120,7 @@ class Datastore(abc.ABC):
     def delete(self, rel: str) -> None:
         """Delete a file or a whole directory tree; a missing path is fine."""
         path = self.local_path(rel)
+        self._sweep_now_and_then()
         if path.is_dir() and not path.is_symlink():
             for sub in list(self.walk(rel)):
                 self._mark_dirty(sub)
@@ -167,6 +152,7 @@ class Datastore(abc.ABC):
     def mkdir(self, rel: str, *, exist_ok: bool = True) -> None:
         """Create a directory. With ``exist_ok=False`` this is an atomic claim:
         FileExistsError tells the caller someone else got there first."""
+        self._sweep_now_and_then()
         self.local_path(rel).mkdir(parents=True, exist_ok=exist_ok)
 
     # ------------------------------------------------------- change tracking
@@ -182,21 +168,19 @@ class Datastore(abc.ABC):
         raises LockTimeoutError (exit 75) naming the holder. A thread that
         already holds the lock takes it again at no cost (a workflow step
         holding a model's lock calling the runner)."""
-        if self._reentrant.enter(name):
+        if self.held.reenter(name):
             try:
                 yield None
             finally:
-                self._reentrant.exit(name)
+                self.held.leave(name)
             return
-        try:
-            with self._acquire(name, timeout_ms) as held:
-                yield held
-        finally:
-            self._reentrant.exit(name)
+        with self._acquire(name, timeout_ms) as held:
+            yield held
 
     @abc.abstractmethod
     def _acquire(self, name: str, timeout_ms: int | None):
-        """A context manager that holds the lock for real (file or lease)."""
+        """A context manager that holds the lock for real (file or lease)
+        and records it in ``self.held`` meanwhile."""
 
     @abc.abstractmethod
     def lock_status(self) -> list[dict]:

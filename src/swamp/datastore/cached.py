@@ -28,7 +28,7 @@ from swamp.errors import LeaseLostError, NotFoundError, SwampError
 
 class CachedDatastore(Datastore):
     def __init__(self, root: Path, engine, *, kind: str, location: str, namespace: str) -> None:
-        super().__init__(root)
+        super().__init__(root, held=engine.held)  # one record of held leases, shared with the engine
         self.engine = engine
         self.kind = kind
         self.location = location

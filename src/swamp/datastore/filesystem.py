@@ -4,6 +4,7 @@ lock files under ``.locks/``."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from .base import Datastore
@@ -17,8 +18,14 @@ class FilesystemDatastore(Datastore):
         super().__init__(root)
         self._lock_dir = self.root / ".locks"
 
+    @contextlib.contextmanager
     def _acquire(self, name: str, timeout_ms: int | None):
-        return FileLock(self._lock_dir, name, timeout_ms=timeout_ms)
+        with FileLock(self._lock_dir, name, timeout_ms=timeout_ms) as lock:
+            self.held.add(name, lock)
+            try:
+                yield lock
+            finally:
+                self.held.remove(lock)
 
     def lock_status(self) -> list[dict]:
         return list_locks(self._lock_dir)

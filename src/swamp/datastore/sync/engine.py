@@ -46,6 +46,7 @@ from .counting import Session
 from .errors import CorruptRemoteError, SyncConflictError
 from .fencing import Fencing, _LeaseScope
 from .gc import DEFAULT_GRACE_S, gc
+from .held import HeldLocks
 from .history import history, verify
 from .journal import BULK, Journal
 from .commitlog import INLINE_MAX
@@ -105,7 +106,9 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
         self._lock_fd = -1
         self._leases: dict[Lease, _LeaseScope] = {}
         self._leases_mutex = threading.Lock()
-        self._here = threading.local()  # .held: the leases this thread holds, innermost last
+        #: the one record of the locks held in this process (the cached
+        #: datastore's lock() shares it): which leases a thread writes under
+        self.held = HeldLocks()
         self._current: tuple[int, float] | None = None  # (head, monotonic) the log was seen to continue from
 
     def close(self) -> None:
@@ -214,11 +217,17 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
                 return False
             if base.hydrated:
                 return self.tree.abspath(rel).is_file()
-            data = self._content(self._session(), rel, base)
-            try:
-                st = self.tree.write(rel, data)
-            except BlockedPath:
-                return False  # a local directory (or file) is in the way: reported when pulled
+            if not base.src and self._streamed(base.size):
+                placed, blocked = self._place_blob(self._session(), base.sha256, base.size, [rel], None)
+                if blocked:
+                    return False  # a local directory (or file) is in the way: reported when pulled
+                st = placed[0][1]
+            else:
+                data = self._content(self._session(), rel, base)
+                try:
+                    st = self.tree.write(rel, data)
+                except BlockedPath:
+                    return False  # a local directory (or file) is in the way: reported when pulled
             self.tree.remember(rel, st, base.sha256)
             with self.state.transaction():
                 self.state.set_base(rel, base.sha256, base.size, src=base.src)

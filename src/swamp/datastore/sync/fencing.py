@@ -46,8 +46,7 @@ class Fencing:
         held.acquire()
         with self._leases_mutex:
             self._leases[held] = _LeaseScope()
-        stack = self._held_here()
-        stack.append(held)
+        self.held.add(name, held)
         failed = False
         try:
             yield held
@@ -55,7 +54,7 @@ class Fencing:
             failed = True
             raise
         finally:
-            stack.remove(held)
+            self.held.remove(held)
             try:
                 held.release()
             finally:
@@ -68,18 +67,17 @@ class Fencing:
             raise _lost(held, scope)
 
     def _held_here(self) -> list[Lease]:
-        try:
-            return self._here.held
-        except AttributeError:
-            self._here.held = []
-            return self._here.held
+        """The leases this thread holds (the datastore's one record)."""
+        return [h for h in self.held.handles_here() if isinstance(h, Lease)]
 
     def _record_under_leases(self, rel: str) -> None:
-        held = getattr(self._here, "held", None)
+        held = self._held_here()
         if held:
             with self._leases_mutex:
                 for lease in held:
-                    self._leases[lease].written.add(rel)
+                    scope = self._leases.get(lease)
+                    if scope is not None:
+                        scope.written.add(rel)
 
     def _check_leases(self, s: Session) -> bool:
         """Before a commit: every lease held in this process must still be
