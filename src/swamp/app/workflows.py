@@ -198,3 +198,74 @@ def evaluate(repo, name: str, inputs: dict) -> dict:
     with reading(repo):  # expressions read data: pull once first
         doc = evaluate_workflow(repo, wf, rel, inputs)
     return {**doc, "path": rel}
+
+
+def _row(r: WorkflowRun) -> dict:
+    steps = [s for _, s in r.steps()]
+    return {"id": r.id, "workflowName": r.workflowName, "status": r.status, "startedAt": r.startedAt,
+            "completedAt": r.completedAt, "durationMs": r.durationMs,
+            "steps": len(steps), "failedSteps": sum(s.status == "failed" for s in steps)}
+
+
+def search_runs(repo, *, workflow: str | None = None, status: str | None = None,
+                limit: int | None = None) -> list[dict]:
+    """Runs of every workflow (or one), newest first."""
+    wid = workflow_id(find_workflow(repo, workflow)[1]) if workflow else None
+    with reading(repo):
+        found = records.all_runs(repo.datastore)
+    rows = [_row(r) for r in found if (wid is None or r.workflowId == wid) and (not status or r.status == status)]
+    return rows[:limit] if limit else rows
+
+
+def run_by_id(repo, run_id: str) -> WorkflowRun:
+    with reading(repo):
+        return records.find_run(repo.datastore, run_id)
+
+
+def run_log_by_id(repo, run_id: str) -> dict:
+    with reading(repo):
+        run = records.find_run(repo.datastore, run_id)
+        log = records.read_log(repo.datastore, run.workflowId, run.id)
+    return {"id": run.id, "workflowName": run.workflowName, "status": run.status, "log": log}
+
+
+def approvals(repo, name: str | None = None) -> list[dict]:
+    """What suspended runs wait for: each approval, its prompt, since when."""
+    wid = workflow_id(find_workflow(repo, name)[1]) if name else None
+    ds = repo.datastore
+    out = []
+    with reading(repo):
+        for run in records.all_runs(ds):
+            if run.status != "suspended" or (wid and run.workflowId != wid) or run.parentRunId:
+                continue
+            for owner, j, s in runs.waiting_steps(ds, run):
+                out.append({"workflowName": run.workflowName, "runId": run.id, "job": j.name, "step": s.name,
+                            "prompt": s.approval.prompt, "requestedAt": s.approval.requestedAt,
+                            "timeoutSeconds": s.approval.timeoutSeconds,
+                            **({"nestedRunId": owner.id} if owner.id != run.id else {})})
+    return sorted(out, key=lambda a: (a["requestedAt"], a["runId"], a["job"], a["step"]))
+
+
+def delete(repo, name: str, *, force: bool = False) -> dict:
+    """Delete a workflow file and its run records. Refused while a run of it
+    is running or waiting (suspended), unless ``force``."""
+    from swamp.errors import ConflictError
+
+    path, wf = find_workflow(repo, name)
+    wid = workflow_id(wf)
+    ds = repo.datastore
+    with reading(repo):
+        found = records.history(ds, wid)
+    busy = [r for r in found if r.status in ("running", "pending", "suspended")]
+    if busy and not force:
+        raise ConflictError(f"workflow {wf.name!r} has {len(busy)} run(s) running or waiting: "
+                            + ", ".join(r.id for r in busy[:5]),
+                            hint="let them finish or cancel them, or pass --force")
+    value = {"name": wf.name, "id": wid, "path": str(path.relative_to(repo.root)), "deletedRuns": len(found)}
+    try:
+        with changing(repo, f"workflow delete {wf.name}"):
+            ds.delete(records.run_dir(wid))
+            path.unlink()
+    except UnpublishedError as e:
+        raise e.with_value(value)
+    return value

@@ -96,6 +96,9 @@ def search(state: CliState, query):
     emit(state, rows, lambda: table(rows, ["name", "type", "path"]))
 
 
+model.add_command(search, "list")  # upstream's alias
+
+
 @model.command("validate")
 @click.argument("name", required=False)
 @global_options

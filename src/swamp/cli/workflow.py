@@ -6,7 +6,8 @@ import click
 
 from swamp.cli.inputs import collect_batch, collect_inputs, input_options
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import emit, emit_validation, say, table
+from swamp.cli.groups import DefaultCommandGroup
+from swamp.cli.output import confirm, emit, emit_validation, say, table
 
 
 @click.group()
@@ -49,6 +50,9 @@ def search(state: CliState, query):
 
     rows = service.search(state.repo(), query)
     emit(state, rows, lambda: table(rows, ["name", "jobs", "description", "path"]))
+
+
+workflow.add_command(search, "list")  # upstream's alias
 
 
 @workflow.command("validate")
@@ -243,17 +247,132 @@ approve = _decision("approved")
 reject = _decision("rejected")
 
 
-@workflow.command("history")
+@workflow.group("history", cls=DefaultCommandGroup, default="list")
+def history():
+    """Runs: 'history NAME' lists NAME's runs; get, search and logs find runs by id."""
+
+
+@history.command("list")
 @click.argument("name")
 @click.option("--limit", type=int, help="At most this many runs.")
 @global_options
 @click.pass_obj
-def history(state: CliState, name, limit):
-    """Runs of NAME, newest first."""
+def history_list(state: CliState, name, limit):
+    """Runs of NAME, newest first.
+
+    Example: swamp workflow history deploy --limit 5"""
     from swamp.app import workflows
 
     rows = workflows.history(state.repo(), name, limit)
     emit(state, rows, lambda: table(rows, ["id", "status", "startedAt", "durationMs", "steps", "failedSteps"]))
+
+
+@history.command("search")
+@click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
+@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled"]))
+@click.option("--limit", type=int, default=50, show_default=True)
+@global_options
+@click.pass_obj
+def history_search(state: CliState, workflow_name, status, limit):
+    """Runs of every workflow, newest first.
+
+    Example: swamp workflow history search --status failed"""
+    from swamp.app import workflows
+
+    rows = workflows.search_runs(state.repo(), workflow=workflow_name, status=status, limit=limit)
+    emit(state, rows, lambda: table(rows, ["id", "workflowName", "status", "startedAt", "durationMs"]))
+
+
+@history.command("get")
+@click.argument("run_id", metavar="RUN_ID")
+@global_options
+@click.pass_obj
+def history_get(state: CliState, run_id):
+    """One run's record, by its id (or a unique start of it)."""
+    from swamp.app import workflows
+    from swamp.workflows.service import run_json
+
+    repo = state.repo()
+    emit(state, run_json(repo, workflows.run_by_id(repo, run_id)))
+
+
+@history.command("logs")
+@click.argument("run_id", metavar="RUN_ID")
+@global_options
+@click.pass_obj
+def history_logs(state: CliState, run_id):
+    """One run's log, by its id (or a unique start of it)."""
+    from swamp.app import workflows
+
+    result = workflows.run_log_by_id(state.repo(), run_id)
+    emit(state, result, lambda: click.echo(result["log"], nl=False))
+
+
+@workflow.command("approvals")
+@click.argument("name", required=False)
+@global_options
+@click.pass_obj
+def approvals(state: CliState, name):
+    """What suspended runs wait for (of NAME, or of every workflow).
+
+    Example: swamp workflow approvals"""
+    from swamp.app import workflows
+
+    rows = workflows.approvals(state.repo(), name)
+    emit(state, rows, lambda: table(rows, ["workflowName", "runId", "job", "step", "prompt", "requestedAt"]))
+
+
+@workflow.command("delete")
+@click.argument("name")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--force", is_flag=True, help="Even while runs of it are running or waiting.")
+@global_options
+@click.pass_obj
+def delete(state: CliState, name, yes, force):
+    """Delete workflow NAME and its run records (refused while runs of it
+    are running or waiting, unless --force)."""
+    from swamp.app import workflows
+
+    repo = state.repo()
+    confirm(state, yes, f"Delete workflow {name} and its runs?")
+    result = workflows.delete(repo, name, force=force)
+    emit(state, result, f"Deleted workflow {result['name']} ({result['deletedRuns']} run(s))")
+
+
+@workflow.command("edit")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def edit(state: CliState, name):
+    """Open NAME's file in $EDITOR, then check it."""
+    from swamp.workflows import service
+
+    repo = state.repo()
+    path = repo.root / service.get(repo, name)["path"]
+    if state.json or not sys.stdin.isatty():
+        from swamp.errors import UsageError
+
+        raise UsageError("workflow edit needs a terminal",
+                         hint=f"edit {path} with any editor, then run 'swamp workflow validate {name}'")
+    click.edit(filename=str(path))
+    emit_validation(state, service.validate(repo, name), "workflows")
+
+
+@workflow.group("schema")
+def schema():
+    """The workflow file's schema."""
+
+
+@schema.command("get")
+@global_options
+@click.pass_obj
+def schema_get(state: CliState):
+    """Print the JSON Schema of a workflow file."""
+    from swamp.util import yamlio
+    from swamp.workflows.schema import Workflow
+
+    doc = Workflow.model_json_schema(by_alias=True)
+    emit(state, doc, lambda: say(yamlio.dumps(doc).rstrip()))
 
 
 @workflow.command("logs")

@@ -244,3 +244,26 @@ def latest(ds: Datastore, workflow_id: str, *, status: str | None = None) -> Wor
             return run
     what = f"{status} run" if status else "run"
     raise NotFoundError(f"this workflow has no {what}", hint="list runs with 'swamp workflow history NAME'")
+
+
+def all_runs(ds: Datastore) -> list[WorkflowRun]:
+    """Every run of every workflow, newest first."""
+    runs = [load(ds, wid, rid) for wid in ds.listdir(RUNS) for rid in run_ids(ds, wid)]
+    runs.sort(key=lambda r: (r.startedAt, r.id), reverse=True)
+    return runs
+
+
+def find_run(ds: Datastore, run_id: str) -> WorkflowRun:
+    """A run of any workflow by its id, or by the one id that starts with it."""
+    from swamp.errors import ConflictError
+
+    if len(run_id) < 4:
+        raise NotFoundError(f"no workflow run with id {run_id!r}",
+                            hint="give the id, or at least its first 4 characters")
+    found = [(wid, rid) for wid in ds.listdir(RUNS) for rid in run_ids(ds, wid) if rid.startswith(run_id)]
+    exact = [f for f in found if f[1] == run_id]
+    if exact or len(found) == 1:
+        return load(ds, *(exact or found)[0])
+    if found:
+        raise ConflictError(f"{run_id!r} is the start of {len(found)} run ids", hint="give more of the id")
+    raise NotFoundError(f"no workflow run with id {run_id!r}", hint="list runs with 'swamp workflow history search'")
