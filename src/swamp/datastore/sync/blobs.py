@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 from swamp.datastore.objectstore.base import ObjectNotFound, PreconditionFailed
 
@@ -38,3 +39,33 @@ def fetch_blob(s: Session, layout: Layout, sha256: str) -> bytes:
         raise CorruptRemoteError(f"blob {sha256} does not match its hash (corrupt or truncated transfer)",
                                  hint="retry; if it persists run 'swamp datastore verify'")
     return data
+
+
+# Streaming: contents too large to hold in memory move between a file and
+# the store in pieces (the store's put_file / get_file).
+
+def upload_blob_file(s: Session, layout: Layout, sha256: str, path: Path, size: int) -> bool:
+    """``upload_blob`` from the file at ``path``, hashed by the caller as
+    ``sha256``. SourceChanged (from the store) when the file no longer
+    holds those bytes: nothing was stored."""
+    try:
+        s.put_file(layout.blob(sha256), path, if_none_match=True, sha256=sha256)
+    except PreconditionFailed:
+        s.add(bytesPushed=size)
+        return False
+    s.add(bytesPushed=size)
+    return True
+
+
+def fetch_blob_file(s: Session, layout: Layout, sha256: str, dest: Path, size: int) -> None:
+    """``fetch_blob`` into the file ``dest`` (made durable); the caller puts
+    it in place only once this returns: its hash has been checked."""
+    try:
+        got = s.get_file(layout.blob(sha256), dest, size_hint=size, fsync=True)
+    except ObjectNotFound:
+        raise CorruptRemoteError(f"blob {sha256} is referenced by the log but missing from {s.name}",
+                                 hint="run 'swamp datastore verify'") from None
+    s.add(bytesPulled=got.size)
+    if got.sha256 != sha256:
+        raise CorruptRemoteError(f"blob {sha256} does not match its hash (corrupt or truncated transfer)",
+                                 hint="retry; if it persists run 'swamp datastore verify'")

@@ -36,9 +36,15 @@ class Incoming:
 
 class Resolver:
     def __init__(self, tree: LocalTree, state: SyncState, journal: Journal, peer: str, rules: PathRules,
-                 fetch: Callable[[str], bytes], fetch_base: Callable[[str, Base], bytes]) -> None:
+                 fetch: Callable[[str], bytes], fetch_base: Callable[[str, Base], bytes],
+                 place: Callable[[str, Change, Callable[[], None]], None] | None = None) -> None:
         """``fetch(sha)``: an incoming content; ``fetch_base(path, base)``:
-        the committed content a base names (a blob, or inline in a record)."""
+        the committed content a base names (a blob, or inline in a record);
+        ``place(path, change, before)``: write an incoming content at
+        ``path`` (and remember it), streaming a large one, calling
+        ``before()`` once the content is in hand and before it replaces
+        the path; by default through ``fetch``. Only a merge holds an
+        incoming content in memory."""
         self.tree = tree
         self.state = state
         self.journal = journal
@@ -46,6 +52,7 @@ class Resolver:
         self.rules = rules
         self.fetch = fetch
         self.fetch_base = fetch_base
+        self.place = place or self._place
         #: paths whose incoming file could not be written (something local in the way)
         self.blocked: set[str] = set()
 
@@ -54,10 +61,11 @@ class Resolver:
         None when a merge settled it."""
         cls = self.rules.classify(rel)
         theirs_change = inc.change
-        theirs = self.fetch(theirs_change.sha256) if theirs_change.op == "put" else None
         report: dict = {"path": rel, "class": cls.value, "seq": inc.seq, "peer": inc.peer,
                         "ours": "delete" if local is None else "put", "theirs": theirs_change.op}
         fmt = self.rules.mergeable_format(rel) if cls is PathClass.MERGEABLE else None
+        theirs = (self.fetch(theirs_change.sha256)
+                  if fmt and local is not None and theirs_change.op == "put" else None)
         base_bytes: bytes | None = None
         if fmt and local is not None and theirs is not None and base is not None:
             try:
@@ -84,18 +92,33 @@ class Resolver:
             report["reason"] = ("immutable path published by another peer; yours was not published"
                                 if cls is PathClass.IMMUTABLE else "changed locally and by another peer")
         report["savedAs"] = None
-        if local is not None:
-            saved = conflict_copy_name(rel, self.peer, inc.seq)
-            self.tree.move_aside(rel, saved)
-            self.state.add_conflict(saved, rel, inc.seq)
-            report["savedAs"] = saved
-        if theirs is not None:
+
+        def aside() -> None:
+            # Ours is moved aside only once theirs is in hand (a failed
+            # download leaves the path as it was, for the next pull).
+            if local is not None and report["savedAs"] is None:
+                saved = conflict_copy_name(rel, self.peer, inc.seq)
+                self.tree.move_aside(rel, saved)
+                self.state.add_conflict(saved, rel, inc.seq)
+                report["savedAs"] = saved
+
+        if theirs_change.op == "put":
             try:
-                self._write(rel, theirs)
+                if theirs is not None:
+                    aside()
+                    self._write(rel, theirs)
+                else:
+                    self.place(rel, theirs_change, aside)
             except BlockedPath as e:
                 self.blocked.add(rel)
                 report["reason"] += f"; theirs could not be written ({e})"
+        aside()
         return report
+
+    def _place(self, rel: str, ch: Change, before: Callable[[], None]) -> None:
+        data = self.fetch(ch.sha256)
+        before()
+        self._write(rel, data)
 
     def _write(self, rel: str, data: bytes) -> None:
         st = self.tree.write(rel, data)

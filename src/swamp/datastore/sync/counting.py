@@ -4,10 +4,12 @@ so ``requests`` in SyncCounts is the truth rather than an estimate."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Iterator
 
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.datastore.objectstore.base import ObjectMeta, ObjectStore
+from swamp.datastore.objectstore.streams import Download
 
 
 class Session(ObjectStore):
@@ -48,3 +50,13 @@ class Session(ObjectStore):
     def delete(self, key: str, *, if_match: str | None = None) -> None:
         self.add(requests=1)
         self.inner.delete(key, if_match=if_match)
+
+    # Forwarded, or the base class would fall back to whole bytes in memory.
+    # One request each, however many parts the backend moves it in.
+    def put_file(self, key: str, path: Path, *, if_none_match: bool = False, sha256: str | None = None) -> str:
+        self.add(requests=1)
+        return self.inner.put_file(key, path, if_none_match=if_none_match, sha256=sha256)
+
+    def get_file(self, key: str, dest: Path, *, size_hint: int | None = None, fsync: bool = False) -> Download:
+        self.add(requests=1)
+        return self.inner.get_file(key, dest, size_hint=size_hint, fsync=fsync)

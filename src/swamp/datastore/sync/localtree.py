@@ -16,12 +16,13 @@ import contextlib
 import hashlib
 import os
 import stat as statmod
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
-from swamp.util.atomic import TMP_PREFIX, DurableBatch, atomic_write
+from swamp.util.atomic import TMP_PREFIX, DurableBatch, atomic_write, fsync_dir, temp_prefix
 
 from .localonly import LOCAL_ONLY_DIRS
 from .state import SyncState
@@ -181,6 +182,30 @@ class LocalTree:
             return os.stat(path)
         except (IsADirectoryError, NotADirectoryError, FileExistsError):
             raise BlockedPath(rel) from None
+
+    def write_from(self, rel: str, fill: Callable[[Path], None], batch: DurableBatch | None = None) -> os.stat_result:
+        """``write`` for a content too large to hold in memory: ``fill(tmp)``
+        writes a temp file beside ``rel`` (and makes it durable), which then
+        replaces ``rel`` atomically. Returns the stat of the file put in
+        place; the temp file is removed when ``fill`` raises."""
+        path = self._checked_parent(rel, batch)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
+        os.close(fd)
+        try:
+            fill(Path(tmp))
+            st = os.stat(tmp)
+            os.replace(tmp, path)
+        except BaseException as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            if isinstance(e, (IsADirectoryError, NotADirectoryError, FileExistsError)):
+                raise BlockedPath(rel) from None
+            raise
+        if batch is not None:
+            batch.touched(path.parent)
+        else:
+            fsync_dir(path.parent)
+        return st
 
     def remove(self, rel: str, batch: DurableBatch | None = None) -> None:
         """Delete the file and prune emptied directories; with ``batch``, the

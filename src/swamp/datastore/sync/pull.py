@@ -147,9 +147,17 @@ class Puller:
                     progress.advance(1, sizes[sha])
             return blocked
 
-        def fetch_and_write(item: tuple[str, list[str]]) -> tuple[str, bytes, list[str]]:
+        def fetch_and_write(item: tuple[str, list[str]]) -> tuple[str, bytes | None, list[str]]:
             sha, rels = item
             data = inline.get(sha)
+            if data is None and self._streamed(sizes[sha]):
+                # Large: streamed into place, never whole in memory.
+                placed, blocked = self._place_blob(s, sha, sizes[sha], rels, batch)
+                for rel, st in placed:
+                    self.tree.remember(rel, st, sha)
+                    s.add(filesPulled=1)
+                progress.advance(len(rels), sizes[sha] * len(rels))
+                return sha, None, blocked
             if data is None:
                 data = fetch_blob(s, self.layout, sha)
             else:
@@ -170,7 +178,14 @@ class Puller:
         # fetched, so it is neither received nor a local delete, a read
         # fetches it once the way is clear, and the conflict is reported.
         for sha, data, rels in retry:
-            for rel in write_all(sha, data, rels):
+            if data is None:
+                placed, still = self._place_blob(s, sha, sizes[sha], rels, batch)
+                for rel, st in placed:
+                    self.tree.remember(rel, st, sha)
+                    s.add(filesPulled=1)
+            else:
+                still = write_all(sha, data, rels)
+            for rel in still:
                 unhydrated.add(rel)
                 inc = incoming[rel]
                 s.conflict({"path": rel, "class": self.rules.classify(rel).value, "seq": inc.seq, "peer": inc.peer,
@@ -181,8 +196,19 @@ class Puller:
             data = inline.get(sha)
             return fetch_blob(s, self.layout, sha) if data is None else data
 
+        def place(rel: str, ch: Change, before) -> None:
+            if ch.inline is None and self._streamed(ch.size):
+                placed, blocked = self._place_blob(s, ch.sha256, ch.size, [rel], None, before)
+                if blocked:
+                    raise BlockedPath(rel)
+                self.tree.remember(rel, placed[0][1], ch.sha256)
+            else:
+                data = theirs(ch.sha256)
+                before()
+                self.tree.remember(rel, self.tree.write(rel, data), ch.sha256)
+
         resolver = Resolver(self.tree, self.state, self.journal, self.peer, self.rules, theirs,
-                            lambda rel, base: self._content(s, rel, base))
+                            lambda rel, base: self._content(s, rel, base), place)
         for rel, base, local, inc in conflicted:
             report = resolver.resolve(rel, base, local, inc)
             if report is not None:

@@ -1,31 +1,79 @@
-"""Transfers of a push: the blobs of changed files, uploaded concurrently
-and create-only, each content once, with small files read (and hashed)
-ahead of their uploads within a byte budget; blobs found already stored are
-protected from a concurrent gc before the commit relies on them.
+"""Transfers: the blobs of a push, uploaded concurrently and create-only,
+each content once, with small files read (and hashed) ahead of their
+uploads within a byte budget; blobs found already stored are protected from
+a concurrent gc before the commit relies on them. Files larger than
+SMALL_FILE stream, both ways (the store's put_file / get_file): they are
+never held in memory, whatever their size.
 
 A mixin of ``SyncEngine``."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 from concurrent.futures import Future
+from pathlib import Path
+from typing import Callable
 
+from swamp.datastore.objectstore.base import SourceChanged
+from swamp.datastore.objectstore.streams import COPY_CHUNK
 from swamp.errors import SwampError
+from swamp.util.atomic import DurableBatch
 
-from .blobs import upload_blob
+from .blobs import fetch_blob_file, upload_blob, upload_blob_file
 from .commitlog import INLINE_TOTAL, Change
 from .counting import Session
 from .gc import protect
+from .localtree import BlockedPath
 from .progress import Progress
 
 #: a push reads and hashes files up to this size itself, ahead of the pool's
-#: uploads; larger ones each in a pool thread
+#: uploads; larger ones stream (push and pull), each in a pool thread
 SMALL_FILE = 256 << 10
 #: bytes of small files read ahead of their uploads, at most
 READ_AHEAD_BYTES = 64 << 20
+#: large files moving at once in one process: each holds a few of the
+#: store's parts in memory, so this bounds a sync's memory with many of them
+_STREAMS = threading.BoundedSemaphore(4)
 
 
 class Transfers:
+    #: whether files above SMALL_FILE stream; False moves them as whole bytes
+    #: in memory, as before streaming (kept for bench/sync_large_bench.py)
+    stream_large: bool = True
+
+    def _streamed(self, size: int) -> bool:
+        return self.stream_large and size > SMALL_FILE
+
+    def _place_blob(self, s: Session, sha: str, size: int, rels: list[str],
+                    batch: DurableBatch | None, before: Callable[[], None] | None = None,
+                    ) -> tuple[list[tuple[str, os.stat_result]], list[str]]:
+        """Download the blob ``sha`` once, streaming, and put it at each of
+        ``rels`` atomically (the hash is checked before a file is put in
+        place; ``before()`` runs right before the first is). Returns (the
+        paths written with their stat, the paths a directory or file stood
+        in the way of)."""
+        placed: list[tuple[str, os.stat_result]] = []
+        blocked: list[str] = []
+        with _STREAMS:
+            for rel in rels:
+                source = self.tree.abspath(placed[0][0]) if placed else None
+
+                def fill(tmp: Path) -> None:
+                    # Another path with this content is copied locally, unless
+                    # it was changed under us meanwhile: then it is fetched.
+                    if source is None or not _copy_checked(source, tmp, sha):
+                        fetch_blob_file(s, self.layout, sha, tmp, size)
+                    if before is not None and not placed:
+                        before()
+
+                try:
+                    placed.append((rel, self.tree.write_from(rel, fill, batch)))
+                except BlockedPath:
+                    blocked.append(rel)
+        return placed, blocked
+
     def _upload(self, s: Session, changes: list[Change], uploaded: set[str]) -> list[Change]:
         """Upload the blobs of ``changes`` (concurrently, create-only, each
         content once). Returns the changes as uploaded, with their sha256: a
@@ -102,6 +150,39 @@ class Transfers:
         def read_and_send(ch: Change) -> Change | None:
             return send(ch, read(ch))
 
+        lost: set[str] = set()  # contents whose file changed while it was sent
+
+        def stream(ch: Change) -> Change | None:
+            # Hashed by streaming it (or from the stat cache), then sent
+            # from the file in pieces: never whole in memory.
+            try:
+                st = self.tree.stat(ch.path)
+                cur = self.tree.current(ch.path, st) if st is not None else None
+                if cur is None:
+                    return None  # gone since the diff: journaled by the caller's stat check
+                sha = cur.sha256
+                with claim:
+                    fresh = sha not in uploaded and not self.state.has_blob(sha)
+                    if fresh:
+                        uploaded.add(sha)
+                if fresh:
+                    try:
+                        with _STREAMS:
+                            stored = upload_blob_file(s, self.layout, sha, self.tree.abspath(ch.path), cur.size)
+                    except SourceChanged:
+                        # Rewritten after it was hashed: nothing was stored.
+                        # Left for the next push, with any path relying on it.
+                        with claim:
+                            lost.add(sha)
+                        self.journal.append(ch.path)
+                        return None
+                    if not stored:
+                        with claim:
+                            found.add(sha)
+                return ch if (sha, cur.size) == (ch.sha256, ch.size) else Change(ch.path, "put", sha, cur.size)
+            finally:
+                progress.advance(1, ch.size)
+
         def send_read(ch: Change, got: tuple[bytes, str, bool]) -> Change | None:
             try:
                 return send(ch, got)
@@ -114,7 +195,7 @@ class Transfers:
                 if ch.op == "delete":
                     results.append(ch)
                 elif ch.size > SMALL_FILE:
-                    results.append(self._pool.submit(read_and_send, ch))
+                    results.append(self._pool.submit(stream if self.stream_large else read_and_send, ch))
                 elif ch.size <= inline_max and ch.size <= room:
                     raw = read_only(ch)
                     if raw is not None and len(raw[0]) <= inline_max and len(raw[0]) <= room:
@@ -141,7 +222,14 @@ class Transfers:
                     r.cancel()
             raise
         self.tree.flush_stats()
-        return [c for c in out if c is not None]
+        out = [c for c in out if c is not None]
+        if lost:
+            uploaded -= lost
+            for c in out:
+                if c.op == "put" and c.sha256 in lost and c.inline is None:
+                    self.journal.append(c.path)  # relied on the blob that was not stored
+            out = [c for c in out if not (c.op == "put" and c.sha256 in lost and c.inline is None)]
+        return out
 
 
 class _Budget:
@@ -165,3 +253,19 @@ class _Budget:
         with self._cond:
             self.held -= n
             self._cond.notify()
+
+
+def _copy_checked(source: Path, dest: Path, sha: str) -> bool:
+    """Copy ``source`` into ``dest`` (made durable); False, and ``dest``
+    holding junk, when what was copied is not ``sha``."""
+    h = hashlib.sha256()
+    try:
+        with open(source, "rb") as src, open(dest, "wb") as out:
+            while chunk := src.read(COPY_CHUNK):
+                h.update(chunk)
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+    except OSError:
+        return False
+    return h.hexdigest() == sha
