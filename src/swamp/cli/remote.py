@@ -210,6 +210,7 @@ HANDLERS = {
     "data list": data_list,
     "data versions": data_versions,
     "workflow history": workflow_history,
+    "workflow history list": workflow_history,
 }
 
 
