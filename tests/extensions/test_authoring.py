@@ -70,3 +70,14 @@ def test_fmt_without_ruff_says_it_skipped(tmp_path, monkeypatch):
     monkeypatch.setattr(authoring, "ruff", lambda: None)
     r = authoring.fmt(tmp_path, check=True)
     assert r["skipped"] and "ruff is not installed" in r["message"]
+
+
+@pytest.mark.slow
+def test_a_directory_of_wheels_is_an_index_to_publish_to_and_pull_from(tmp_path):
+    ext = tmp_path / "dir-ext"
+    assert cli(None, "extension", "new", "dir-ext", "--path", ext, cwd=tmp_path).code == 0
+    pub = cli(None, "extension", "publish", ext, "--index", tmp_path / "wheels", cwd=tmp_path)
+    assert pub.code == 0, pub
+    repo = init_repo(tmp_path / "repo")
+    pulled = cli(repo, "extension", "pull", "dir-ext", "--index", tmp_path / "wheels")
+    assert pulled.code == 0 and pulled.data["index"] == (tmp_path / "wheels").resolve().as_uri() + "/", pulled

@@ -397,7 +397,14 @@ def publish(repo, path: str | None = None, *, index: str | None = None) -> dict:
                                  + "; ".join(_where(e) for e in report["errors"]),
                                  hint="fix it, then publish again")
         url = upload_url(indexes[0].url)
-        upload(report["_wheel"], project, url)
+        if url.startswith("file:"):  # a directory of wheels: publishing is copying into it
+            from swamp.extensions.index import _path_of
+
+            url = str(_path_of(url))
+            Path(url).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(report["_wheel"], Path(url) / report["wheel"])
+        else:
+            upload(report["_wheel"], project, url)
         kept = project.path / "dist"
         kept.mkdir(exist_ok=True)
         shutil.copy2(report["_wheel"], kept / report["wheel"])

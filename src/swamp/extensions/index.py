@@ -46,7 +46,7 @@ def parse_wheel_name(filename: str) -> tuple[str, str] | None:
 def normalize_url(url: str) -> str:
     url = url.strip()
     if "://" not in url:  # a local directory
-        return Path(url).absolute().as_uri() + "/"
+        return Path(url).resolve().as_uri() + "/"
     return url if url.endswith("/") else url + "/"
 
 
