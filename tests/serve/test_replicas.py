@@ -125,3 +125,21 @@ def test_load_concurrent_method_runs_none_lost_versions_contiguous(tmp_path):
         assert_chain(server, total)
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.s3
+def test_concurrent_runs_through_one_replica_on_a_shared_datastore(tmp_path, seaweedfs):
+    a = counter_repo(tmp_path / "a")
+    ok(a, "datastore", "setup", *s3_setup_args(seaweedfs))
+    server = Serve(a)
+    total = 40
+    try:
+        with ThreadPoolExecutor(total) as pool:
+            replies = list(pool.map(lambda _: server.post("/api/v1/models/counter/methods/bump/run", {},
+                                                          timeout=120), range(total)))
+        assert [r.status for r in replies] == [200] * total, [r.doc for r in replies if r.status != 200][:3]
+        assert sorted(r.doc["dataArtifacts"][0]["version"] for r in replies) == list(range(1, total + 1))
+        assert_chain(server, total)
+    finally:
+        server.stop()
