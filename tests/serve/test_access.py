@@ -134,3 +134,26 @@ def test_auth_none_is_refused_off_loopback(tmp_path):
     repo = init_repo(tmp_path / "repo")
     r = cli(repo, "serve", "--host", "0.0.0.0", "--auth-mode", "none")
     assert r.code == 2 and r.error["code"] == "usage" and "--insecure" in r.error["hint"]
+
+
+def test_runs_over_the_limit_are_refused_with_429(tmp_path):
+    import threading
+    import time
+
+    repo = init_repo(tmp_path / "repo")
+    assert cli(repo, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello").code == 0
+    server = Serve(repo, "--max-runs-per-caller", "1")
+    try:
+        slow = threading.Thread(target=server.run_method, args=("hello", "execute", {"run": "sleep 1.5"}))
+        slow.start()
+        deadline = time.monotonic() + 20
+        while server.get("/health").doc["inflight"] < 1:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        refused = server.run_method("hello", "execute", {"run": "echo second"})
+        assert refused.status == 429 and refused.error["code"] == "too_many_runs"
+        assert server.get(f"{API}/data").status == 200  # reads are not runs
+        slow.join(30)
+        assert server.run_method("hello", "execute", {"run": "echo third"}).status == 200
+    finally:
+        server.stop()

@@ -47,6 +47,9 @@ class Settings:
     #: at shutdown, how long requests in flight may finish before runs are asked to stop
     shutdown_timeout: float = 30.0
     audit_path: Any = None  # a Path, or None for the default
+    #: runs (method, workflow run or resume) at once: in all, and per caller (None: no limit)
+    max_runs: int | None = None
+    max_runs_per_principal: int | None = None
 
 
 @dataclass
@@ -60,6 +63,27 @@ class ServeState:
     inflight: dict = field(default_factory=dict)
     cond: threading.Condition = field(default_factory=threading.Condition)
     next_id: int = 0
+    running: dict = field(default_factory=dict)  # caller -> runs now
+
+    # --------------------------------------------------------------- limits
+    def admit(self, who: str) -> None:
+        s = self.settings
+        with self.cond:
+            total = sum(self.running.values())
+            if s.max_runs is not None and total >= s.max_runs:
+                raise HttpError("too_many_runs", f"{total} runs are going; this server runs at most {s.max_runs}",
+                                hint="retry shortly, or on another replica")
+            mine = self.running.get(who, 0)
+            if s.max_runs_per_principal is not None and mine >= s.max_runs_per_principal:
+                raise HttpError("too_many_runs", f"{who} has {mine} runs going; the limit is "
+                                f"{s.max_runs_per_principal} per caller", hint="retry once one has finished")
+            self.running[who] = mine + 1
+
+    def release(self, who: str) -> None:
+        with self.cond:
+            self.running[who] -= 1
+            if not self.running[who]:
+                del self.running[who]
 
     # ------------------------------------------------------ in-flight work
     def begin(self) -> int:
@@ -157,7 +181,7 @@ def _error(e: SwampError) -> Response:
     headers = {}
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
-    if e.code in ("lock_timeout", "shutting_down"):
+    if e.code in ("lock_timeout", "shutting_down", "too_many_runs"):
         headers["Retry-After"] = "1"
     return _json(error_doc(e), status, headers)
 
@@ -281,6 +305,8 @@ def _endpoint(state: ServeState, route: Route):
             if route.action and route.resource:
                 audit["action"], audit["resource"] = route.action, route.resource(call)
                 state.authorize(subjects, route.action, audit["resource"])
+            if route.runs:
+                state.admit(subjects[0])
         except SwampError as e:
             done(status_of(e.code), e.code)
             return _error(e)
@@ -304,6 +330,8 @@ def _endpoint(state: ServeState, route: Route):
                              "hint": "see the server's log"}
             finally:
                 state.end(key)
+                if route.runs:
+                    state.release(subjects[0])
 
         if route.stream and "text/event-stream" in request.headers.get("accept", ""):
             return StreamingResponse(_stream(call, work, route, done), media_type="text/event-stream",

@@ -21,7 +21,7 @@ def _operation(route) -> dict:
         "200": {"description": "the result, as the command line's --json prints it",
                 "content": {"application/json": {}}},
         **{str(status): {"$ref": "#/components/responses/Error"} for status in
-           sorted({400, 401, 403, 404, 409, 413, 500, 503})},
+           sorted({400, 401, 403, 404, 409, 413, 429, 500, 503})},
     }}
     if route.changes:
         op["responses"]["202"] = {"description": "done, but not yet published to the shared datastore",

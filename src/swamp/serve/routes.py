@@ -59,6 +59,8 @@ class Route:
     row_resource: Callable[[dict], str] | None = None
     #: changes state: refused while the server shuts down
     changes: bool = False
+    #: runs a method or a workflow: counted against the run limits
+    runs: bool = False
 
 
 # ------------------------------------------------------------------ helpers
@@ -324,7 +326,7 @@ ROUTES: list[Route] = [
           "Run a method; returns its output record (a failed method is status failed, HTTP 200)", method_run,
           "run", _model, body=Body({**_RUN_INPUTS, "tags": (dict, False, "tags for the data this run writes"),
                                     "batch": (list, False, "several input maps, run in one session")}),
-          stream=True, changes=True),
+          stream=True, changes=True, runs=True),
     Route("GET", f"{API}/outputs", "listOutputs", "Method runs, newest first", outputs_list,
           query={"model": (str, "only this model"), "method": (str, "only this method"),
                  "status": (str, "succeeded, failed or cancelled"), "limit": (int, "at most this many (50)")},
@@ -334,11 +336,11 @@ ROUTES: list[Route] = [
     Route("POST", f"{API}/workflows/{{workflow}}/run", "runWorkflow", "Run a workflow; returns its run record",
           workflow_run, "run", _workflow,
           body=Body({**_RUN_INPUTS, "failOn": (str, False, "low, medium or high: the lowest failing severity")}),
-          stream=True, changes=True),
+          stream=True, changes=True, runs=True),
     Route("POST", f"{API}/workflows/{{workflow}}/resume", "resumeWorkflow", "Continue a suspended run",
           workflow_resume, "run", _workflow,
           body=Body({**_RUN_INPUTS, "runId": (str, False, "the run (default: the newest suspended one)")}),
-          stream=True, changes=True),
+          stream=True, changes=True, runs=True),
     Route("POST", f"{API}/workflows/{{workflow}}/approve", "approveStep", "Approve a step waiting for approval",
           _decide("approved"), "approve", _workflow,
           body=Body({"step": (str, True, "STEP or JOB/STEP"), "runId": (str, False, "the run"),
