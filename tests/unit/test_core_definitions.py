@@ -58,11 +58,14 @@ def test_create_with_bad_global_args_writes_nothing(repo, arg, needle, hint):
     assert snapshot(repo) == before
 
 
-def test_create_missing_required_argument_names_the_field(repo):
+def test_create_without_a_required_argument_defers_it_to_the_run(repo):
+    # Upstream parity (issue 14 item 1): a run can give it with --input; a
+    # run without it is refused, naming it, before anything is written.
+    assert invoke(repo, "model", "create", "command/shell", "hello").code == 0
     before = snapshot(repo)
-    r = invoke(repo, "model", "create", "command/shell", "hello")
+    r = invoke(repo, "model", "method", "run", "hello", "execute")
     assert r.code == 1, r
-    assert "run" in r.error["error"] and "required" in r.error["error"].lower()
+    assert "missing argument(s) run" in r.error["error"] and "--input run=" in r.error["hint"]
     assert snapshot(repo) == before
 
 

@@ -4,6 +4,7 @@ evaluated, so the expression engine plugs in here."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from pydantic import BaseModel
@@ -22,33 +23,106 @@ def _verbatim(value: Any, variables: dict, source: str, field: str) -> Any:
     return value
 
 
+_INPUT_REF = re.compile(r"""\binputs\s*(?:\.\s*([A-Za-z_]\w*)|\[\s*["']([^"']+)["']\s*\])""")
+_INPUT_ANY = re.compile(r"\binputs\b")
+
+
+def referenced_inputs(value: Any) -> set[str] | None:
+    """The input names the expressions in ``value`` read (``inputs.x``,
+    ``inputs["x"]``); None when one reads ``inputs`` some other way (then
+    every input may be needed)."""
+    from swamp.expr.template import iter_templates
+
+    names: set[str] = set()
+    for _path, text in iter_templates(value, ""):
+        found = {a or b for a, b in _INPUT_REF.findall(text)}
+        if len(_INPUT_ANY.findall(text)) > len(_INPUT_REF.findall(text)):
+            return None
+        names |= found
+    return names
+
+
+def method_values(definition: Definition, method: str) -> dict:
+    """What the definition gives ``method``: global arguments, then the
+    method's own (which win)."""
+    raw: dict = {**definition.globalArguments}
+    mcfg = definition.methods.get(method)
+    if mcfg is not None:
+        raw.update(mcfg.arguments)
+    return raw
+
+
 def check_inputs(definition: Definition, model_type: ModelType, method: str, inputs: dict | None) -> dict:
-    """The inputs a run of ``method`` uses, validated: against the
-    definition's declared inputs, or else each one as the argument of the
-    same name (an unknown name is refused, not dropped). Evaluates no
-    expression, so it can run before a command takes any lease."""
+    """The inputs a run of ``method`` uses, validated (every key: a declared
+    input or an argument's own value). Evaluates no expression, so it can
+    run before a command takes any lease."""
+    declared, arguments = split_inputs(definition, model_type, method, inputs)
+    _refuse_missing(definition, model_type, method, arguments)
+    return {**declared, **arguments}
+
+
+def _refuse_missing(definition: Definition, model_type: ModelType, method: str, arguments: dict) -> None:
+    missing = missing_arguments(definition, model_type, method, arguments)
+    if missing:
+        raise ValidationError(
+            f"model {definition.name!r} method {method!r}: missing argument(s) {', '.join(missing)}",
+            hint="give " + ("them" if len(missing) > 1 else "it") + " at run time ("
+                 + " ".join(f"--input {m}=..." for m in missing) + ") or in the definition")
+
+
+def split_inputs(definition: Definition, model_type: ModelType, method: str,
+                 inputs: dict | None) -> tuple[dict, dict]:
+    """(declared inputs, argument values): a key the definition declares as
+    an input is an input (checked against its schema, defaults applied);
+    any other key must name one of the method's arguments, whose value it
+    supplies or overrides (checked against the argument's type now, so a
+    wrongly typed one fails before anything is written). A required input
+    is demanded only when the method's arguments read it."""
     inputs = dict(inputs or {})
-    if definition.inputs is not None:
-        return validate_inputs(definition.inputs, inputs, what=f"inputs of model {definition.name!r}")
     schema_model = model_type.arguments_model(method)
     fields = schema_model.model_fields
-    props = schema_model.model_json_schema().get("properties", {})
-    unknown = [k for k in inputs if k not in fields]
+    if definition.inputs is None:
+        declared_schema, names = None, set()
+    else:
+        declared_schema = dict(definition.inputs)
+        names = set((declared_schema.get("properties") or {}))
+        if declared_schema.get("additionalProperties"):
+            names |= {k for k in inputs if k not in fields}
+    as_inputs = {k: v for k, v in inputs.items() if k in names}
+    as_arguments = {k: v for k, v in inputs.items() if k not in names}
+    unknown = [k for k in as_arguments if k not in fields]
     if unknown:
         from swamp.util.names import did_you_mean
 
+        known = sorted(set(fields) | names)
         raise ValidationError(
             f"model {definition.name!r} method {method!r}: unknown input(s) {', '.join(sorted(unknown))}",
-            hint=did_you_mean(unknown[0], fields) or f"arguments: {', '.join(sorted(fields))}",
-        )
+            hint=did_you_mean(unknown[0], known) or (
+                f"inputs and arguments: {', '.join(known)}" if known else "this method takes no arguments"))
+    declared: dict = {}
+    if declared_schema is not None:
+        used = referenced_inputs(method_values(definition, method))
+        if used is not None:
+            declared_schema["required"] = [r for r in declared_schema.get("required") or [] if r in used]
+        declared = validate_inputs(declared_schema, as_inputs, what=f"inputs of model {definition.name!r}")
+    props = schema_model.model_json_schema().get("properties", {})
     try:
-        used = {k: coerce_field(k, v, props.get(k)) for k, v in inputs.items()}
+        arguments = {k: coerce_field(k, v, props.get(k)) for k, v in as_arguments.items()}
     except ValidationError as e:
         raise ValidationError(f"model {definition.name!r} method {method!r}: invalid input {e.message}") from None
-    used = {k: str(v) if isinstance(v, CliString) else v for k, v in used.items()}
-    for k, v in used.items():
+    arguments = {k: str(v) if isinstance(v, CliString) else v for k, v in arguments.items()}
+    for k, v in arguments.items():
         _check_field(definition, method, schema_model, k, v)
-    return used
+    return declared, arguments
+
+
+def missing_arguments(definition: Definition, model_type: ModelType, method: str,
+                      given: dict | None = None) -> list[str]:
+    """The required arguments of ``method`` that neither the definition nor
+    ``given`` (run-time inputs) gives a value, and that have no default."""
+    values = {**method_values(definition, method), **(given or {})}
+    return sorted(k for k, f in model_type.arguments_model(method).model_fields.items()
+                  if f.is_required() and k not in values)
 
 
 def _check_field(definition: Definition, method: str, schema_model: type[BaseModel], key: str, value) -> None:
@@ -81,15 +155,13 @@ def resolve_arguments(
 ) -> tuple[BaseModel, dict]:
     """Return (validated arguments, the inputs used)."""
     schema_model = model_type.arguments_model(method)
-    raw: dict = {**definition.globalArguments}
-    mcfg = definition.methods.get(method)
-    if mcfg is not None:
-        raw.update(mcfg.arguments)
-    used_inputs = check_inputs(definition, model_type, method, inputs)
-    if definition.inputs is None:
-        raw.update(used_inputs)  # each input overrides the argument of the same name
+    raw = method_values(definition, method)
+    declared, arguments = split_inputs(definition, model_type, method, inputs)
+    raw.update(arguments)  # each argument given at run time overrides the definition's value
+    _refuse_missing(definition, model_type, method, arguments)
+    used_inputs = {**declared, **arguments}
     ctx_vars = {
-        "inputs": used_inputs,
+        "inputs": used_inputs if definition.inputs is None else declared,
         "self": {"name": definition.name, "id": definition.id, "version": definition.version,
                  "tags": definition.tags, "globalArguments": definition.globalArguments},
         **(variables or {}),

@@ -17,7 +17,7 @@ from swamp.util.names import NAME_MAX, NAME_RE, TYPE_RE
 _FIELDS = {
     "type": str, "typeVersion": (str, type(None)), "id": str, "name": str, "version": int,
     "description": (str, type(None)), "tags": dict, "globalArguments": dict, "methods": dict,
-    "inputs": (dict, type(None)),
+    "inputs": (dict, type(None)), "resources": (dict, type(None)), "files": (dict, type(None)),
 }
 
 

@@ -20,6 +20,15 @@ class MethodConfig(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class DataOverride(BaseModel):
+    """A definition's override of one of its type's data specs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lifetime: str | None = None
+    garbageCollection: int | str | None = None
+
+
 class Definition(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -33,6 +42,9 @@ class Definition(BaseModel):
     globalArguments: dict[str, Any] = Field(default_factory=dict)
     methods: dict[str, MethodConfig] = Field(default_factory=dict)
     inputs: dict[str, Any] | None = None
+    #: per spec name: lifetime and garbageCollection instead of the type's
+    resources: dict[str, DataOverride] | None = None
+    files: dict[str, DataOverride] | None = None
 
     @field_validator("type")
     @classmethod

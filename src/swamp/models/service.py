@@ -93,24 +93,59 @@ def search_models(repo, query: str | None) -> list[dict]:
 
 
 def _validate_definition(repo, d: Definition, model_type) -> list[str]:
-    """Static checks: methods exist, and arguments fit the schema wherever no
-    expression or input decides them at run time."""
+    """Static checks: methods exist, and the values the definition gives fit
+    their arguments' types wherever no expression decides them at run time.
+    A required argument without a value is not an error: a run can give it
+    (--input); a run without it is refused, naming it."""
+    from pydantic import ValidationError as PydanticError
+
     from swamp.expr import has_expressions
-    from swamp.models.arguments import resolve_arguments
+    from swamp.models.arguments import method_values
 
     issues = []
     for m in d.methods:
         if m not in model_type.methods:
             issues.append(f"methods.{m}: {model_type.type} has no method {m!r}")
+    issues += _check_overrides(d, model_type)
     if has_expressions(d.globalArguments) or has_expressions({k: v.arguments for k, v in d.methods.items()}):
         return issues  # expressions decide the arguments at run time
+    seen: set[str] = set()
     for m in sorted(model_type.methods):
         try:
-            resolve_arguments(d, model_type, m, {} if d.inputs is None else None)
-        except SwampError as e:
-            if d.inputs is not None and "required input" in e.message:
+            model_type.arguments_model(m).model_validate(method_values(d, m))
+        except PydanticError as e:
+            for err in e.errors():
+                if err["type"] == "missing" and len(err["loc"]) == 1:
+                    continue
+                loc = ".".join(str(p) for p in err["loc"])
+                text = f"{loc}: unknown key" if err["type"] == "extra_forbidden" else f"{loc}: {err['msg']}"
+                where = f"methods.{m}.arguments" if loc.split(".")[0] in (
+                    d.methods[m].arguments if m in d.methods else {}) else "globalArguments"
+                line = f"{where}.{text}"
+                if line not in seen:  # a global argument's problem once, not once per method
+                    seen.add(line)
+                    issues.append(line)
+    return issues
+
+
+def _check_overrides(d: Definition, model_type) -> list[str]:
+    """A definition's resources:/files: overrides name specs its type
+    declares, with valid lifetimes and policies."""
+    from swamp.models.specs import check_gc_policy, check_lifetime
+
+    issues = []
+    for kind, declared in (("resources", model_type.resources), ("files", model_type.files)):
+        for spec, override in sorted((getattr(d, kind, None) or {}).items()):
+            if spec not in declared:
+                issues.append(f"{kind}.{spec}: {model_type.type} declares no {kind[:-1]} {spec!r}"
+                              + (f" ({did_you_mean(spec, declared)})" if did_you_mean(spec, declared) else ""))
                 continue
-            issues.append(e.message)
+            try:
+                if override.lifetime is not None:
+                    check_lifetime(override.lifetime)
+                check_gc_policy(override.garbageCollection)
+            except SwampError as e:
+                issues.append(f"{kind}.{spec}: {e.message}")
     return issues
 
 
