@@ -97,6 +97,7 @@ def pull(repo, spec: str, *, index: str | None = None) -> dict:
         return now != entry
 
     _change(repo, f"extension pull {name}=={entry.version}", edit, value, counts)
+    install.remove(repo, name, keep=install.target(repo, name, entry).name)  # the version it replaced
     return {**value, "changed": changed[0], "sync": counts.to_json()}
 
 

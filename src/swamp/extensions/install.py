@@ -106,6 +106,12 @@ def install_files(repo, name: str, entry: Entry, files: dict[str, Path]) -> Path
         if path is None:
             raise ExtensionError(f"{w.filename} (pinned) was not downloaded")
         _check_hash(w.filename, w.sha256, sha256_of(path), str(path.parent))
+    for w in entry.wheels:
+        if not compatible(w.filename):
+            raise ExtensionError(f"{w.filename} (pinned for {name} {entry.version}) is built for another "
+                                 "platform or Python than this machine's",
+                                 hint="pin a version with a pure-Python wheel, or one built for every platform "
+                                      "the team uses ('swamp extension pull NAME==VERSION' on this machine)")
     final = target(repo, name, entry)
     root(repo).mkdir(parents=True, exist_ok=True)
     tmp = root(repo) / f".partial-{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -140,6 +146,31 @@ def _move_into_place(tmp: Path, final: Path, name: str, entry: Entry, repo) -> N
     except OSError:
         if not is_installed(repo, name, entry):
             raise
+
+
+def compatible(filename: str) -> bool:
+    """Whether this interpreter can use a wheel, by its file name's tags
+    (always true when no tag library is at hand: the import then says)."""
+    try:
+        from packaging.tags import sys_tags
+        from packaging.utils import parse_wheel_filename
+    except ImportError:
+        try:
+            from pip._vendor.packaging.tags import sys_tags
+            from pip._vendor.packaging.utils import parse_wheel_filename
+        except ImportError:
+            return True
+    try:
+        tags = parse_wheel_filename(filename)[3]
+    except Exception:
+        return True
+    global _HERE
+    if _HERE is None:
+        _HERE = frozenset(sys_tags())
+    return bool(tags & _HERE)
+
+
+_HERE: frozenset | None = None
 
 
 def unpack(wheel: Path, dest: Path) -> None:
@@ -190,13 +221,14 @@ def scratch(repo) -> _scratch:
     return _scratch(repo)
 
 
-def remove(repo, name: str) -> list[str]:
-    """Remove every installed version of an extension; the names removed."""
+def remove(repo, name: str, *, keep: str | None = None) -> list[str]:
+    """Remove every installed version of an extension (but the directory
+    ``keep``); the names removed."""
     removed = []
     base = root(repo)
     if base.is_dir():
         for d in base.iterdir():
-            if d.is_dir() and not d.name.startswith(".") and d.name.rsplit("-", 1)[0] == name:
+            if d.is_dir() and not d.name.startswith(".") and d.name.rsplit("-", 1)[0] == name and d.name != keep:
                 shutil.rmtree(d, ignore_errors=True)
                 removed.append(d.name)
     return sorted(removed)

@@ -158,7 +158,14 @@ class Registry:
                             hint=did_you_mean(type_name, self._types)
                             or "list types with 'swamp model type search'; an extension may provide it: "
                                f"'swamp extension search {type_name.split('/')[0]}', then "
-                               "'swamp extension pull NAME'")
+                               "'swamp extension pull NAME'" + self._sync_hint())
+
+    def _sync_hint(self) -> str:
+        from swamp.extensions.lockfile import is_shared
+
+        if self.repo is None or not is_shared(self.repo):
+            return ""
+        return " (if a teammate pinned it, run 'swamp datastore sync' first)"
 
     def source(self, type_name: str) -> str:
         return self._sources.get(type_name, "?")
