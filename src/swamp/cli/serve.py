@@ -24,12 +24,15 @@ from swamp.cli.options import CliState, global_options
               help="At most N runs (methods, workflows) at once; more get 429.")
 @click.option("--max-runs-per-caller", type=click.IntRange(1), metavar="N",
               help="At most N runs at once per caller (token; everyone is one caller with --auth-mode none).")
+@click.option("--webhook", "webhooks", multiple=True, metavar="NAME=WORKFLOW[:INPUT]",
+              help="POST /hooks/NAME, signed with the secret in $SWAMP_WEBHOOK_<NAME>_SECRET, runs WORKFLOW "
+                   "with the JSON body as its inputs (or as input INPUT). Repeatable.")
 @click.option("--audit-log", type=click.Path(dir_okay=False), help="Where the audit log goes "
               "(default .swamp/cache/serve/audit.jsonl).")
 @global_options
 @click.pass_obj
 def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
-          max_runs, max_runs_per_caller, audit_log):
+          max_runs, max_runs_per_caller, webhooks, audit_log):
     """Serve this repository's use cases as an HTTP JSON API.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
@@ -51,8 +54,11 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
 
         raise SwampError(f"swamp serve needs the serve extra ({e.name} is missing)",
                          hint="pip install 'swamp[serve]'") from None
+    from swamp.serve.webhooks import parse
+
+    hooks = {h.name: h for h in map(parse, webhooks)}
     repo = state.repo()
-    settings = Settings(auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
+    settings = Settings(webhooks=hooks, auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
                         audit_path=Path(audit_log).absolute() if audit_log else None, max_runs=max_runs,
                         max_runs_per_principal=max_runs_per_caller)
     run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file)

@@ -50,6 +50,8 @@ class Settings:
     #: runs (method, workflow run or resume) at once: in all, and per caller (None: no limit)
     max_runs: int | None = None
     max_runs_per_principal: int | None = None
+    #: name -> webhooks.Webhook
+    webhooks: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -235,18 +237,7 @@ def _parse_query(route: Route, params) -> dict:
 
 
 async def _read_body(route: Route, request: Request, limit: int) -> dict:
-    length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > limit:
-        raise HttpError("too_large", f"the request body is {length} bytes; the limit is {limit}",
-                        hint="send data by reference (a file the method reads), or raise serve's --max-body")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HttpError("too_large", f"the request body is over the limit of {limit} bytes",
-                            hint="raise serve's --max-body")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
+    raw = await _read_raw(request, limit)
     if route.body is None:
         if raw.strip():
             raise HttpError("validation", f"{route.method} {route.path} takes no body")
@@ -381,6 +372,90 @@ async def _stream(call: Call, work, route: Route, done):
         done(status, _code(status, doc))
 
 
+def _webhook(state: ServeState):
+    """POST /hooks/{name}: check the signature, then start the workflow in
+    the background and answer 202 (senders want a quick answer)."""
+
+    async def receive(request: Request) -> Response:
+        from swamp.serve.audit import scrub
+        from swamp.serve.webhooks import HEADER
+
+        name = request.path_params["name"]
+        who = [f"webhook:{name}"]
+        t0 = time.monotonic()
+
+        def audit(status: int, code: str | None, **more) -> None:
+            state.audit.record(who=who, method="POST", path=request.url.path, op="webhook", status=status,
+                               code=code, ms=round((time.monotonic() - t0) * 1000, 1), **more)
+
+        try:
+            hook = state.settings.webhooks.get(name)
+            if hook is None:
+                raise HttpError("not_found", f"no webhook named {name!r}")
+            if state.shutting_down:
+                raise HttpError("shutting_down", "the server is shutting down", hint="send it again later")
+            raw = await _read_raw(request, state.settings.max_body)
+            if not hook.verify(raw, request.headers.get(HEADER)):
+                raise HttpError("unauthorized", "the webhook's signature is missing or wrong",
+                                hint=f"sign the body: {HEADER}: sha256=<HMAC-SHA256 of the body with the secret>")
+            try:
+                payload = json.loads(raw) if raw.strip() else {}
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise HttpError("validation", "the webhook's body is not valid JSON") from None
+            if hook.input:
+                inputs = {hook.input: payload}
+            elif isinstance(payload, dict):
+                inputs = payload
+            else:
+                raise HttpError("validation", "the webhook's body must be a JSON object (its inputs)")
+            state.admit(who[0])
+        except SwampError as e:
+            audit(status_of(e.code), e.code)
+            return _error(e)
+
+        def run() -> None:
+            from swamp.app import workflows
+            from swamp.serve.routes import Call, _observer
+
+            key = state.begin()
+            call = Call(state.repo, {"workflow": hook.workflow}, {}, {})
+            call.note = lambda info: state.note(key, info)
+            call.note({"kind": "workflow", "workflow": hook.workflow})
+            try:
+                result = workflows.run(state.repo, hook.workflow, inputs, observer=_observer(call, hook.workflow))
+                _log(f"webhook {name}: run {result.run.id} of {hook.workflow} {result.run.status}")
+            except SwampError as e:
+                _log(f"webhook {name}: {hook.workflow} did not run: {e.message}")
+            except Exception:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                state.end(key)
+                state.release(who[0])
+
+        threading.Thread(target=run, name=f"webhook {name}", daemon=False).start()
+        audit(202, None, workflow=hook.workflow, args=scrub({"inputs": inputs}))
+        return _json({"webhook": name, "workflow": hook.workflow, "accepted": True}, 202)
+
+    return receive
+
+
+async def _read_raw(request: Request, limit: int) -> bytes:
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise HttpError("too_large", f"the request body is {length} bytes; the limit is {limit}",
+                        hint="send data by reference (a file the method reads), or raise serve's --max-body")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HttpError("too_large", f"the request body is over the limit of {limit} bytes",
+                            hint="raise serve's --max-body")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _health(state: ServeState):
     async def health(request: Request) -> Response:
         from importlib.metadata import version
@@ -415,7 +490,8 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
                       "hint": "see /openapi.json for the routes"}, exc.status_code)
 
     routes = [StarletteRoute("/health", _health(state), methods=["GET"]),
-              StarletteRoute("/openapi.json", openapi, methods=["GET"])]
+              StarletteRoute("/openapi.json", openapi, methods=["GET"]),
+              StarletteRoute("/hooks/{name}", _webhook(state), methods=["POST"])]
     routes += [StarletteRoute(r.path, _endpoint(state, r), methods=[r.method]) for r in ROUTES]
 
     @asynccontextmanager

@@ -56,6 +56,16 @@ def document() -> dict:
                             "responses": {"200": {"description": "ok"}}}},
         "/openapi.json": {"get": {"operationId": "openapi", "summary": "This document",
                                   "responses": {"200": {"description": "ok"}}}},
+        "/hooks/{name}": {"post": {
+            "operationId": "webhook", "summary": "Start the webhook's workflow (body: its inputs), in the background",
+            "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}},
+                           {"name": "X-Swamp-Signature-256", "in": "header", "required": True,
+                            "description": "sha256=<hex HMAC-SHA256 of the body with the shared secret>",
+                            "schema": {"type": "string"}}],
+            "security": [],
+            "responses": {"202": {"description": "accepted; the run is in the workflow's history"},
+                          "401": {"$ref": "#/components/responses/Error"},
+                          "404": {"$ref": "#/components/responses/Error"}}}},
     }
     for route in ROUTES:
         paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)
