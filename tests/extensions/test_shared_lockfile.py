@@ -110,3 +110,31 @@ def test_seed_scenario_with_a_failed_publish_that_heals(team):
     assert _pins(c) == ["seed-one", "seed-two"]
     _b_removes_while_a_pulls_three(a, b, index)
     _every_peer_has_one_and_three_and_runs_both([a, b, c])
+
+
+def test_an_unpublished_change_merges_per_entry_and_the_same_entry_is_a_named_conflict(team, pypi):
+    from tests.extensions.wheels import make_wheel
+
+    proxy, (a, b, _), _ = team
+    for name, v in (("mrg-y", "1.0"), ("mrg-z", "1.0"), ("mrg-x", "1.0"), ("mrg-x", "2.0")):
+        make_wheel(pypi.packages, name, v, types=(f"mrg/{name[-1]}",))
+
+    def unpublished_pull(repo, spec):
+        proxy.fail_matching("PUT", "/log/", Fault("status", status=403))
+        r = cli(repo, "extension", "pull", spec, "--index", pypi.url)
+        proxy.clear()
+        assert r.code == 1 and r.error["code"] == "unpublished", r
+
+    unpublished_pull(a, "mrg-y")  # a's change stays local...
+    ok(b, "extension", "pull", "mrg-z", "--index", pypi.url)  # ...while b's is published
+    ok(a, "datastore", "sync")  # a merges b's entry beside its own and publishes both
+    ok(b, "datastore", "sync")
+    assert _pins(a) == _pins(b) == ["mrg-y", "mrg-z"]
+
+    unpublished_pull(a, "mrg-x==1.0")
+    ok(b, "extension", "pull", "mrg-x==2.0", "--index", pypi.url)
+    clash = cli(a, "datastore", "sync")
+    assert clash.code == 1, clash
+    [conflict] = clash.data["conflicts"]
+    assert conflict["path"] == "extensions/lockfile.json"
+    assert any(k.startswith("extensions.mrg-x") for k in conflict["keys"]), conflict
