@@ -206,3 +206,15 @@ def test_the_reference_shows_usage_defaults_and_choices_and_escapes_help():
     assert "| `--token TEXT` |  | Needed. (required) |" in text
     assert "--secret" not in text
     assert "Run NAME under \\*model/&lt;type&gt;/&lt;id&gt;\\*." in text
+
+
+def test_every_page_is_in_the_site_navigation_and_the_map():
+    # A page added to docs/ but not to mkdocs.yml's nav builds, yet no
+    # reader of the site finds it; docs/index.md is the map of the pages.
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = set(re.findall(r"^\s*-\s*[^:\n]+:\s*(\S+\.md)\s*$", config, re.M))
+    index = set(_links((DOCS / "index.md").read_text(encoding="utf-8")))
+    pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    assert pages - nav == set(), f"pages missing from the nav in mkdocs.yml: {sorted(pages - nav)}"
+    unmapped = {p for p in pages - {"index.md"} if p not in index}
+    assert not unmapped, f"pages missing from the map in docs/index.md: {sorted(unmapped)}"
