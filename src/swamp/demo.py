@@ -83,7 +83,7 @@ jobs:
           modelIdOrName: report
           methodName: execute
           inputs:
-            summary: "${{ data.listVersions('probe', 'result').map(r, r.content.stdout).join('; ') }}"
+            summary: "${{ data.listVersions('probe', 'result').map(v, data.version('probe', 'result', v).content.stdout).join('; ') }}"
 """
 
 

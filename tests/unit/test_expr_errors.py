@@ -63,8 +63,9 @@ def test_missing_key_names_expression_and_field():
 
 
 def test_hyphenated_name_without_brackets_gets_a_hint():
-    e = fail("${{ model.my-model.x }}", ExprContext({"model": {"my-model": {"x": 1}}}))
-    assert e.hint == 'a name with hyphens needs brackets: model["my-model"]'
+    # (model.my-model.x works as upstream reads it: issue 14 item 14)
+    e = fail("${{ inputs.my-input.x }}", ExprContext({"inputs": {"my-input": {"x": 1}}}))
+    assert e.hint == 'a name with hyphens needs brackets: inputs["my-input"]'
 
 
 def test_root_not_given_in_this_context():
@@ -132,6 +133,6 @@ def test_validate_collects_every_error_without_evaluating():
 
 def test_validate_catches_wrong_function_arguments():
     (e,) = validate("${{ data.latest('m') }}")
-    assert e.hint == "usage: data.latest(model, name)"
+    assert e.hint == "usage: data.latest(model, name[, varyValues])"
     (e,) = validate("${{ vault.get('v', 1) }}")
     assert e.hint == "usage: vault.get(vault, key)"

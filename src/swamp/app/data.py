@@ -85,16 +85,19 @@ def gc(repo, *, dry_run: bool) -> dict:
     read finds what to collect; only a model with something to collect is
     then collected, under its own lease and after a fresh look (a busy model
     with nothing to collect is never waited for)."""
+    from swamp.workflows import records as run_records
+
     ds = repo.datastore
     names = names_by_id(repo)
     now = clock.now()
+    live_runs: set[str] = set()
 
     def collect(model_type: str, model_id: str, *, apply: bool) -> list[dict]:
         data = DataRepository(ds)
         out = []
         for name in data.names(model_type, model_id):
             metas = [r.meta for r in data.records(model_type, model_id, name)]
-            for v in versions_to_collect(metas, now):
+            for v in versions_to_collect(metas, now, live_runs):
                 if apply:
                     data.delete(model_type, model_id, name, v)
                 out.append({"model": names.get(model_id, model_id), "name": name, "version": v})
@@ -111,6 +114,8 @@ def gc(repo, *, dry_run: bool) -> dict:
         # deleted here but could not publish (its push failed), even when
         # there is nothing left to collect now.
         with reading(repo) if dry_run else changing(repo, "data gc"):
+            # data living as long as its workflow run goes once the run is deleted
+            live_runs.update(rid for wid in ds.listdir(run_records.RUNS) for rid in run_records.run_ids(ds, wid))
             found = {m: collect(*m, apply=False) for m in iter_models(ds)}
         for (model_type, model_id), rows in found.items():
             if dry_run:

@@ -18,15 +18,22 @@ def _age_s(meta: DataMetadata, now: float) -> float:
     return now - parse_iso(meta.createdAt).timestamp()
 
 
-def expired(meta: DataMetadata, now: float) -> bool:
+def expired(meta: DataMetadata, now: float, live_runs: set[str] | None = None) -> bool:
+    """A duration lifetime past its age; a ``job`` or ``workflow`` lifetime
+    once the workflow run that wrote it is deleted (``live_runs``: the ids
+    of the run records that exist; None: not known, nothing expires so)."""
+    if meta.lifetime in ("job", "workflow"):
+        run_id = (meta.owner or {}).get("workflowRunId") if isinstance(meta.owner, dict) else \
+            getattr(meta.owner, "workflowRunId", None)
+        return live_runs is not None and bool(run_id) and run_id not in live_runs
     return bool(DURATION_RE.match(meta.lifetime)) and _age_s(meta, now) > duration_seconds(meta.lifetime)
 
 
-def versions_to_collect(metas: list[DataMetadata], now: float) -> list[int]:
+def versions_to_collect(metas: list[DataMetadata], now: float, live_runs: set[str] | None = None) -> list[int]:
     """``metas`` ascending by version. The policy of the newest version rules."""
     if not metas:
         return []
-    doomed = {m.version for m in metas if expired(m, now)}
+    doomed = {m.version for m in metas if expired(m, now, live_runs)}
     survivors = [m for m in metas if m.version not in doomed]
     policy = metas[-1].garbageCollection
     if survivors and policy is not None:

@@ -23,7 +23,7 @@ class DataProvider(Protocol):
 
     def version(self, model: str, name: str, version: int) -> dict | None: ...
 
-    def list_versions(self, model: str, name: str) -> list[dict]: ...
+    def list_versions(self, model: str, name: str) -> list[int]: ...
 
     def find_by_spec(self, model: str, spec: str) -> list[dict]: ...
 
@@ -48,10 +48,17 @@ def _function(cel_name: str, method: str, params: tuple[str, ...], usage: str) -
     return Function(cel_name, params, call, usage=usage)
 
 
+_LATEST = "data.latest(model, name[, varyValues])"
+_VERSION = "data.version(model, name[, varyValues], version)"
+_VERSIONS = "data.listVersions(model, name[, varyValues])"
+
 NAMESPACE = Namespace("data", (
-    _function("latest", "latest", ("string", "string"), "data.latest(model, name)"),
-    _function("version", "version", ("string", "string", "int"), "data.version(model, name, version)"),
-    _function("listVersions", "list_versions", ("string", "string"), "data.listVersions(model, name)"),
+    _function("latest", "latest", ("string", "string"), _LATEST),
+    _function("latest", "latest", ("string", "string", "list"), _LATEST),
+    _function("version", "version", ("string", "string", "int"), _VERSION),
+    _function("version", "version_varied", ("string", "string", "list", "int"), _VERSION),
+    _function("listVersions", "list_versions", ("string", "string"), _VERSIONS),
+    _function("listVersions", "list_versions", ("string", "string", "list"), _VERSIONS),
     _function("findBySpec", "find_by_spec", ("string", "string"), "data.findBySpec(model, spec)"),
     _function("findByTag", "find_by_tag", ("string", "string"), "data.findByTag(key, value)"),
     _function("query", "query", ("string",), "data.query(predicate[, select])"),
@@ -62,13 +69,22 @@ NAMESPACE = Namespace("data", (
 _LIMIT = 10_000
 
 
-class RepoDataProvider:
-    """Reads inside the caller's session: an evaluation never pulls."""
+def varied(name: str, dims: list | None) -> str:
+    """The data name a step's ``vary`` values give: ``result`` and
+    ``["prod"]`` -> ``result-prod``."""
+    return name + "".join(f"-{str(d).lower() if isinstance(d, bool) else d}" for d in dims or [])
 
-    def __init__(self, repo, models: ModelLookup) -> None:
+
+class RepoDataProvider:
+    """Reads inside the caller's session: an evaluation never pulls.
+    ``ephemeral`` holds a workflow run's ephemeral data ({(model id, name):
+    record}), seen before what is stored."""
+
+    def __init__(self, repo, models: ModelLookup, ephemeral: dict | None = None) -> None:
         self.repo = repo
         self.models = models
         self._data = DataRepository(repo.datastore)
+        self._ephemeral = ephemeral if ephemeral is not None else {}
 
     def _record(self, d, rec: DataRecord) -> dict:
         out = record_json(rec, self._data.content(rec))
@@ -78,8 +94,11 @@ class RepoDataProvider:
             out["attributes"] = out["content"]
         return out
 
-    def latest(self, model: str, name: str) -> dict | None:
+    def latest(self, model: str, name: str, dims: list | None = None) -> dict | None:
         d = self.models.find(model)
+        name = varied(name, dims)
+        if (d.id, name) in self._ephemeral:
+            return self._ephemeral[(d.id, name)]
         try:
             return self._record(d, self._data.get(d.type, d.id, name))
         except NotFoundError:
@@ -92,9 +111,13 @@ class RepoDataProvider:
         except NotFoundError:
             return None
 
-    def list_versions(self, model: str, name: str) -> list[dict]:
+    def version_varied(self, model: str, name: str, dims: list, version: int) -> dict | None:
+        return self.version(model, varied(name, dims), version)
+
+    def list_versions(self, model: str, name: str, dims: list | None = None) -> list[int]:
+        """The version numbers, ascending (compare with ``[1, 2, 3]``)."""
         d = self.models.find(model)
-        return [self._record(d, r) for r in self._data.records(d.type, d.id, name)]
+        return self._data.versions(d.type, d.id, varied(name, dims))
 
     def find_by_spec(self, model: str, spec: str) -> list[dict]:
         d = self.models.find(model)
@@ -134,7 +157,7 @@ class CachedData:
         fn = getattr(self._provider, method)
 
         def call(*args):
-            key = (method, *args)
+            key = (method, *(tuple(a) if isinstance(a, list) else a for a in args))
             with self._lock:
                 if key in self._cache:
                     return self._cache[key]

@@ -60,7 +60,7 @@ def _failing(call: _Call | None, exc: BaseException) -> BaseException:
 # Each namespace is a variable holding this marker, of one map type shared by
 # all namespaces (a DYN receiver does not dispatch member functions); a call
 # finds its namespace's function by the marker.
-_MARKER = "namespace"
+_MARKER = "$namespace"  # a key no model (nor anything a namespace variable holds) can be named
 _TYPES = {"string": _STR, "int": _INT, "bool": cel.Type.BOOL, "double": cel.Type.DOUBLE,
           "list": _LIST, "map": _MAP, "dyn": _DYN}
 
@@ -142,10 +142,96 @@ class Program(NamedTuple):
     uses_env: bool
 
 
+_STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_HYPHENATED_MODEL = re.compile(r"(?<![\w.])model\.([a-z0-9][a-z0-9_]*(?:-[a-z0-9_]+)+)")
+
+
+def _brackets(text: str) -> str:
+    """``model.my-model.x`` read as upstream does, ``model["my-model"].x``
+    (a model name may hold hyphens; subtracting from a model's map means
+    nothing). String literals are left alone."""
+    if "model." not in text or "-" not in text:
+        return text
+    out, pos = [], 0
+    for m in _STRING_LITERAL.finditer(text):
+        out.append(_HYPHENATED_MODEL.sub(r'model["\1"]', text[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(_HYPHENATED_MODEL.sub(r'model["\1"]', text[pos:]))
+    return "".join(out)
+
+
+def _null_safe(text: str) -> str:
+    """``x.?a.?b.orValue(d)`` gives ``d`` when ``x`` is null too, as upstream
+    users expect of `data.latest(m, 'missing').?attributes...` (CEL itself
+    has no optional selection on null): the operand before the first
+    ``.?`` of a chain becomes ``optional.ofNonZeroValue(x)``."""
+    if ".?" not in text:
+        return text
+    literals = [(m.start(), m.end()) for m in _STRING_LITERAL.finditer(text)]
+
+    def in_literal(i: int) -> bool:
+        return any(a <= i < b for a, b in literals)
+
+    out = text
+    pos = len(text)
+    # Right to left, so earlier offsets stay valid as text is inserted.
+    starts = [m.start() for m in re.finditer(r"\.\?", text) if not in_literal(m.start())]
+    wraps = []
+    for at in starts:
+        start = _operand_start(text, at)
+        if start is None or ".?" in text[start:at]:
+            continue  # not the first of its chain: the first one's wrap covers it
+        if text[start:at].startswith("optional."):
+            continue
+        wraps.append((start, at))
+    for start, at in sorted(wraps, reverse=True):
+        if at > pos:
+            continue
+        out = out[:start] + "optional.ofNonZeroValue(" + out[start:at] + ")" + out[at:]
+        pos = start
+    return out
+
+
+def _operand_start(text: str, end: int) -> int | None:
+    """Where the postfix expression ending at ``end`` starts: identifiers
+    joined by dots, calls and indexes (``data.latest('m', 'n')``)."""
+    i = end
+    while i > 0:
+        c = text[i - 1]
+        if c in ")]":
+            depth, opener = 0, "(" if c == ")" else "["
+            j = i - 1
+            while j >= 0:
+                if text[j] == c:
+                    depth += 1
+                elif text[j] == opener:
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j -= 1
+            if j < 0:
+                return None
+            i = j
+            continue
+        if c.isalnum() or c == "_":
+            while i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"):
+                i -= 1
+            if i > 0 and text[i - 1] == ".":
+                i -= 1
+                continue
+            if i > 1 and text[i - 2:i] == ".?":
+                i -= 2
+                continue
+            return i
+        return i if i < end else None
+    return i if i < end else None
+
+
 @lru_cache(maxsize=4096)
 def compile_program(text: str, names: tuple[str, ...] | None = None) -> Program:
     try:
-        expr = _env(names).compile(text)
+        expr = _env(names).compile(_null_safe(_brackets(text)) if names is None else _null_safe(text))
     except RuntimeError as e:
         raise _compile_error(str(e), text) from None
     rtype = expr.return_type().name()
@@ -181,7 +267,11 @@ class Session:
                     data["env"] = dict(os.environ)
                 self._with_env = True
             data.update(self.ctx.variables)
-            data.update((ns.name, {_MARKER: ns.name}) for ns in _built[1])
+            for ns in _built[1]:
+                # A namespace may also be a root variable (`model.NAME` beside
+                # `model.method(...)`): its map carries the marker too.
+                value = data.get(ns.name)
+                data[ns.name] = {**value, _MARKER: ns.name} if isinstance(value, dict) else {_MARKER: ns.name}
             self._activation = env.Activation(data)
             self._env = env
         call = _Call(self.ctx)

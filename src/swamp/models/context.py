@@ -40,6 +40,12 @@ class RunInfo:
     workflow_run_id: str | None = None
     workflow_name: str | None = None
     step_name: str | None = None
+    #: per spec name, a workflow step's dataOutputOverrides: lifetime,
+    #: garbageCollection, tags, and ``suffix`` (its vary values joined)
+    overrides: dict[str, dict] = field(default_factory=dict)
+    #: ephemeral data of the whole run, {(model id, name): record}: later
+    #: steps of the same run see it; it is never written
+    ephemeral: dict | None = None
 
 
 class Context:
@@ -52,7 +58,7 @@ class Context:
         self._data = data
         self.artifacts: list[Artifact] = []
         self._log: list[str] = []
-        self._ephemeral: dict[str, Any] = {}
+        self._ephemeral: dict = run.ephemeral if run.ephemeral is not None else {}
 
     # ---------------------------------------------------------------- ids
     @property
@@ -124,6 +130,23 @@ class Context:
         return {"workflow": run.workflow_name or "", "workflowRunId": run.workflow_run_id,
                 "step": run.step_name or ""}
 
+    def _settings(self, kind: str, spec_name: str, spec) -> tuple[str, Any, dict, str]:
+        """(lifetime, garbage collection, extra tags, name suffix) of a spec:
+        the type's, then the definition's override, then a workflow step's."""
+        from swamp.models.specs import check_gc_policy, check_lifetime
+
+        lifetime, gc = spec.lifetime, spec.garbage_collection
+        own = (getattr(self.definition, "resources" if kind == "resource" else "files", None) or {}).get(spec_name)
+        if own is not None:
+            lifetime = check_lifetime(own.lifetime) if own.lifetime is not None else lifetime
+            gc = check_gc_policy(own.garbageCollection) if own.garbageCollection is not None else gc
+        step = self.run.overrides.get(spec_name) or {}
+        if step.get("lifetime") is not None:
+            lifetime = check_lifetime(step["lifetime"])
+        if step.get("garbageCollection") is not None:
+            gc = check_gc_policy(step["garbageCollection"])
+        return lifetime, gc, dict(step.get("tags") or {}), step.get("suffix") or ""
+
     def write_resource(self, spec_name: str, name: str, data: BaseModel | dict) -> Artifact:
         spec = self.model_type.resources.get(spec_name)
         if spec is None:
@@ -141,8 +164,20 @@ class Context:
                 from swamp.util.documents import format_errors
 
                 raise ValidationError(f"resource {spec_name!r}: {format_errors(e)[0]}") from None
-        if spec.lifetime == "ephemeral":
-            self._ephemeral[name] = data
+        lifetime, gc, extra_tags, suffix = self._settings("resource", spec_name, spec)
+        name = check_data_name(name + suffix)
+        if lifetime == "ephemeral":
+            # Never written: kept for this invocation (or, in a workflow,
+            # for the later steps of the same run).
+            meta = self._meta_fields(name, spec_name, "resource", "application/json", lifetime, gc)
+            meta["tags"].update(extra_tags)
+            previous = self._ephemeral.get((self.definition.id, name))
+            version = (previous["version"] + 1) if previous else 1
+            self._ephemeral[(self.definition.id, name)] = {
+                "name": name, "version": version, "specName": spec_name, "kind": "resource",
+                "contentType": "application/json", "createdAt": meta["createdAt"], "size": 0, "sha256": "",
+                "tags": dict(sorted(meta["tags"].items())), "lifetime": "ephemeral", "content": data,
+                "attributes": data, "model": self.definition.name, "id": meta["id"]}
             return Artifact(name, spec_name, 0, "resource")
         from swamp.models import sensitive
 
@@ -150,9 +185,9 @@ class Context:
             self.repo, data, sensitive.sensitive_fields(spec),
             f"{self.definition.type.replace('/', '-').lstrip('@')}-{self.definition.id}-{spec_name}-{name}")
         content = redact_bytes(json.dumps(data, indent=2, sort_keys=True).encode() + b"\n")
-        rec = self._data.write(self.definition.type, self.definition.id,
-                               self._meta_fields(name, spec_name, "resource", "application/json",
-                                                 spec.lifetime, spec.garbage_collection), content)
+        meta = self._meta_fields(name, spec_name, "resource", "application/json", lifetime, gc)
+        meta["tags"].update(extra_tags)
+        rec = self._data.write(self.definition.type, self.definition.id, meta, content)
         art = Artifact(name, spec_name, rec.meta.version, "resource")
         self.artifacts.append(art)
         return art
@@ -160,8 +195,8 @@ class Context:
     def read_resource(self, name: str, version: int | None = None) -> Any:
         """The content of this model's data ``name`` (highest version when
         none is given), or None when there is none."""
-        if version is None and name in self._ephemeral:
-            return self._ephemeral[name]
+        if version is None and (self.definition.id, name) in self._ephemeral:
+            return self._ephemeral[(self.definition.id, name)]["content"]
         try:
             rec = self._data.get(self.definition.type, self.definition.id, name, version)
         except NotFoundError:
@@ -171,7 +206,7 @@ class Context:
         return reveal(self.repo, _decode(rec.meta.contentType, self._data.content(rec)))
 
     def delete_resource(self, name: str) -> None:
-        self._ephemeral.pop(name, None)
+        self._ephemeral.pop((self.definition.id, name), None)
         self._data.delete(self.definition.type, self.definition.id, name)
 
     def file_writer(self, spec_name: str, name: str) -> "FileWriter":
@@ -179,8 +214,9 @@ class Context:
         if spec is None:
             raise ValidationError(f"{self.model_type.type} declares no file {spec_name!r}",
                                   hint=f"declared: {', '.join(sorted(self.model_type.files)) or 'none'}")
-        check_data_name(name)
-        return FileWriter(self, spec_name, name, spec)
+        lifetime, gc, extra_tags, suffix = self._settings("file", spec_name, spec)
+        name = check_data_name(name + suffix)
+        return FileWriter(self, spec_name, name, spec, (lifetime, gc, extra_tags))
 
     def read_model_data(self, model_name: str, name: str, version: int | None = None) -> Any:
         from swamp.models.definitions import find_definition
@@ -197,8 +233,9 @@ class FileWriter:
     """Streams a file version: bytes go straight to an atomic temp file; the
     version becomes visible only when the writer closes cleanly."""
 
-    def __init__(self, ctx: Context, spec_name: str, name: str, spec) -> None:
+    def __init__(self, ctx: Context, spec_name: str, name: str, spec, settings: tuple) -> None:
         self._ctx, self._spec_name, self._name, self._spec = ctx, spec_name, name, spec
+        self._settings = settings
         self._hash = hashlib.sha256()
         self._size = 0
         self._cm = None
@@ -230,11 +267,12 @@ class FileWriter:
         if exc_type is not None:
             return
         ctx = self._ctx
-        rec = ctx._data.finish_stream(
-            ctx.definition.type, ctx.definition.id,
-            ctx._meta_fields(self._name, self._spec_name, "file", self._spec.content_type,
-                             self._spec.lifetime, self._spec.garbage_collection, self._spec.streaming),
-            self._version, self._size, self._hash.hexdigest())
+        lifetime, gc, extra_tags = self._settings
+        meta = ctx._meta_fields(self._name, self._spec_name, "file", self._spec.content_type,
+                                lifetime, gc, self._spec.streaming)
+        meta["tags"].update(extra_tags)
+        rec = ctx._data.finish_stream(ctx.definition.type, ctx.definition.id, meta,
+                                      self._version, self._size, self._hash.hexdigest())
         self.artifact = Artifact(self._name, self._spec_name, rec.meta.version, "file")
         ctx.artifacts.append(self.artifact)
 

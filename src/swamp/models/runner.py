@@ -65,7 +65,8 @@ class Runner:
 
     def execute(self, prepared: "Prepared", *, tags: dict | None = None, triggered_by: str = "manual",
                 workflow_run_id: str | None = None, workflow_name: str | None = None,
-                step_name: str | None = None) -> OutputRecord:
+                step_name: str | None = None, overrides: dict | None = None,
+                ephemeral: dict | None = None) -> OutputRecord:
         """Run a prepared method and write its output record and log. The
         caller holds the session (the application layer: the model's lease,
         a pull before, a push after), so ``prepared`` was resolved against
@@ -75,7 +76,8 @@ class Runner:
         definition, model_type, method = prepared.definition, prepared.model_type, prepared.method
         used_inputs = prepared.used_inputs
         run = RunInfo(output_id=new_id(), method=method, tags=dict(tags or {}),
-                      workflow_run_id=workflow_run_id, workflow_name=workflow_name, step_name=step_name)
+                      workflow_run_id=workflow_run_id, workflow_name=workflow_name, step_name=step_name,
+                      overrides=dict(overrides or {}), ephemeral=ephemeral)
         args = secrets.resolve_arguments(self.repo, prepared.args, model_type.secret_passthrough)
         ctx = Context(self.repo, definition, model_type, run, self.data)
         ctx.on_log = self.on_log

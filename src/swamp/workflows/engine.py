@@ -212,7 +212,9 @@ class _Execution:
         run_info = {"id": run.id, "workflowId": run.workflowId, "workflowName": run.workflowName,
                     "startedAt": run.startedAt, "tags": dict(run.tags), "depth": run.depth}
         self.run_info = run_info
-        self.scope = Scope(engine.repo, source, inputs, run_info)
+        #: ephemeral data of this run: later steps see it, nothing writes it
+        self.ephemeral: dict = {}
+        self.scope = Scope(engine.repo, source, inputs, run_info, ephemeral=self.ephemeral, probe=self.probe)
         self.jobs: dict[str, _JobState] = {}
         for i, job in enumerate(wf.jobs):
             st = _JobState(job, i, run.job(job.name))
@@ -494,15 +496,21 @@ class _Execution:
                     self.set_failed(st, e, err.message, step, save=False)
                     self.write_record()
                     return
+                try:
+                    overrides = self.data_overrides(step, prepared)
+                except SwampError as err:
+                    self.set_failed(st, e, err.message, step, save=False)
+                    self.write_record()
+                    return
                 self.set_running(st, e)
                 rec = self.engine.runner.execute(
                     prepared, triggered_by="workflow", workflow_run_id=self.run.id,
-                    workflow_name=self.run.workflowName, step_name=e.name)
+                    workflow_name=self.run.workflowName, step_name=e.name, overrides=overrides,
+                    ephemeral=self.ephemeral)
                 with self.lock:
                     e.outputId = rec.id
                     e.dataArtifacts = list(rec.dataArtifacts)
-                if rec.dataArtifacts:
-                    self.scope.data_changed()
+                self.scope.data_changed()  # its writes, ephemeral ones included
                 if rec.status == "succeeded":
                     self.set_done(st, e, "succeeded", save=False)
                 else:
@@ -513,6 +521,53 @@ class _Execution:
         except Exception as err:  # a bug, recorded where the user will look
             self.log("".join(traceback.format_exception(err)).rstrip())
             self.set_failed(st, e, f"internal error: {type(err).__name__}: {err}", step)
+
+    def probe(self, model: str, method: str, inputs: dict) -> Any:
+        """``model.method(NAME, METHOD)`` in a guard or an assert: run the
+        method now, in a session of its own, and give the content of the
+        first resource it wrote (or its status and error when it wrote
+        none)."""
+        import json
+
+        from swamp.models.definitions import find_definition
+
+        definition = find_definition(self.engine.repo, model)[1]
+        with self.engine.host.step(definition, f"workflow run {self.run.workflowName}: probe {model}.{method}"):
+            prepared = self.engine.runner.prepare(definition, method, inputs, variables={"run": self.run_info})
+            rec = self.engine.runner.execute(prepared, triggered_by="workflow", workflow_run_id=self.run.id,
+                                             workflow_name=self.run.workflowName, ephemeral=self.ephemeral)
+            self.log(f"probe {model}.{method}: {rec.status} (output {rec.id})")
+            first = next((a for a in rec.dataArtifacts if a["kind"] == "resource"), None)
+            content = None
+            if first is not None:
+                from swamp.data.repository import DataRepository
+
+                data = DataRepository(self.engine.ds)
+                raw = data.content(data.get(definition.type, definition.id, first["name"], first["version"]))
+                content = json.loads(raw)
+        self.scope.data_changed()
+        if content is None:
+            return {"status": rec.status, "error": rec.error}
+        return content
+
+    def data_overrides(self, step: Step, prepared) -> dict[str, dict]:
+        """The step's dataOutputOverrides by spec name; each ``vary`` name is
+        looked up in the step's inputs, then the workflow's."""
+        out = {}
+        for o in step.dataOutputOverrides:
+            values = []
+            for key in o.vary:
+                if key in (prepared.used_inputs or {}):
+                    value = prepared.used_inputs[key]
+                elif key in self.inputs:
+                    value = self.inputs[key]
+                else:
+                    raise ValidationError(f"dataOutputOverrides of {o.specName!r}: vary names {key!r}, "
+                                          "which is neither an input of the step nor of the workflow")
+                values.append(str(value).lower() if isinstance(value, bool) else str(value))
+            out[o.specName] = {"lifetime": o.lifetime, "garbageCollection": o.garbageCollection,
+                               "tags": dict(o.tags), "suffix": "".join(f"-{v}" for v in values)}
+        return out
 
     def prepare_workflow(self, step: Step, e: StepRun, where: str, item: Any) -> tuple:
         from swamp.workflows.files import find_workflow

@@ -18,31 +18,38 @@ class Scope:
     """The expression variables of one workflow run. Errors name the
     workflow file and the field."""
 
-    def __init__(self, repo, source: str, inputs: dict, run_info: dict) -> None:
+    def __init__(self, repo, source: str, inputs: dict, run_info: dict, *, ephemeral: dict | None = None,
+                 probe=None) -> None:
         from swamp.models.expressions import Expressions
 
         self.repo = repo
         self.source = source
         self.variables = {"inputs": inputs, "run": run_info}
-        self.expressions = Expressions(repo, cache_data=True)
+        self.expressions = Expressions(repo, cache_data=True, ephemeral=ephemeral, probe=probe)
         self._models: dict | None = None
+        self._with_data: dict | None = None
 
     def _variables(self, value: Any, item: Any) -> dict:
         variables = dict(self.variables)
         if item is not _UNSET:
             variables["self"] = item
         if _MODEL_ROOT.search(str(value)):
-            variables["model"] = self.models()
+            variables["model"] = self.models(value)
         return variables
 
     def data_changed(self) -> None:
         """A step wrote data: what ``data.*`` returned before may be stale."""
         self.expressions.data_changed()
+        self._with_data = None
 
-    def models(self) -> dict:
+    def models(self, value: Any = "") -> dict:
+        from swamp.models.expressions import _reads_model_data, model_namespace
+
+        if _reads_model_data(str(value)):  # model.NAME.resource...: the latest data, read now
+            if self._with_data is None:
+                self._with_data = model_namespace(self.repo, data=True)
+            return self._with_data
         if self._models is None:
-            from swamp.models.expressions import model_namespace
-
             self._models = model_namespace(self.repo)
         return self._models
 

@@ -146,6 +146,32 @@ class ForEach(_Strict):
         return v
 
 
+class DataOutputOverride(_Strict):
+    """How a step's writes of one spec are kept: ``lifetime``,
+    ``garbageCollection``, extra ``tags``, and ``vary``: input names whose
+    values are appended to the data name (``result`` -> ``result-prod``), so
+    each value has its own version chain."""
+
+    specName: str
+    lifetime: str | None = None
+    garbageCollection: int | str | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    vary: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _valid(self) -> "DataOutputOverride":
+        from swamp.errors import SwampError
+        from swamp.models.specs import check_gc_policy, check_lifetime
+
+        try:
+            if self.lifetime is not None:
+                check_lifetime(self.lifetime)
+            check_gc_policy(self.garbageCollection)
+        except SwampError as e:
+            raise ValueError(e.message) from None
+        return self
+
+
 class Step(_Strict):
     name: str = Field(min_length=1)
     description: str | None = None
@@ -155,6 +181,7 @@ class Step(_Strict):
     forEach: ForEach | None = None
     guard: str | bool | None = None
     allowFailure: bool = False
+    dataOutputOverrides: list[DataOutputOverride] = Field(default_factory=list)
     task: Task
 
 
