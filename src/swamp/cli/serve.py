@@ -27,12 +27,15 @@ from swamp.cli.options import CliState, global_options
 @click.option("--webhook", "webhooks", multiple=True, metavar="NAME=WORKFLOW[:INPUT]",
               help="POST /hooks/NAME, signed with the secret in $SWAMP_WEBHOOK_<NAME>_SECRET, runs WORKFLOW "
                    "with the JSON body as its inputs (or as input INPUT). Repeatable.")
+@click.option("--schedule", "schedules", multiple=True, metavar="NAME=WORKFLOW@CRON",
+              help="Run WORKFLOW at each tick of CRON (UTC; 5 fields, or 6 with seconds first). With several "
+                   "replicas each tick fires once. Repeatable.")
 @click.option("--audit-log", type=click.Path(dir_okay=False), help="Where the audit log goes "
               "(default .swamp/cache/serve/audit.jsonl).")
 @global_options
 @click.pass_obj
 def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
-          max_runs, max_runs_per_caller, webhooks, audit_log):
+          max_runs, max_runs_per_caller, webhooks, schedules, audit_log):
     """Serve this repository's use cases as an HTTP JSON API.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
@@ -56,9 +59,14 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
                          hint="pip install 'swamp[serve]'") from None
     from swamp.serve.webhooks import parse
 
+    from swamp.serve.scheduler import parse as parse_schedule
+
     hooks = {h.name: h for h in map(parse, webhooks)}
+    timed = [parse_schedule(s) for s in schedules]
+    if len({s.name for s in timed}) != len(timed):
+        raise UsageError("two --schedule options have the same NAME")
     repo = state.repo()
-    settings = Settings(webhooks=hooks, auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
+    settings = Settings(webhooks=hooks, schedules=timed, auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
                         audit_path=Path(audit_log).absolute() if audit_log else None, max_runs=max_runs,
                         max_runs_per_principal=max_runs_per_caller)
     run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file)

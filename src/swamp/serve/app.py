@@ -52,6 +52,8 @@ class Settings:
     max_runs_per_principal: int | None = None
     #: name -> webhooks.Webhook
     webhooks: dict = field(default_factory=dict)
+    #: scheduler.Schedule, fired by whichever replica claims each tick
+    schedules: list = field(default_factory=list)
 
 
 @dataclass
@@ -137,6 +139,35 @@ class ServeState:
             with self.cond:
                 left = list(self.inflight.values())
             _log(f"shutdown: {len(left)} run(s) still going after {CANCEL_GRACE_S:.0f} s more: {left}")
+
+    def start_workflow(self, workflow: str, inputs: dict, who: str, *, admitted: bool = False) -> None:
+        """Run a workflow in a thread of its own (webhooks, schedules),
+        counted in flight so that a shutdown waits for it."""
+        from swamp.serve.routes import Call, _observer
+
+        key = self.begin()
+
+        def run() -> None:
+            from swamp.app import workflows
+
+            call = Call(self.repo, {"workflow": workflow}, {}, {})
+            call.note = lambda info: self.note(key, info)
+            call.note({"kind": "workflow", "workflow": workflow})
+            try:
+                result = workflows.run(self.repo, workflow, inputs, observer=_observer(call, workflow))
+                _log(f"{who}: run {result.run.id} of {workflow} {result.run.status}")
+            except SwampError as e:
+                _log(f"{who}: {workflow} did not run: {e.message}")
+            except Exception:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                self.end(key)
+                if admitted:
+                    self.release(who)
+
+        threading.Thread(target=run, name=f"run {workflow} for {who}").start()
 
     # ------------------------------------------------------------ access
     def subjects(self, request: Request) -> list[str]:
@@ -413,28 +444,7 @@ def _webhook(state: ServeState):
             audit(status_of(e.code), e.code)
             return _error(e)
 
-        def run() -> None:
-            from swamp.app import workflows
-            from swamp.serve.routes import Call, _observer
-
-            key = state.begin()
-            call = Call(state.repo, {"workflow": hook.workflow}, {}, {})
-            call.note = lambda info: state.note(key, info)
-            call.note({"kind": "workflow", "workflow": hook.workflow})
-            try:
-                result = workflows.run(state.repo, hook.workflow, inputs, observer=_observer(call, hook.workflow))
-                _log(f"webhook {name}: run {result.run.id} of {hook.workflow} {result.run.status}")
-            except SwampError as e:
-                _log(f"webhook {name}: {hook.workflow} did not run: {e.message}")
-            except Exception:
-                import traceback
-
-                traceback.print_exc()
-            finally:
-                state.end(key)
-                state.release(who[0])
-
-        threading.Thread(target=run, name=f"webhook {name}", daemon=False).start()
+        state.start_workflow(hook.workflow, inputs, who[0], admitted=True)
         audit(202, None, workflow=hook.workflow, args=scrub({"inputs": inputs}))
         return _json({"webhook": name, "workflow": hook.workflow, "accepted": True}, 202)
 
@@ -494,9 +504,16 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
               StarletteRoute("/hooks/{name}", _webhook(state), methods=["POST"])]
     routes += [StarletteRoute(r.path, _endpoint(state, r), methods=[r.method]) for r in ROUTES]
 
+    from swamp.serve.scheduler import Scheduler
+
+    scheduler = Scheduler(state, settings.schedules)
+
     @asynccontextmanager
     async def lifespan(app):
+        scheduler.start()
         yield
+        state.shutting_down = True
+        await anyio.to_thread.run_sync(scheduler.stop)
         await anyio.to_thread.run_sync(state.drain)
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
