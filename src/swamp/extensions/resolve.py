@@ -46,6 +46,9 @@ def stage(index: Index, name: str, version: str | None, dest: Path) -> Staged:
     into ``dest`` as wheels; every wheel hashed."""
     name = normalize(name)
     version = pick_version(index, name, version)
+    alone = _without_dependencies(index, name, version, dest)
+    if alone is not None:
+        return alone
     if index.url.startswith("file:"):
         from swamp.extensions.index import _path_of
 
@@ -77,3 +80,40 @@ def stage(index: Index, name: str, version: str | None, dest: Path) -> Staged:
     if not any(w.project == name for w in wheels):
         raise ExtensionError(f"pip resolved {name}=={version} but downloaded no wheel of it")
     return Staged(name, version, index.url, wheels, files)
+
+
+def _without_dependencies(index: Index, name: str, version: str, dest: Path) -> Staged | None:
+    """Most extensions depend on nothing but swamp: download the one wheel
+    that fits this interpreter and, when its metadata requires nothing,
+    that is the whole resolution (no pip process). None: let pip resolve."""
+    from swamp.extensions.install import compatible
+
+    files = [f for f in index.files(name) if f.version == version and compatible(f.filename)]
+    if not files:
+        return None
+    f = sorted(files, key=lambda f: (not f.filename.endswith("-none-any.whl"), f.filename))[0]
+    path = dest / f.filename
+    digest = index.download(f, path)
+    if _requires(path):
+        path.unlink()
+        return None
+    wheel = Wheel(project=name, version=version, filename=f.filename, sha256=digest)
+    return Staged(name, version, index.url, [wheel], {f.filename: path})
+
+
+def _requires(wheel: Path) -> list[str]:
+    """The wheel's Requires-Dist lines that apply whatever the extras (a
+    requirement under an ``extra ==`` marker is only wanted with that extra)."""
+    import zipfile
+    from email.parser import HeaderParser
+
+    try:
+        with zipfile.ZipFile(wheel) as z:
+            meta = next((n for n in z.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")),
+                        None)
+            if meta is None:
+                return ["?"]  # no metadata: let pip look
+            headers = HeaderParser().parsestr(z.read(meta).decode("utf-8", "replace"))
+    except (zipfile.BadZipFile, OSError):
+        return ["?"]
+    return [r for r in headers.get_all("Requires-Dist") or [] if "extra ==" not in r.replace("extra==", "extra ==")]
