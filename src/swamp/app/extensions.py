@@ -234,6 +234,11 @@ def search(repo, query: str | None = None, *, index: str | None = None) -> dict:
     lock = _current(repo)
     found = []
     for ix in _indexes(lock, index):
+        if ix.url.startswith(("https://pypi.org/", "https://test.pypi.org/")):
+            # Its list of every project is tens of megabytes: not something to fetch per search.
+            raise UsageError(f"{ix.url} cannot be searched from here (its index lists every project)",
+                             hint=f"search on https://pypi.org/search/?q={query or ''}, then "
+                                  "'swamp extension info NAME'")
         names = [n for n in ix.projects() if not query or query.lower() in n]
         found += [(ix, n) for n in names]
     truncated = len(found) > SEARCH_LIMIT
