@@ -81,3 +81,27 @@ def test_a_directory_of_wheels_is_an_index_to_publish_to_and_pull_from(tmp_path)
     repo = init_repo(tmp_path / "repo")
     pulled = cli(repo, "extension", "pull", "dir-ext", "--index", tmp_path / "wheels")
     assert pulled.code == 0 and pulled.data["index"] == (tmp_path / "wheels").resolve().as_uri() + "/", pulled
+
+
+def test_a_local_checkout_loads_without_publishing_and_ahead_of_its_pin(tmp_path, pypi):
+    from tests.extensions.wheels import make_wheel
+
+    repo = init_repo(tmp_path / "repo")
+    make_wheel(pypi.packages, "src-dev", "1.0", types=("src-dev/hello",))
+    assert cli(repo, "extension", "pull", "src-dev", "--index", pypi.url).code == 0
+    ext = tmp_path / "src-dev"
+    assert cli(None, "extension", "new", "src-dev", "--path", ext, cwd=tmp_path).code == 0
+
+    added = cli(repo, "extension", "source", "add", ext)
+    assert added.code == 0 and added.data["types"] == ["src-dev/hello"], added
+    assert cli(repo, "extension", "source", "list").data["sources"][0]["path"] == str(ext.resolve())
+    assert cli(repo, "model", "create", "src-dev/hello", "dev").code == 0
+    # the checkout's method (greet), not the pinned wheel's (hello)
+    assert cli(repo, "model", "method", "run", "dev", "greet").code == 0
+    model = ext / "src" / "src_dev" / "model.py"
+    model.write_text(model.read_text().replace('"Write a greeting"', '"Write a greeting, edited"'))
+    described = cli(repo, "model", "type", "describe", "src-dev/hello")
+    assert described.data["methods"]["greet"]["description"] == "Write a greeting, edited"  # no re-add needed
+
+    assert cli(repo, "extension", "source", "rm", "src-dev").code == 0
+    assert cli(repo, "model", "method", "run", "dev", "hello").code == 0  # the pin again

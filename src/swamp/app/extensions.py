@@ -418,13 +418,63 @@ def publish(repo, path: str | None = None, *, index: str | None = None) -> dict:
             "index": indexes[0].url, "uploadedTo": url}
 
 
+# ---------------------------------------------------------------- sources
+def source_add(repo, path: str) -> dict:
+    """Load a local checkout's types in this repository, without publishing
+    (ahead of a pinned version of the same extension, on this machine only)."""
+    from swamp.extensions import sources
+    from swamp.extensions.authoring import read_project
+
+    project = read_project(Path(path).resolve())
+    report = probe_source(project.path)
+    if report["errors"]:
+        raise ExtensionError(f"{project.name} at {project.path}: its types do not load: "
+                             + "; ".join(_where(f) for f in report["errors"]),
+                             hint="fix it, then add it again")
+    current = sources.read(repo)
+    taken = {t: n for n, s in current.items() if n != project.name for t in s.get("types", [])}
+    clashes = sorted(f"{t} (source {taken[t]})" for t in report["types"] if t in taken)
+    if clashes:
+        raise ExtensionError(f"{project.name} provides types another source provides: " + ", ".join(clashes))
+    current[project.name] = {"path": str(project.path), "types": report["types"]}
+    sources.write(repo, current)
+    return {"name": project.name, "path": str(project.path), "types": report["types"]}
+
+
+def source_list(repo) -> dict:
+    from swamp.extensions import sources
+
+    return {"sources": [{"name": n, **s} for n, s in sorted(sources.read(repo).items())]}
+
+
+def source_rm(repo, name_or_path: str) -> dict:
+    from swamp.extensions import sources
+
+    current = sources.read(repo)
+    as_path = str(Path(name_or_path).resolve())
+    for n, s in sorted(current.items()):
+        if n == name_or_path or s.get("path") == as_path:
+            del current[n]
+            sources.write(repo, current)
+            return {"name": n, "path": s.get("path")}
+    raise NotFoundError(f"no source {name_or_path!r}", hint="see 'swamp extension source list'")
+
+
+def probe_source(path: Path) -> dict:
+    return _run_probe(["--source", str(path)], path)
+
+
 # ---------------------------------------------------------------- probing
 def probe(target: Path, name: str) -> dict:
     """Load an installed extension's types in a clean Python process (its
     directory on the path, nothing else of the repository's) and check
     them: every entry point loads, schemas valid, methods described.
     Returns {"types", "errors": [{"file", "line", "message"}]}."""
-    proc = subprocess.run([sys.executable, "-I", "-m", "swamp.app.extensions", str(target), name],
+    return _run_probe([str(target), name], target)
+
+
+def _run_probe(args: list[str], target: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-I", "-m", "swamp.app.extensions", *args],
                           capture_output=True, text=True)
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -434,13 +484,14 @@ def probe(target: Path, name: str) -> dict:
                                          "message": "loading it crashed: " + " / ".join(tail)}]}
 
 
-def _probe_here(target: Path, name: str) -> dict:
+def _probe_here(target: Path, name: str | None) -> dict:
+    """``name`` None: ``target`` is a local checkout, not an install."""
     from dataclasses import asdict
 
-    from swamp.extensions.environment import load
+    from swamp.extensions.environment import load, load_source
     from swamp.models.registry import types_of
 
-    objects, failures = load(target, name)
+    objects, failures = load(target, name) if name is not None else load_source(target)
     errors = [asdict(f) for f in failures]
     types = []
     for obj in objects:
@@ -474,4 +525,7 @@ def _line_of(fn) -> int | None:
 
 
 if __name__ == "__main__":  # the clean process ``probe`` starts
-    print(json.dumps(_probe_here(Path(sys.argv[1]), sys.argv[2])))
+    if sys.argv[1] == "--source":
+        print(json.dumps(_probe_here(Path(sys.argv[2]), None)))
+    else:
+        print(json.dumps(_probe_here(Path(sys.argv[1]), sys.argv[2])))

@@ -252,3 +252,43 @@ def publish(state: CliState, path, index):
 
     r = publish_(_repo_or_none(state), path, index=index)
     emit(state, r, f"published {r['wheel']} to {r['uploadedTo']}")
+
+
+@extension.group("source")
+def source():
+    """Local checkouts whose types load here without publishing (this machine only)."""
+
+
+@source.command("add")
+@click.argument("path", type=click.Path(file_okay=False, exists=True))
+@global_options
+@click.pass_obj
+def source_add(state: CliState, path):
+    """Load the extension checked out at PATH (ahead of its pinned version)."""
+    from swamp.app.extensions import source_add as add
+
+    r = add(state.repo(), path)
+    emit(state, r, f"loading {r['name']} from {r['path']} ({', '.join(r['types'])})")
+
+
+@source.command("list")
+@global_options
+@click.pass_obj
+def source_list(state: CliState):
+    """The local checkouts loaded here."""
+    from swamp.app.extensions import source_list as list_sources
+
+    r = list_sources(state.repo())
+    emit(state, r, lambda: table(r["sources"], ["name", "path", "types"]) if r["sources"] else say("no source"))
+
+
+@source.command("rm")
+@click.argument("name_or_path", metavar="NAME|PATH")
+@global_options
+@click.pass_obj
+def source_rm(state: CliState, name_or_path):
+    """Stop loading a local checkout."""
+    from swamp.app.extensions import source_rm as rm_
+
+    r = rm_(state.repo(), name_or_path)
+    emit(state, r, f"no longer loading {r['name']} from {r['path']}")

@@ -72,3 +72,44 @@ def failure_of(e: BaseException, target: Path, what: str) -> Failure:
         if frame.filename.startswith(str(target)):
             file, line = frame.filename, frame.lineno
     return Failure(file, line, f"{what}: {type(e).__name__}: {e}")
+
+
+def source_dir(path: Path) -> Path:
+    """Where a checkout's modules are imported from: ``src/`` when it has one."""
+    return path / "src" if (path / "src").is_dir() else path
+
+
+def source_entry_points(path: Path) -> dict[str, str]:
+    """The ``swamp.model_types`` entry points a checkout's pyproject.toml declares."""
+    import tomllib
+
+    doc = tomllib.loads((path / "pyproject.toml").read_text())
+    eps = ((doc.get("project") or {}).get("entry-points") or {}).get(MODEL_TYPES_GROUP) or {}
+    return {str(k): str(v) for k, v in eps.items()}
+
+
+def load_source(path: Path) -> tuple[list, list[Failure]]:
+    """Like ``load``, for a local checkout that is not built or installed:
+    its entry points read from pyproject.toml, its modules imported from
+    its source directory."""
+    try:
+        eps = source_entry_points(path)
+    except (OSError, ValueError) as e:
+        return [], [Failure(str(path / "pyproject.toml"), None, f"cannot read it: {e}")]
+    if not eps:
+        return [], [Failure(str(path / "pyproject.toml"), None,
+                            f"declares no entry point in the group {MODEL_TYPES_GROUP!r}")]
+    root = source_dir(path)
+    activate(root)
+    objects, failures = [], []
+    for name, value in sorted(eps.items()):
+        module, _, attr = value.partition(":")
+        try:
+            obj = importlib.import_module(module.strip())
+            for part in filter(None, attr.strip().split(".")):
+                obj = getattr(obj, part)
+        except Exception as e:
+            failures.append(failure_of(e, root, f"entry point {name} = {value}"))
+            continue
+        objects.append(obj)
+    return objects, failures

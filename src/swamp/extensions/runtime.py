@@ -29,3 +29,17 @@ def provider(repo, type_name: str) -> tuple[str, Entry] | None:
 def load_pinned(repo, name: str, entry: Entry) -> tuple[list, list[Failure]]:
     """The objects its entry points name (installing it first when needed)."""
     return load(install.ensure(repo, name, entry), name)
+
+
+def sources(repo) -> dict[str, dict]:
+    from swamp.extensions import sources as local_sources
+
+    return local_sources.read(repo)
+
+
+def load_source(path: str) -> tuple[list, list[Failure]]:
+    from pathlib import Path
+
+    from swamp.extensions.environment import load_source as load_checkout
+
+    return load_checkout(Path(path))

@@ -49,6 +49,7 @@ class Registry:
         self.errors: list[LoadError] = []
         self._loaded_builtins = False
         self._loaded_locals = False
+        self._loaded_sources = False
 
     def _load_builtins(self) -> None:
         if self._loaded_builtins:
@@ -106,14 +107,35 @@ class Registry:
                 if t.type not in self._types:
                     self._add(t, f"extension {name} {entry.version}")
 
+    def _load_sources(self) -> None:
+        """Local checkouts (``extension source add``): all of them, fresh from
+        their files, ahead of any pinned extension."""
+        if self._loaded_sources or self.repo is None:
+            return
+        self._loaded_sources = True
+        from swamp.extensions.runtime import load_source, sources
+
+        for name, src in sorted(sources(self.repo).items()):
+            objects, failures = load_source(src.get("path", ""))
+            self.errors += [LoadError(f.file, f.line, f.message) for f in failures]
+            for obj in objects:
+                for t in types_of(obj):
+                    if t.type not in self._types:
+                        self._add(t, f"source {src.get('path')}")
+
     def _from_extensions(self, type_name: str) -> ModelType | None:
         if self.repo is None:
             return None
-        from swamp.extensions.runtime import provider
+        from swamp.extensions.runtime import provider, sources
+
+        if sources(self.repo):
+            self._load_sources()
+            if type_name in self._types:
+                return self._types[type_name]
 
         found = provider(self.repo, type_name)
-        if found is None:
-            return None
+        if found is None or found[0] in sources(self.repo):
+            return None  # nobody pinned it, or a local checkout stands in for its extension
         name, entry = found
         before = len(self.errors)
         self._load_extension(name, entry)
@@ -128,9 +150,12 @@ class Registry:
         self._load_builtins()
         self._load_locals()
         if self.repo is not None:
-            from swamp.extensions.runtime import pinned
+            from swamp.extensions.runtime import pinned, sources
 
+            self._load_sources()
             for name, entry in sorted(pinned(self.repo).items()):
+                if name in sources(self.repo):
+                    continue  # its local checkout stands in for it
                 self._load_extension(name, entry)
         return [self._types[k] for k in sorted(self._types)]
 
