@@ -8,6 +8,7 @@ reads (``changing``)."""
 from __future__ import annotations
 
 from swamp.app.lifecycle import changing, reading
+from swamp.data import layout as data_layout
 from swamp.data import search as catalog
 from swamp.data.lifetimes import versions_to_collect
 from swamp.data.records import record_json
@@ -24,13 +25,125 @@ def _definition(repo, model: str):
     return find(repo, model)[1]
 
 
-def get(repo, model: str, name: str, version: int | None, *, content: bool = True) -> dict:
+def get(repo, model: str, name: str, version: int | None, *, content: bool = True,
+        workflow: str | None = None) -> dict:
+    """One version of a model's data: ``version``, or the highest; with
+    ``workflow`` (a workflow's name, or a run id or its start), the highest
+    one that workflow's runs wrote."""
     d = _definition(repo, model)
     data = DataRepository(repo.datastore)
     with reading(repo):
-        rec = data.get(d.type, d.id, name, version)
+        if workflow is None:
+            rec = data.get(d.type, d.id, name, version)
+        else:
+            rec = _written_by(data, d, name, version, workflow)
         raw = data.content(rec) if content else None
     return {"model": d.name, **record_json(rec, raw)}
+
+
+def _written_by(data: DataRepository, d, name: str, version: int | None, workflow: str):
+    for rec in reversed(list(data.records(d.type, d.id, name))):
+        tags = rec.meta.tags
+        run_id = tags.get("workflowRunId", "")
+        if (version is None or rec.meta.version == version) and (
+                tags.get("workflow") == workflow or (len(workflow) >= 4 and run_id.startswith(workflow))):
+            return rec
+    raise NotFoundError(f"no version of {d.name}/{name} was written by workflow or run {workflow!r}",
+                        hint=f"see which runs wrote it: swamp data search --model {d.name} --all-versions")
+
+
+def rename(repo, model: str, old: str, new: str) -> dict:
+    """Every version of ``old`` becomes a version of ``new`` with the same
+    number; ``old`` then forwards to ``new`` (reads of it find ``new``'s
+    versions), under the model's lease."""
+    from swamp.errors import ConflictError
+    from swamp.util.names import check_data_name
+
+    check_data_name(new)
+    d = _definition(repo, model)
+    data = DataRepository(repo.datastore)
+    counts = SyncCounts()
+
+    def value(moved):
+        return {"model": d.name, "from": old, "to": new, "versions": moved, "sync": counts.to_json()}
+
+    moved: list[int] = []
+    try:
+        with changing(repo, f"data rename {d.name} {old} {new}", leases=[model_lock_name(d.type, d.id)],
+                      into=counts):
+            if not data.versions(d.type, d.id, old):
+                raise NotFoundError(f"model {d.name!r} has no data named {old!r}")
+            if old == new:
+                raise ConflictError(f"{old!r} is already called that")
+            if data.versions(d.type, d.id, new) or data.latest_version(d.type, d.id, new) is not None \
+                    or data.ds.listdir(f"{data_layout.name_dir(d.type, d.id, new)}"):
+                raise ConflictError(f"model {d.name!r} already has data named {new!r}",
+                                    hint="choose another name, or delete that data first")
+            moved = data.rename(d.type, d.id, old, new)
+    except UnpublishedError as e:
+        raise e.with_value(value(moved))
+    return value(moved)
+
+
+def prune(repo, model: str | None = None, name: str | None = None, *, older_than: str | None = None,
+          keep: int | None = None, orphans: bool = False, dry_run: bool = False) -> dict:
+    """Versions older than a duration or beyond the newest N (never a name's
+    newest), and with ``orphans`` every version of data whose definition is
+    gone. Found in one read; each model with something to prune is pruned
+    under its own lease after a fresh look."""
+    from swamp.data.lifetimes import versions_to_prune
+    from swamp.errors import UsageError
+    from swamp.util.durations import duration_seconds
+
+    if older_than is None and keep is None and not orphans:
+        raise UsageError("say what to prune: --older-than DURATION, --keep N or --orphans")
+    if older_than is not None:
+        duration_seconds(older_than)  # a bad duration is refused before anything else
+    if keep is not None and keep < 1:
+        raise UsageError("--keep keeps at least 1 version")
+    ds = repo.datastore
+    names = names_by_id(repo)
+    only = _definition(repo, model) if model else None
+    now = clock.now()
+
+    def select(model_type: str, model_id: str, *, apply: bool) -> list[dict]:
+        data = DataRepository(ds)
+        orphan = model_id not in names
+        out = []
+        for n in sorted(data.names(model_type, model_id)):
+            if name is not None and n != name:
+                continue
+            metas = [r.meta for r in data.records(model_type, model_id, n)]
+            if orphans and orphan:
+                doomed = [m.version for m in metas]
+            elif orphan and (older_than is None and keep is None):
+                doomed = []
+            else:
+                doomed = versions_to_prune(metas, now, older_than=older_than, keep=keep)
+            for v in doomed:
+                if apply:
+                    data.delete(model_type, model_id, n, v)
+                out.append({"model": names.get(model_id, model_id), "name": n, "version": v})
+        return out
+
+    deleted: list[dict] = []
+
+    def report() -> dict:
+        return {"deleted": sorted(deleted, key=lambda r: (r["model"], r["name"], r["version"])),
+                "dryRun": dry_run}
+
+    try:
+        with reading(repo):
+            found = {m: select(*m, apply=False) for m in iter_models(ds) if only is None or m[1] == only.id}
+        for (model_type, model_id), rows in sorted(found.items()):
+            if dry_run:
+                deleted += rows
+            elif rows:
+                with changing(repo, "data prune", leases=[model_lock_name(model_type, model_id)]):
+                    deleted += select(model_type, model_id, apply=True)
+    except UnpublishedError as e:
+        raise e.with_value(report())
+    return report()
 
 
 def list_names(repo, model: str | None) -> list[dict]:

@@ -6,6 +6,7 @@ import click
 
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import confirm, emit, say, table
+from swamp.errors import UsageError
 
 
 @click.group()
@@ -18,13 +19,17 @@ def data():
 @click.argument("name")
 @click.option("--version", type=int, help="A version number (default: the highest).")
 @click.option("--no-content", is_flag=True, help="Metadata only.")
+@click.option("--workflow", metavar="WORKFLOW|RUN",
+              help="The highest version a workflow's runs wrote (its name), or one run (its id or a start of it).")
 @global_options
 @click.pass_obj
-def get(state: CliState, model, name, version, no_content):
-    """Show one version of MODEL's data NAME."""
+def get(state: CliState, model, name, version, no_content, workflow):
+    """Show one version of MODEL's data NAME.
+
+    Example: swamp data get web result --workflow 3f2a9c1e"""
     from swamp.app import data as app_data
 
-    result = app_data.get(state.repo(), model, name, version, content=not no_content)
+    result = app_data.get(state.repo(), model, name, version, content=not no_content, workflow=workflow)
 
     def human():
         say(f"{result['model']}/{result['name']} version {result['version']} "
@@ -134,3 +139,54 @@ def query(state: CliState, predicate, all_versions, limit):
 
     rows = app_data.query(state.repo(), predicate, limit=limit, all_versions=all_versions)
     emit(state, rows, lambda: table(rows, ["model", "name", "version", "specName", "kind", "createdAt"]))
+
+
+@data.command("rename")
+@click.argument("model")
+@click.argument("old")
+@click.argument("new")
+@global_options
+@click.pass_obj
+def rename(state: CliState, model, old, new):
+    """Rename MODEL's data OLD to NEW: every version keeps its number, and
+    OLD forwards to NEW (reads of OLD find NEW's versions).
+
+    Example: swamp data rename web result page"""
+    from swamp.app import data as app_data
+
+    result = app_data.rename(state.repo(), model, old, new)
+    emit(state, result, f"Renamed {model}/{old} to {new} ({len(result['versions'])} version(s))")
+
+
+@data.command("prune")
+@click.argument("model", required=False)
+@click.argument("name", required=False)
+@click.option("--older-than", metavar="DURATION", help="Versions older than this (e.g. 30d).")
+@click.option("--keep", type=int, metavar="N", help="Keep the newest N versions of each name.")
+@click.option("--orphans", is_flag=True, help="Every version of data whose definition is gone.")
+@click.option("--dry-run", is_flag=True, help="Only report what would be deleted.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@global_options
+@click.pass_obj
+def prune(state: CliState, model, name, older_than, keep, orphans, dry_run, yes):
+    """Delete old versions (by age or count; a name's newest version always
+    stays), or the data of deleted definitions.
+
+    Example: swamp data prune web --keep 10 --dry-run"""
+    from swamp.app import data as app_data
+
+    repo = state.repo()
+    if name is not None and model is None:
+        raise UsageError("NAME needs MODEL")
+    if not dry_run:
+        confirm(state, yes, "Prune data?")
+    result = app_data.prune(repo, model, name, older_than=older_than, keep=keep, orphans=orphans,
+                            dry_run=dry_run)
+
+    def human():
+        verb = "would delete" if dry_run else "deleted"
+        say(f"{verb} {len(result['deleted'])} version(s)")
+        for r in result["deleted"]:
+            say(f"  {r['model']}/{r['name']} version {r['version']}")
+
+    emit(state, result, human)

@@ -14,6 +14,8 @@ RAW = "raw"
 METADATA = "metadata.yaml"
 #: left in the directory of a deleted highest version, so its number is never reused
 TOMBSTONE = "tombstone"
+#: in a renamed name's directory: the name it was renamed to
+FORWARD = "renamed-to"
 
 
 def model_dir(model_type: str, model_id: str) -> str:

@@ -44,3 +44,21 @@ def versions_to_collect(metas: list[DataMetadata], now: float, live_runs: set[st
             limit = duration_seconds(policy)
             doomed.update(m.version for m in survivors if m.version != newest and _age_s(m, now) > limit)
     return sorted(doomed)
+
+
+def versions_to_prune(metas: list[DataMetadata], now: float, *, older_than: str | None = None,
+                      keep: int | None = None) -> list[int]:
+    """``data prune``: versions older than ``older_than``, or beyond the
+    newest ``keep``; with both, those that are both. The newest version of
+    a name always stays. ``metas`` ascending by version."""
+    if not metas or (older_than is None and keep is None):
+        return []
+    newest = metas[-1].version
+    candidates = {m.version for m in metas}
+    if keep is not None:
+        candidates &= {m.version for m in metas[:-keep]} if keep > 0 else candidates
+    if older_than is not None:
+        limit = duration_seconds(older_than)
+        candidates &= {m.version for m in metas if _age_s(m, now) > limit}
+    candidates.discard(newest)
+    return sorted(candidates)

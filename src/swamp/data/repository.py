@@ -110,11 +110,53 @@ class DataRepository:
         return read_metadata(yamlio.loads(text, rel), rel)
 
     def get(self, model_type: str, model_id: str, name: str, version: int | None = None) -> DataRecord:
+        """One version (the highest when none is given). A renamed name with
+        no versions of its own forwards to the name it was renamed to (the
+        numbers were kept)."""
+        name = self.resolve_name(model_type, model_id, name)
         if version is None:
             version = self.latest_version(model_type, model_id, name)
             if version is None:
                 raise NotFoundError(f"no data named {name!r}")
         return DataRecord(model_type, model_id, self.metadata(model_type, model_id, name, version))
+
+    MAX_FORWARDS = 5
+
+    def forwarded_to(self, model_type: str, model_id: str, name: str) -> str | None:
+        rel = f"{layout.name_dir(model_type, model_id, name)}/{layout.FORWARD}"
+        if not self.ds.exists(rel):  # the common case costs one local stat
+            return None
+        try:
+            return self.ds.read_bytes(rel).decode().strip() or None
+        except NotFoundError:
+            return None
+
+    def resolve_name(self, model_type: str, model_id: str, name: str) -> str:
+        """``name``, or where its renames lead while it has no versions of
+        its own (at most MAX_FORWARDS hops)."""
+        for _ in range(self.MAX_FORWARDS):
+            target = self.forwarded_to(model_type, model_id, name)
+            if target is None or self.latest_version(model_type, model_id, name) is not None:
+                return name
+            name = target
+        return name
+
+    def rename(self, model_type: str, model_id: str, old: str, new: str) -> list[int]:
+        """Move every version of ``old`` to ``new``, numbers kept; ``old``
+        then forwards to ``new``. Copies first, deletes last: a rename cut
+        short leaves ``old`` whole. Call with the model's lock held."""
+        versions = self.versions(model_type, model_id, old)
+        for v in versions:
+            src = layout.version_dir(model_type, model_id, old, v)
+            dst = layout.version_dir(model_type, model_id, new, v)
+            self.ds.mkdir(dst, exist_ok=True)
+            self.ds.write_bytes(f"{dst}/{layout.RAW}", self.ds.read_bytes(f"{src}/{layout.RAW}"))
+            meta = yamlio.loads(self.ds.read_bytes(f"{src}/{layout.METADATA}").decode(), src)
+            meta["name"] = new
+            self.ds.write_bytes(f"{dst}/{layout.METADATA}", yamlio.dumps(meta).encode())
+        self.ds.write_bytes(f"{layout.name_dir(model_type, model_id, old)}/{layout.FORWARD}", new.encode())
+        self.delete(model_type, model_id, old)
+        return versions
 
     def content(self, record: DataRecord) -> bytes:
         return self.ds.read_bytes(f"{record.path}/{layout.RAW}")
@@ -123,6 +165,7 @@ class DataRepository:
         return [n for n in self.ds.listdir(layout.model_dir(model_type, model_id)) if not n.startswith(".")]
 
     def records(self, model_type: str, model_id: str, name: str) -> Iterator[DataRecord]:
+        name = self.resolve_name(model_type, model_id, name)
         for v in self.versions(model_type, model_id, name):
             yield DataRecord(model_type, model_id, self.metadata(model_type, model_id, name, v))
 
