@@ -474,8 +474,13 @@ def probe(target: Path, name: str) -> dict:
 
 
 def _run_probe(args: list[str], target: Path) -> dict:
-    proc = subprocess.run([sys.executable, "-I", "-m", "swamp.app.extensions", *args],
-                          capture_output=True, text=True)
+    import swamp
+
+    # -I: no PYTHONPATH, no user site, not the current directory; only swamp
+    # itself is put back, wherever this swamp was imported from.
+    home = str(Path(swamp.__file__).resolve().parent.parent)
+    code = f"import sys; sys.path.insert(0, {home!r}); from swamp.app.extensions import _probe_main; _probe_main()"
+    proc = subprocess.run([sys.executable, "-I", "-c", code, *args], capture_output=True, text=True)
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -524,7 +529,8 @@ def _line_of(fn) -> int | None:
     return getattr(getattr(fn, "__code__", None), "co_firstlineno", None)
 
 
-if __name__ == "__main__":  # the clean process ``probe`` starts
+def _probe_main() -> None:
+    """The clean process ``probe`` starts."""
     if sys.argv[1] == "--source":
         print(json.dumps(_probe_here(Path(sys.argv[2]), None)))
     else:
