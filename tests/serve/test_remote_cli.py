@@ -133,3 +133,13 @@ def test_token_errors_have_the_cli_exit_codes(tmp_path):
         assert listed.code == 0 and listed.data == []
     finally:
         server.stop()
+
+
+def test_a_batch_from_stdin_with_input_overrides(served):
+    ndjson = '{"loud": true}\n{"loud": false}\n'
+    local, remote = both(served, "model", "method", "run", "typed", "echo", "--stdin", "--input", "times=2",
+                         input=ndjson)
+    assert local.code == remote.code == 0
+    assert [r["status"] for r in remote.data] == ["succeeded", "succeeded"]
+    assert stable(local.data) == stable(remote.data)
+    assert cli(served.repo, "data", "get", "typed", "out").data["content"] == {"times": 2, "loud": False}

@@ -64,13 +64,13 @@ class Route:
 
 
 # ------------------------------------------------------------------ helpers
-def _inputs(call: Call, key: str = "inputs") -> dict:
+def _inputs(call: Call, values=None, key: str = "inputs") -> dict:
     """The inputs map, with the leaves listed in ``cliStrings`` treated as
     text typed on a command line (coerced to their declared type, as
     ``--input KEY=VALUE`` is): that is how ``--server`` sends ``--input``."""
     from swamp.models.inputs import CliString
 
-    values = call.body.get(key) or {}
+    values = (call.body.get(key) or {}) if values is None else values
     if not isinstance(values, dict):
         raise ValidationError(f"{key} must be a JSON object")
     for path in call.body.get("cliStrings") or []:
@@ -114,11 +114,11 @@ def method_run(call: Call):
     call.note({"kind": "method", "model": call.path["model"], "method": call.path["method"]})
     batch = call.body.get("batch")
     if batch is not None:
-        if "inputs" in call.body or "cliStrings" in call.body:
+        if "inputs" in call.body:
             raise ValidationError("give either inputs or batch, not both")
         if not batch or not all(isinstance(b, dict) for b in batch):
             raise ValidationError("batch is a non-empty list of input maps")
-        inputs_list = batch
+        inputs_list = [_inputs(call, b, "batch") for b in batch]  # cliStrings apply to each
     else:
         inputs_list = [_inputs(call)]
     results = run_batch(call.repo, call.path["model"], call.path["method"], inputs_list,
@@ -300,7 +300,8 @@ def datastore_status(call: Call):
 # -------------------------------------------------------------------- table
 _RUN_INPUTS = {
     "inputs": (dict, False, "the inputs, as JSON values"),
-    "cliStrings": (list, False, "paths (lists of keys) of string inputs to coerce like --input KEY=VALUE"),
+    "cliStrings": (list, False, "paths (lists of keys) of string inputs to coerce like --input KEY=VALUE "
+                               "(with batch: in every map)"),
 }
 
 
