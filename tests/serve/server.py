@@ -27,10 +27,15 @@ class Reply:
 
 
 class Serve:
-    def __init__(self, repo: Path, *args: str, env: dict | None = None) -> None:
+    def __init__(self, repo: Path, *args: str, env: dict | None = None, ca_file: Path | None = None) -> None:
         self.repo = repo
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.context = None
+        if ca_file is not None:  # HTTPS: trust this certificate
+            import ssl
+
+            self.context = ssl.create_default_context(cafile=str(ca_file))
+        self.url = f"{'https' if ca_file else 'http'}://127.0.0.1:{self.port}"
         self.log = repo / f"serve-{self.port}.log"
         argv = [PYTHON, "-m", "swamp", "serve", "--port", str(self.port), "--repo-dir", str(repo), *args]
         self.proc = _spawn(argv, self.log, env=_env(env))
@@ -45,7 +50,7 @@ class Serve:
         if token:
             req.add_header("Authorization", f"Bearer {token}")
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
+            with urllib.request.urlopen(req, timeout=timeout, context=self.context) as r:
                 return Reply(r.status, json.loads(r.read() or b"null"), dict(r.headers))
         except urllib.error.HTTPError as e:
             text = e.read()

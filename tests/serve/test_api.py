@@ -183,3 +183,42 @@ def test_the_stream_sends_accepted_first_then_logs_then_the_result(served):
     assert ("first", "succeeded") in {(d["step"], d["status"]) for e, d in steps if e == "step"}
     assert steps[-1][1]["body"]["status"] == "suspended"
     served.post(f"{API}/workflows/gated/cancel", {"runId": steps[-1][1]["body"]["id"]})
+
+
+def _self_signed(tmp_path):
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_https_with_a_certificate(tmp_path):
+    cert, key = _self_signed(tmp_path)
+    repo = init_repo(tmp_path / "repo")
+    server = Serve(repo, "--cert-file", str(cert), "--key-file", str(key), ca_file=cert)
+    try:
+        assert server.url.startswith("https://")
+        assert server.get("/health").doc["status"] == "ok"
+        assert server.get(f"{API}/data").doc == []
+    finally:
+        server.stop()
+    half = cli(repo, "serve", "--cert-file", str(cert))
+    assert half.code == 2 and half.error["code"] == "usage"

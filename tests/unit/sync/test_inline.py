@@ -39,7 +39,8 @@ def test_small_files_cost_no_blob_requests(make_peer, store):
     assert pushed.bytesPushed == sum(len(f"run: {i}\n".encode() * 20) for i in range(6))
     pulled = b.pull()
     assert files(b) == files(a)
-    assert pulled.requests == 5  # format, LIST log, LIST checkpoints, the two records: no GET per file
+    # format, identity, LIST log, LIST checkpoints, the two records: no GET per file
+    assert pulled.requests == 6
     assert pulled.bytesPulled == pushed.bytesPushed + len(b"first")
     assert b.push(full_walk=True).requests == 0  # S2
 

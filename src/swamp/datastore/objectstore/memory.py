@@ -6,8 +6,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import threading
-import time
 from typing import Iterator
+
+from swamp.util import clock
 
 from .base import ObjectMeta, ObjectNotFound, ObjectStore, PreconditionFailed
 
@@ -43,7 +44,8 @@ class MemoryObjectStore(ObjectStore):
             if if_match is not None and (cur is None or cur[1] != if_match):
                 raise PreconditionFailed(f"{key} changed (etag mismatch)")
             etag = self._etag(data)
-            self._objects[key] = (data, etag, time.time())
+            # the server's clock is the injected one, so tests can age objects
+            self._objects[key] = (data, etag, clock.now())
             return etag
 
     def head(self, key: str) -> ObjectMeta | None:

@@ -8,7 +8,11 @@ inline here too, ``[sha256, size, base64]``, instead of ``[sha256, size]``:
 once gc trims that commit, the checkpoint is the only record of it. (The
 other way, uploading a blob for each such file when writing the checkpoint,
 would cost the writer one PUT per small file every K commits, the requests
-inlining saves.)"""
+inlining saves.)
+
+A checkpoint also names the id of its commit (``"id"``), the parent id the
+first commit after it names (commitlog.py "The chain"); an older checkpoint
+has none, and the puller reads the id from the commit itself."""
 
 from __future__ import annotations
 
@@ -31,13 +35,20 @@ def _entry(sha: str, size: int, data: bytes | None) -> list:
     return [sha, size] if data is None else [sha, size, base64.b64encode(data).decode("ascii")]
 
 
-def encode(seq: int, tree: Tree) -> bytes:
-    body = {"seq": seq, "files": {p: _entry(*v) for p, v in sorted(tree.items())}}
+def encode(seq: int, tree: Tree, commit_id: str | None = None) -> bytes:
+    body = {"seq": seq, "id": commit_id, "files": {p: _entry(*v) for p, v in sorted(tree.items())}}
     return gzip.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), mtime=0)
 
 
 def decode(seq: int, data: bytes) -> tuple[Tree, list[str]]:
     """The tree and the rejected (invalid) paths."""
+    tree, rejected, _id = decode_full(seq, data)
+    return tree, rejected
+
+
+def decode_full(seq: int, data: bytes) -> tuple[Tree, list[str], str | None]:
+    """The tree, the rejected (invalid) paths, and the id of the commit it
+    is the tree of (None in a checkpoint from before the chain)."""
     try:
         body = json.loads(gzip.decompress(data))
         if body["seq"] != seq:
@@ -53,7 +64,10 @@ def decode(seq: int, data: bytes) -> tuple[Tree, list[str]]:
             else:
                 data = decode_inline(path, sha, size, entry[2]) if len(entry) > 2 else None
                 tree[path] = (sha, size, data)
-        return tree, rejected
+        commit_id = body.get("id")
+        if commit_id is not None and not isinstance(commit_id, str):
+            raise ValueError(f"bad id {commit_id!r}")
+        return tree, rejected, commit_id or None
     except (ValueError, KeyError, TypeError, IndexError, OSError, EOFError, binascii.Error) as e:
         raise CorruptRemoteError(f"checkpoint {seq} is malformed: {e}") from None
 
@@ -64,15 +78,20 @@ def seqs(store: ObjectStore, layout: Layout) -> list[int]:
 
 
 def fetch(store: ObjectStore, layout: Layout, seq: int) -> tuple[Tree, list[str]]:
+    tree, rejected, _id = fetch_full(store, layout, seq)
+    return tree, rejected
+
+
+def fetch_full(store: ObjectStore, layout: Layout, seq: int) -> tuple[Tree, list[str], str | None]:
     try:
         data, _ = store.get(layout.checkpoint(seq))
     except ObjectNotFound:
         raise CorruptRemoteError(f"checkpoint {seq} was listed but is gone", hint="sync again") from None
-    return decode(seq, data)
+    return decode_full(seq, data)
 
 
-def write(store: ObjectStore, layout: Layout, seq: int, tree: Tree) -> None:
+def write(store: ObjectStore, layout: Layout, seq: int, tree: Tree, commit_id: str | None = None) -> None:
     try:
-        store.put(layout.checkpoint(seq), encode(seq, tree), if_none_match=True)
+        store.put(layout.checkpoint(seq), encode(seq, tree, commit_id), if_none_match=True)
     except PreconditionFailed:
         pass  # someone wrote it already; checkpoints of one seq are identical

@@ -23,7 +23,7 @@ from swamp.errors import SwampError, ValidationError
 from swamp.util import clock
 from swamp.util.names import check_rel_path
 
-from . import checkpoint, commitlog
+from . import checkpoint, commitlog, identity
 from .commitlog import Change, Commit
 from .compare import content_id as _sha
 from .compare import parents as _parents
@@ -123,6 +123,7 @@ class Committer:
         if changes:
             if self.state.head == 0:
                 self._ensure_format(s, create=True)
+                identity.claim(self.state, s, self.layout)
             uploaded: set[str] = set()
             changes = self._upload(s, changes, uploaded)
             attempt = 0
@@ -140,13 +141,15 @@ class Committer:
                     changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
                     continue
                 head = self.state.head
+                # It names the commit it extends: a puller refuses it on any
+                # other chain (commitlog.check_chain).
                 commit = Commit(head + 1, head, uuid.uuid4().hex, commitlog.writer_info(self.peer),
-                                clock.isoformat(), command, changes)
+                                clock.isoformat(), command, changes, parent_id=self.state.tip()[0])
                 self.state.add_pending(commit.id, commit.seq)
                 # Inline contents are sent with the record, once per attempt.
                 s.add(bytesPushed=commit.inline_bytes())
                 try:
-                    s.put(self.layout.log(commit.seq), commit.encode(), if_none_match=True)
+                    etag = s.put(self.layout.log(commit.seq), commit.encode(), if_none_match=True)
                 except PreconditionFailed:
                     # Lost the race for this seq: take the peers' commits,
                     # resolve, and try again at the new head.
@@ -158,7 +161,7 @@ class Committer:
                     self._pull_into(s)
                     changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
                     continue
-                self._record(s, commit)
+                self._record(s, commit, etag)
                 break
         if full:
             self.state.set_meta("tracking", "1")
@@ -179,21 +182,24 @@ class Committer:
         tip or a seq a peer holds (412), never a trimmed one."""
         current = self._current
         return (current is not None and current[0] == self.state.head
-                and time.monotonic() - current[1] < HEAD_CURRENT_S)
+                and time.monotonic() - current[1] < HEAD_CURRENT_S
+                and (self.state.head == 0 or self.state.tip()[0] is not None))
 
-    def _record(self, s: Session, commit: Commit) -> None:
+    def _record(self, s: Session, commit: Commit, etag: str | None = None) -> None:
         with self.state.transaction():
             self.state.set_bases((ch.path, ch.sha256, ch.size, True, "" if ch.inline is None else f"log:{commit.seq}")
                                  for ch in commit.changes if ch.op == "put")
             self.state.drop_bases(ch.path for ch in commit.changes if ch.op == "delete")
             self.state.set_head(commit.seq)
+            self.state.set_tip(commit.seq, commit.id, etag)
+            self.state.saw(commit.seq)
             self.state.clear_pending(commit.seq)
         self._current = (commit.seq, time.monotonic())
         s.add(filesPushed=sum(c.op == "put" for c in commit.changes),
               filesDeleted=sum(c.op == "delete" for c in commit.changes))
         if commit.seq % self.checkpoint_every == 0:
             try:
-                checkpoint.write(s, self.layout, commit.seq, self._checkpoint_tree(s, commit))
+                checkpoint.write(s, self.layout, commit.seq, self._checkpoint_tree(s, commit), commit.id)
             except (ObjectStoreError, CorruptRemoteError) as e:
                 # Only costs newcomers a longer replay; the next mark retries.
                 log.warning("could not write checkpoint %d: %s", commit.seq, e)

@@ -25,6 +25,16 @@ them; gc keeps every blob any kept record names and never expects one for
 an inline entry; verify checks inline contents against their hashes. A
 remote whose format.json says version 1 was set up by a peer that does not
 read ``data``: nothing is inlined there (layout.INLINE_FORMAT).
+
+The chain. Every record has a random ``id``; a record of format 3 or later
+(``"format": 3``) also names ``parentId``, the id of the commit at
+``seq - 1`` that its pusher had applied (null only for seq 1). A puller
+checks every link before it applies anything (``check_chain``): a commit
+whose parent id is not the id of the commit it would apply onto was made
+on another chain (a trimmed seq, a replaced remote) and is refused as a
+corrupt remote, never applied. A record without ``format`` was written by
+an older swamp: it names only its parent's seq, so the link into it cannot
+be checked, and its own id is the parent the next one names.
 """
 
 from __future__ import annotations
@@ -43,7 +53,7 @@ from swamp.util.ids import hostname
 from swamp.util.names import check_rel_path
 
 from .errors import CorruptRemoteError
-from .layout import SHA_RE, Layout
+from .layout import CHAIN_FORMAT, SHA_RE, Layout
 from .localonly import is_synced
 
 
@@ -97,6 +107,11 @@ class Commit:
     changes: list[Change]
     #: paths in the record that failed validation (never applied)
     rejected: list[str] = field(default_factory=list)
+    #: the id of the commit at ``seq - 1`` this one extends (None: seq 1)
+    parent_id: str | None = None
+    #: the record's format: CHAIN_FORMAT when it names its parent's id,
+    #: 0 for an older record (no ``parentId``: the link cannot be checked)
+    format: int = CHAIN_FORMAT
 
     @property
     def peer(self) -> str:
@@ -110,8 +125,8 @@ class Commit:
             if c.inline is not None:
                 sent.add(c.sha256)
         return json.dumps({
-            "seq": self.seq, "parent": self.parent, "id": self.id, "writer": self.writer,
-            "time": self.time, "command": self.command, "changes": changes,
+            "format": CHAIN_FORMAT, "seq": self.seq, "parent": self.parent, "parentId": self.parent_id,
+            "id": self.id, "writer": self.writer, "time": self.time, "command": self.command, "changes": changes,
         }, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     def inline_bytes(self) -> int:
@@ -137,6 +152,15 @@ def decode(seq: int, data: bytes) -> Commit:
         d = json.loads(data)
         if d["seq"] != seq or d["parent"] != seq - 1:
             raise ValueError(f"seq {d['seq']}/parent {d['parent']} in log/{seq}")
+        fmt = d.get("format", 0)
+        if not isinstance(fmt, int) or fmt < 0:
+            raise ValueError(f"bad format {fmt!r}")
+        parent_id = d.get("parentId") if fmt >= CHAIN_FORMAT else None
+        if fmt >= CHAIN_FORMAT:
+            if not isinstance(d.get("id"), str) or not d["id"]:
+                raise ValueError("no id")
+            if not (isinstance(parent_id, str) and parent_id) and not (parent_id is None and seq == 1):
+                raise ValueError(f"no parent id in a format {fmt} record")
         changes, rejected = [], []
         for c in d["changes"]:
             if not valid_path(c.get("path")):
@@ -158,7 +182,8 @@ def decode(seq: int, data: bytes) -> Commit:
         changes = [Change(ch.path, ch.op, ch.sha256, ch.size, carried[ch.sha256])
                    if ch.op == "put" and ch.inline is None and ch.sha256 in carried else ch for ch in changes]
         return Commit(seq, d["parent"], str(d.get("id", "")), dict(d.get("writer") or {}),
-                      str(d.get("time", "")), str(d.get("command", "")), changes, rejected)
+                      str(d.get("time", "")), str(d.get("command", "")), changes, rejected, parent_id,
+                      fmt if fmt >= CHAIN_FORMAT else 0)
     except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as e:
         raise CorruptRemoteError(f"commit {seq} is malformed: {e}",
                                  hint="run 'swamp datastore verify'") from None
@@ -168,6 +193,45 @@ def list_seqs(store: ObjectStore, layout: Layout, after: int) -> list[int]:
     """Commit seqs after ``after``: one LIST with a start-after key."""
     seqs = (layout.log_seq(m.key) for m in store.list(layout.log_prefix, start_after=layout.log(after)))
     return [s for s in seqs if s is not None]
+
+
+def list_from(store: ObjectStore, layout: Layout, head: int) -> dict[int, str]:
+    """seq -> ETag of the commits from ``head`` on (``head`` itself when it
+    is still there): the same one LIST as ``list_seqs``, started one key
+    earlier, so a pull also sees that the commit it stands on is still the
+    record it applied (identity.py)."""
+    start = layout.log(head - 1) if head > 0 else None
+    out = {}
+    for m in store.list(layout.log_prefix, start_after=start):
+        seq = layout.log_seq(m.key)
+        if seq is not None and seq >= head:
+            out[seq] = m.etag
+    return out
+
+
+def same_etag(a: str | None, b: str | None) -> bool:
+    """ETags as different answers quote them (S3 quotes, listings may not)."""
+    def norm(e: str) -> str:
+        return e.removeprefix("W/").strip('"')
+    return a is not None and b is not None and norm(a) == norm(b)
+
+
+def check_chain(commits: list[Commit], parent_id: str | None, parent_seq: int) -> None:
+    """Each commit must extend the one before it: ``parent_id`` is the id of
+    the commit at ``parent_seq`` the first one applies onto (None: unknown,
+    or nothing before seq 1). A broken link is a CorruptRemoteError: the
+    commit was made on another chain (a seq gc had trimmed, a remote that
+    was replaced), so nothing from this pull is applied."""
+    prev_id, prev_seq = parent_id, parent_seq
+    for c in commits:
+        if c.format >= CHAIN_FORMAT and prev_id is not None and c.parent_id != prev_id:
+            raise CorruptRemoteError(
+                f"the remote log is broken at commit {c.seq}: it extends a commit {c.parent_id} "
+                f"but commit {prev_seq} here is {prev_id}; it was made on another chain "
+                "(a trimmed seq, or a remote that was replaced) and is not applied",
+                hint="run 'swamp datastore verify'; if the remote was emptied or replaced, attach again "
+                     "with 'swamp datastore setup ...'")
+        prev_id, prev_seq = c.id or None, c.seq
 
 
 def fetch_one(store: ObjectStore, layout: Layout, seq: int) -> Commit:

@@ -4,6 +4,29 @@
   newest checkpoint, so the log stays a contiguous, never empty suffix that
   some checkpoint continues; the newest checkpoint and those inside the
   window stay.
+- The window is at least MIN_RETENTION_S and is measured on the server's
+  clock only, which is what makes trimming safe for pushers (below).
+
+Why gc never makes a seq that a pusher may still target creatable again.
+A pusher whose head is ``h`` creates ``log/<h+1>`` create-only; that can
+succeed on a seq gc deleted, and such a commit would be acknowledged yet
+never applied (every other peer starts from a later checkpoint). A pusher
+targets ``h+1`` only under the head-is-current rule (commit.py): within
+HEAD_CURRENT_S of its own monotonic clock, it either listed the log after
+``h`` and found nothing, or created ``log/<h>`` itself. (A listing after
+a trimmed ``h`` is never empty: the commit at the newest checkpoint is
+never trimmed. So a pusher standing on a trimmed head always pulls first.)
+Either way ``log/<h+1>``, if it exists, was created after that moment, so
+it is younger than HEAD_CURRENT_S (plus the time its own create may spend
+in retries) whenever the pusher can still target it. gc deletes a commit
+only if its Last-Modified is more than the retention older than the
+Last-Modified of a write gc makes first (``gc/clock``): both times come
+from the server's clock, so no peer's clock offset enters, and with the
+retention at least MIN_RETENTION_S, longer than that trust and those
+retries, no commit a pusher can still target is ever deleted. What is left
+is a commit made on another chain by some other fault: its record names
+its parent's id and every puller (and ``verify``) refuses it
+(commitlog.check_chain).
 - Blobs go in two phases. A blob no kept commit or checkpoint references is
   *marked* (``gc/mark.json`` records when it was first seen unreferenced);
   a later gc deletes it only if it is still unreferenced and was marked at
@@ -36,13 +59,20 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
-from swamp.errors import SwampError
+from swamp.errors import SwampError, ValidationError
 from swamp.util import clock
 
 from . import checkpoint, commitlog
+from .commit import HEAD_CURRENT_S
 from .layout import Layout
 
 DEFAULT_GRACE_S = 24 * 3600.0
+#: the shortest retention gc accepts: the HEAD_CURRENT_S (10 minutes) a
+#: push may trust a listing, plus a commit request still being retried
+#: (the retry layer gives up within minutes) and the coarseness of the
+#: server's clock, rounded up to an hour
+MIN_RETENTION_S = 3600.0
+assert MIN_RETENTION_S > HEAD_CURRENT_S + 5 * 60
 #: a gc issues no blob delete later than this after publishing its sweep
 SWEEP_WINDOW_S = 60.0
 #: what a push waits beyond the window (a delete request already in flight)
@@ -118,10 +148,37 @@ def protect(store: ObjectStore, layout: Layout, shas: set[str], pool: ThreadPool
     return {sha for sha, ok in zip(check, there) if not ok}
 
 
+def check_retention(retention_days: float) -> float:
+    """The retention in seconds; refused below MIN_RETENTION_S."""
+    retention_s = float(retention_days) * 86400
+    if not retention_s >= MIN_RETENTION_S:
+        minimum = MIN_RETENTION_S / 86400
+        raise ValidationError(
+            f"a retention of {retention_days:g} days is shorter than the minimum, {minimum:.3f} days (one hour): "
+            "a push may still be about to commit after a commit that young",
+            hint=f"use --retention-days {minimum:.3f} or more")
+    return retention_s
+
+
+def server_now(store: ObjectStore, layout: Layout) -> float:
+    """The server's clock, read from the Last-Modified of a write: commits'
+    ages are measured on that clock alone."""
+    store.put(layout.gc_clock_key, json.dumps({"time": clock.isoformat()}).encode())
+    meta = store.head(layout.gc_clock_key)
+    if meta is None:  # deleted at once by someone: read it from the listing instead
+        meta = next(iter(store.list(layout.gc_clock_key)), None)
+    if meta is None:
+        raise SwampError("gc could not read the server's clock; nothing was trimmed", code="gc_contended",
+                         hint="run gc again")
+    return meta.last_modified
+
+
 def gc(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, *, retention_days: float = 30,
        grace_s: float = DEFAULT_GRACE_S, dry_run: bool = False) -> dict:
+    retention_s = check_retention(retention_days)
     now = clock.now()
-    cutoff = now - retention_days * 86400
+    # A dry run writes nothing: it estimates the server's clock with ours.
+    cutoff = (now if dry_run else server_now(store, layout)) - retention_s
     logs = [(layout.log_seq(m.key), m.last_modified) for m in store.list(layout.log_prefix)]
     logs = sorted((s, t) for s, t in logs if s is not None)
     ckpts = [(layout.checkpoint_seq(m.key), m.last_modified) for m in store.list(layout.checkpoint_prefix)]

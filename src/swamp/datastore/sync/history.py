@@ -1,6 +1,7 @@
 """Reading the log as the team's history: ``log`` (who changed what, when)
 and ``verify`` (every referenced blob exists and matches its hash, every
-inline content too; the log has no gaps and every record is well formed)."""
+inline content too; the log has no gaps, every record is well formed, and
+every commit names as its parent the commit before it: an unbroken chain)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore
 
 from . import checkpoint, commitlog
 from .errors import CorruptRemoteError
-from .layout import Layout
+from .layout import CHAIN_FORMAT, Layout
 
 
 def history(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, limit: int | None = None) -> list[dict]:
@@ -48,10 +49,15 @@ def verify(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor) -> dict
     # was read (a mismatch is an error above); only blobs are fetched.
     referenced: dict[str, str] = {}  # sha -> where it is referenced
     inline = 0
+    ids: dict[int, str] = {}  # seq -> commit id, from the records and the checkpoints
+    links: list[tuple[int, str]] = []  # (seq, the parent id it names)
     for c in pool.map(load, seqs):
         if isinstance(c, str):
             errors.append(c)
             continue
+        ids[c.seq] = c.id
+        if c.format >= CHAIN_FORMAT and c.parent_id is not None:
+            links.append((c.seq, c.parent_id))
         errors += [f"commit {c.seq} has an invalid path {p}" for p in c.rejected]
         for ch in c.changes:
             if ch.op == "put" and ch.inline is not None:
@@ -60,10 +66,13 @@ def verify(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor) -> dict
                 referenced.setdefault(ch.sha256, f"commit {c.seq} ({ch.path})")
     for seq in ckpts:
         try:
-            tree, rejected = checkpoint.fetch(store, layout, seq)
+            tree, rejected, ckpt_id = checkpoint.fetch_full(store, layout, seq)
         except CorruptRemoteError as e:
             errors.append(e.message)
             continue
+        if ckpt_id is not None:
+            if ids.setdefault(seq, ckpt_id) != ckpt_id:
+                errors.append(f"checkpoint {seq} is the tree of commit {ckpt_id}, but commit {seq} is {ids[seq]}")
         errors += [f"checkpoint {seq} has an invalid path {p}" for p in rejected]
         for path, (sha, _size, data) in tree.items():
             if data is None:
@@ -81,6 +90,10 @@ def verify(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor) -> dict
             return f"blob {sha} referenced by {where} does not match its hash"
         return None
 
+    for seq, parent_id in links:
+        if seq - 1 in ids and ids[seq - 1] != parent_id:
+            errors.append(f"the chain is broken at commit {seq}: it extends commit {parent_id}, "
+                          f"but commit {seq - 1} is {ids[seq - 1]} (a commit made on another chain)")
     errors += [e for e in pool.map(check, sorted(referenced.items())) if e]
     return {"ok": not errors, "commits": len(seqs), "checkpoints": len(ckpts), "blobs": len(referenced),
             "inline": inline, "errors": errors}

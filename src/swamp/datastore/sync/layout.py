@@ -11,10 +11,13 @@ import urllib.parse
 
 from swamp.util.names import check_name
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: the first format whose readers take contents inline from commit records
 #: (commitlog.py); a remote set up with an older one gets blobs only
 INLINE_FORMAT = 2
+#: the first format whose commit records name their parent's id (and say
+#: so with ``"format"``); a record without it is an older one, read as before
+CHAIN_FORMAT = 3
 SEQ_DIGITS = 20
 _LOG_RE = re.compile(r"^(\d{%d})\.json$" % SEQ_DIGITS)
 _CKPT_RE = re.compile(r"^(\d{%d})\.json\.gz$" % SEQ_DIGITS)
@@ -26,11 +29,15 @@ class Layout:
         self.namespace = check_name(namespace, "namespace")
         root = f"{namespace}/"
         self.format_key = root + "format.json"
+        #: the remote's identity, written once (create-only) when it is set up
+        self.identity_key = root + "identity.json"
         self.log_prefix = root + "log/"
         self.checkpoint_prefix = root + "checkpoints/"
         self.blob_prefix = root + "blobs/"
         self.lease_prefix = root + "leases/"
         self.gc_mark_key = root + "gc/mark.json"
+        #: written by gc to read the server's clock (its Last-Modified)
+        self.gc_clock_key = root + "gc/clock"
 
     def blob(self, sha256: str) -> str:
         return f"{self.blob_prefix}{sha256[:2]}/{sha256}"

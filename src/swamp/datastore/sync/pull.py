@@ -14,7 +14,7 @@ import time
 
 from swamp.util.atomic import DurableBatch
 
-from . import checkpoint, commitlog
+from . import checkpoint, commitlog, identity
 from .blobs import fetch_blob
 from .commitlog import Change
 from .compare import content_id as _sha
@@ -35,8 +35,17 @@ class Puller:
 
     def _pull_into(self, s: Session) -> None:
         head = self.state.head
-        seqs = commitlog.list_seqs(s, self.layout, head)
+        # One LIST from the commit at head: it also says whether this is
+        # still the remote (and the chain) this cache applied (identity.py).
+        listed = commitlog.list_from(s, self.layout, head)
+        identity.check_listing(self.state, f"{s.name}{self.layout.namespace}", head, listed)
+        seqs = sorted(q for q in listed if q > head)
+        parent_id, known_etag = self.state.tip()
+        if head and parent_id is None and head in listed:
+            parent_id = commitlog.fetch_one(s, self.layout, head).id  # state from an older swamp: once
         if not seqs:
+            if head and parent_id is not None and known_etag is None:
+                self.state.set_tip(head, parent_id, listed.get(head))
             self._current = (head, time.monotonic())
             return
         start, tree, rejected = head, None, []
@@ -44,14 +53,22 @@ class Puller:
             self._ensure_format(s, create=False)
         if head == 0 or seqs[0] != head + 1:
             # A new peer, or one the retention window left behind: start
-            # from the newest checkpoint that the listed log continues.
+            # from the newest checkpoint that the listed log continues,
+            # once the remote is known to be this cache's.
+            identity.check_identity(self.state, s, self.layout)
             usable = [c for c in checkpoint.seqs(s, self.layout) if head < c <= seqs[-1] and c >= seqs[0] - 1]
             if usable:
                 start = usable[-1]
-                tree, rejected = checkpoint.fetch(s, self.layout, start)
+                tree, rejected, parent_id = checkpoint.fetch_full(s, self.layout, start)
+                if parent_id is None and start in listed:
+                    parent_id = commitlog.fetch_one(s, self.layout, start).id  # a checkpoint from before ids
         seqs = [q for q in seqs if q > start]
         commitlog.check_contiguous(seqs, start)
         commits = commitlog.fetch(s, self.layout, seqs, self._pool)
+        # Nothing is applied from a commit that does not extend the chain
+        # this cache stands on (a commit made on a trimmed seq, say).
+        commitlog.check_chain(commits, parent_id, start)
+        tip = (commits[-1].id, listed.get(commits[-1].seq)) if commits else (parent_id, listed.get(start))
 
         incoming: dict[str, Incoming] = {}
         own: dict[str, Change] = {}
@@ -84,6 +101,10 @@ class Puller:
         for path in rejected:
             s.conflict({"path": path, "reason": "invalid path in a remote record; not applied"})
         self._apply(s, incoming, own, commits[-1].seq if commits else start, srcs, own_srcs)
+        # After the head moved: a kill in between leaves a tip whose seq is
+        # not the head, which counts as unknown and is read again.
+        self.state.set_tip(self.state.head, *tip)
+        self.state.saw(max(listed))
         self._current = (self.state.head, time.monotonic())
 
     def _apply(self, s: Session, incoming: dict[str, Incoming], own: dict[str, Change], last: int,

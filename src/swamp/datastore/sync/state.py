@@ -11,7 +11,12 @@
   after its commit point recognises its own commit on the next pull;
 - ``intent``: what a pull is about to write (path, sha256 or '' for a
   delete), recorded before it touches the disk, so a file left by a killed
-  pull is known to come from the remote and is not mistaken for a local edit.
+  pull is known to come from the remote and is not mistaken for a local edit;
+- ``tip``: the id of the commit at ``head`` (the parent id the next commit
+  names) and the ETag of its record, valid only while its seq is ``head``;
+- ``remote``: the identity of the remote this state describes, and
+  ``seen``: the highest seq this cache ever saw there. A remote with another
+  identity, or whose log ends below ``seen``, is not this state's remote.
 
 ``head`` and the bases it implies always change in one transaction. WAL mode
 keeps every transaction intact across a kill -9.
@@ -126,6 +131,38 @@ class SyncState:
 
     def set_head(self, seq: int) -> None:
         self.set_meta("head", str(seq))
+
+    def tip(self) -> tuple[str | None, str | None]:
+        """(id, ETag) of the commit at ``head``; (None, None) when unknown
+        (state from an older swamp, or a kill between the two writes)."""
+        raw = self.get_meta("tip")
+        if raw:
+            tip = json.loads(raw)
+            if tip.get("seq") == self.head:
+                return tip.get("id"), tip.get("etag")
+        return None, None
+
+    def set_tip(self, seq: int, commit_id: str | None, etag: str | None) -> None:
+        self.set_meta("tip", json.dumps({"seq": seq, "id": commit_id, "etag": etag}))
+
+    @property
+    def seen(self) -> int:
+        return max(int(self.get_meta("seen") or 0), self.head)
+
+    def saw(self, seq: int) -> None:
+        if seq > self.seen:
+            self.set_meta("seen", str(seq))
+
+    def forget_remote(self) -> None:
+        """Start afresh against a remote that is not the one this state
+        described: no head, no bases, nothing pending, so the next push
+        publishes every file and skips nothing as uploaded before. The peer
+        name, the stat cache and the conflict copies stay."""
+        with self.transaction():
+            for key in ("head", "tip", "seen", "remote", "tracking", "pending", "format"):
+                self.set_meta(key, None)
+            self._q("DELETE FROM base")
+            self._q("DELETE FROM intent")
 
     @property
     def tracking(self) -> bool:
