@@ -134,28 +134,47 @@ def method():
 
 
 @method.command("run")
-@click.argument("model_name", metavar="MODEL")
+@click.argument("model_name", metavar="MODEL|TYPE")
 @click.argument("method_name", metavar="METHOD")
+@click.argument("direct_name", metavar="[NAME]", required=False)
 @input_options
 @click.option("--tag", multiple=True, metavar="KEY=VALUE", help="Tag the data this run writes.")
 @global_options
 @click.pass_obj
-def method_run(state: CliState, model_name, method_name, input_, input_file, stdin_input, tag):
+def method_run(state: CliState, model_name, method_name, direct_name, input_, input_file, stdin_input, tag):
     """Run METHOD of MODEL and print its output record. Exits 1 if it fails.
+
+    With a TYPE and a NAME instead, runs the type directly as the model
+    NAME: no definition to write first; one is kept for NAME (not listed
+    by 'model search'), holding the global arguments given with --input;
+    --input keys that are the method's arguments go to the method.
 
     With --stdin holding NDJSON (one JSON object a line), runs it once per
     line in one session (the versions they write are contiguous) and prints
     a list of records.
 
-    Example: swamp model method run hello execute --input run='echo hi'"""
-    from swamp.app.methods import run_batch
+    Example: swamp model method run hello execute --input run='echo hi'
+
+    Example: swamp model method run command/shell execute greet --input run='echo hi'"""
+    from swamp.app.methods import run_batch, run_direct
     from swamp.cli.activity import activity_for
 
+    direct = "/" in model_name
+    if direct and not direct_name:
+        raise UsageError(f"{model_name} is a type: name the model to run it as",
+                         hint=f"swamp model method run {model_name} {method_name} NAME")
+    if not direct and direct_name:
+        raise UsageError(f"NAME is only for running a type directly; {model_name!r} is a model",
+                         hint=f"swamp model method run {model_name} {method_name}")
     batch = collect_batch(input_, input_file, stdin_input)
     repo = state.repo()
-    with activity_for(state, f"{model_name}.{method_name}") as activity:
-        results = run_batch(repo, model_name, method_name, batch, tags=parse_pairs(tag, "--tag"),
-                            on_log=activity.logged)
+    with activity_for(state, f"{direct_name or model_name}.{method_name}") as activity:
+        if direct:
+            results = run_direct(repo, model_name, method_name, direct_name, batch,
+                                 tags=parse_pairs(tag, "--tag"), on_log=activity.logged)
+        else:
+            results = run_batch(repo, model_name, method_name, batch, tags=parse_pairs(tag, "--tag"),
+                                on_log=activity.logged)
 
     def human():
         for result in results:

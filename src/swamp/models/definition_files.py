@@ -64,9 +64,12 @@ def read_ref(path: Path) -> DocView:
 
 
 def names_by_id(repo) -> dict[str, str]:
-    """Each readable definition's name by its id (data knows models by id)."""
+    """Each readable definition's name by its id (data knows models by id),
+    automatic ones included."""
+    from swamp.models import auto_definitions
+
     out = {}
-    for p in iter_definition_files(repo):
+    for p in auto_definitions.iter_files(repo) + iter_definition_files(repo):
         try:
             d = read_ref(p)
         except SwampError:
@@ -82,6 +85,19 @@ def find(repo, name_or_id: str, load: Callable[[Path], Any] = read_ref) -> tuple
             if p.stem == name_or_id:
                 return p, load(p)
     for p in iter_definition_files(repo):
+        try:
+            d = load(p)
+        except SwampError:
+            continue
+        if d.id == name_or_id:
+            return p, d
+    from swamp.models import auto_definitions
+
+    # An automatic definition (direct type execution), kept in the datastore.
+    for p in auto_definitions.iter_files(repo):
+        if p.stem == name_or_id:
+            return p, load(p)
+    for p in auto_definitions.iter_files(repo):
         try:
             d = load(p)
         except SwampError:

@@ -56,7 +56,11 @@ def create_model(repo, type_name: str, name: str, global_args: dict[str, str]) -
 
 def get_model(repo, name: str) -> dict:
     path, d = find_definition(repo, name)
-    return {**d.model_dump(exclude_none=True), "path": str(path.relative_to(repo.root))}
+    try:
+        shown = str(path.relative_to(repo.root))
+    except ValueError:  # an automatic definition in a datastore outside the repository
+        shown = str(path)
+    return {**d.model_dump(exclude_none=True), "path": shown}
 
 
 def describe_method(repo, name: str, method: str) -> dict:
