@@ -4,8 +4,9 @@
 A request goes through, in order: refused while shutting down (if it
 changes state), authenticated (token mode), its path names, query and body
 checked (nothing runs on a malformed request), authorized by the grants,
-then its use case runs in a worker thread. Every request that passed
-authentication, and every one refused by it, is written to the audit log."""
+counted against the run limits (if it runs something), then its use case
+runs in a worker thread. Every request to an API route or a webhook,
+refused or not, is a line of the audit log."""
 
 from __future__ import annotations
 
