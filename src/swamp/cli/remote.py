@@ -102,6 +102,8 @@ def _q(value: str) -> str:
 def method_run(client: Client, state, p: dict) -> None:
     from swamp.cli.inputs import collect_batch, parse_pairs
 
+    if p.get("direct_name"):
+        raise UsageError("running a type directly (TYPE METHOD NAME) is not available with --server yet")
     batch = collect_batch(p["input_"], p["input_file"], p["stdin_input"])
     tags = parse_pairs(p["tag"], "--tag")
     body: dict = {"cliStrings": _cli_strings(batch[0])} if batch[0] else {}
@@ -175,6 +177,8 @@ def _human_run(run: dict) -> None:
 
 
 def data_get(client: Client, state, p: dict) -> None:
+    if p.get("workflow"):
+        raise UsageError("data get --workflow is not available with --server yet")
     _, result = client.call("GET", f"/data/{_q(p['model'])}/{_q(p['name'])}",
                             query={"version": p["version"], "content": False if p["no_content"] else None})
 
