@@ -105,3 +105,17 @@ def test_a_local_checkout_loads_without_publishing_and_ahead_of_its_pin(tmp_path
 
     assert cli(repo, "extension", "source", "rm", "src-dev").code == 0
     assert cli(repo, "model", "method", "run", "dev", "hello").code == 0  # the pin again
+
+
+@pytest.mark.slow
+def test_check_refuses_a_schema_that_is_not_json_schema(tmp_path):
+    ext = tmp_path / "auth-schema"
+    assert cli(None, "extension", "new", "auth-schema", "--path", ext, cwd=tmp_path).code == 0
+    model = ext / "src" / "auth_schema" / "model.py"
+    model.write_text(model.read_text().replace(
+        'class Greeting(BaseModel):\n    text: str\n',
+        'class Opaque:\n    pass\n\n\nclass Greeting(BaseModel):\n'
+        '    model_config = {"arbitrary_types_allowed": True}\n    text: str\n    blob: Opaque | None = None\n'))
+    bad = cli(None, "extension", "check", ext, cwd=tmp_path)
+    assert bad.code == 1, bad
+    assert "auth-schema/hello: invalid schema" in bad.data["errors"][0]["message"], bad
