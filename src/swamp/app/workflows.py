@@ -93,12 +93,31 @@ def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
     return RunResult(result, host.sync, is_shared(repo), host.unpublished)
 
 
-def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None) -> RunResult:
+def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None,
+           from_step: str | None = None) -> RunResult:
+    """Continue a suspended run; with ``from_step``, restart a failed (or
+    cancelled) run from that step: it and what depends on it run again,
+    the rest keeps its outcome. ``inputs`` merge over the saved ones."""
     source, wf = checked(repo, name)
     host = _Host(repo)
+    statuses = runs.RESTARTABLE if from_step else ("suspended",)
     with reading(repo, into=host.sync):
-        target = runs.pick(repo.datastore, workflow_id(wf), run_id, ("suspended",))
+        target = runs.pick(repo.datastore, workflow_id(wf), run_id, statuses)
     engine = Engine(repo, host, observer=observer)
+    if from_step:
+        if target.status not in runs.RESTARTABLE:
+            from swamp.errors import ConflictError
+
+            raise ConflictError(f"run {target.id} is {target.status}; --from restarts a failed or cancelled run",
+                                hint="a suspended run continues with 'swamp workflow resume' alone")
+        probe = target.model_copy(deep=True)
+        runs.reset_from(wf, probe, from_step)  # an unknown step: refused before the run is touched
+        values = engine.resumable(wf, probe, inputs)
+        with changing(repo, f"workflow resume {wf.name} --from {from_step}",
+                      leases=[records.run_lock(target.id)], into=host.sync):
+            claimed, _ = runs.claim_from(repo.datastore, wf, target.workflowId, target.id, from_step)
+        return RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo),
+                         host.unpublished)
     values = engine.resumable(wf, target, inputs)  # a refusal leaves the run suspended
     claimed = host.claim(target.workflowId, target.id)
     return RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo), host.unpublished)

@@ -204,20 +204,28 @@ def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str
 
 @workflow.command("resume")
 @click.argument("name")
-@click.option("--run", "run_id", metavar="ID", help="The run to resume (default: the newest suspended one).")
+@click.option("--run", "run_id", metavar="ID",
+              help="The run to resume (default: the newest suspended one; with --from, the newest failed one).")
+@click.option("--from", "from_step", metavar="STEP",
+              help="Restart a failed or cancelled run from STEP (or JOB/STEP): it and what depends on it run "
+                   "again, the rest keeps its outcome.")
 @input_options
 @_junit
 @global_options
 @click.pass_obj
-def resume(state: CliState, name, run_id, input_, input_file, stdin_input, junit):
-    """Continue a suspended run; steps that finished are not run again."""
+def resume(state: CliState, name, run_id, from_step, input_, input_file, stdin_input, junit):
+    """Continue a suspended run; steps that finished are not run again.
+    --input values merge over the inputs the run was started with.
+
+    Example: swamp workflow resume deploy --from build"""
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
 
     inputs = collect_inputs(input_, input_file, stdin_input)
     repo = state.repo()
     with activity_for(state, f"workflow {name}") as activity:
-        result = workflows.resume(repo, name, run_id, inputs, observer=_observer(state, activity))
+        result = workflows.resume(repo, name, run_id, inputs, observer=_observer(state, activity),
+                                  from_step=from_step)
     _finish(state, repo, result, junit)
 
 

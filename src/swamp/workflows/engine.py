@@ -269,12 +269,10 @@ class _Execution:
                 run.failureReason = s.error
             else:
                 run.failedStep = run.failureReason = None
-            if run.status == "suspended":
-                run.inputs = dict(self.inputs)
-                run.completedAt = None
-            else:
-                run.inputs = None
-                run.completedAt = clock.isoformat()
+            # Inputs are kept while the run can continue: suspended, or
+            # failed (resume --from STEP restarts it with them).
+            run.inputs = dict(self.inputs) if run.status in ("suspended", "failed") else None
+            run.completedAt = None if run.status == "suspended" else clock.isoformat()
             run.durationMs = (run.durationMs or 0) + int((time.perf_counter() - self._t0) * 1000)
         self.log(f"run {run.id}: {run.status}" + (f" ({run.failedStep}: {run.failureReason})"
                                                   if run.status == "failed" else ""))

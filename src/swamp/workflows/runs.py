@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from swamp.datastore.base import Datastore
-from swamp.errors import ConflictError, NotFoundError
+from swamp.errors import ConflictError, NotFoundError, ValidationError
 from swamp.util import clock
 from swamp.util.ids import holder, hostname
 from swamp.util.names import did_you_mean
@@ -141,3 +141,78 @@ def _alive(run: WorkflowRun) -> bool:
     except PermissionError:
         return True
     return True
+
+
+RESTARTABLE = ("failed", "cancelled")
+
+
+def reset_from(wf, run: WorkflowRun, step: str) -> list[str]:
+    """Make ``run`` (failed or cancelled) continue from ``step`` (a step
+    name, or ``job/step``): that step, the steps of its job that depend on
+    it (directly or not), and every step of the jobs that depend on its job
+    go back to pending; the rest keeps its outcome. Returns the reset steps
+    as ``job/step``. A forEach step is expanded again."""
+    from swamp.workflows.records import StepRun
+
+    found = [(j, s) for j in wf.jobs for s in j.steps if step in (s.name, f"{j.name}/{s.name}")]
+    if not found:
+        names = [f"{j.name}/{s.name}" for j in wf.jobs for s in j.steps]
+        raise NotFoundError(f"workflow {wf.name!r} has no step {step!r}",
+                            hint=did_you_mean(step, names + [n.split("/", 1)[1] for n in names])
+                            or f"steps: {', '.join(names)}")
+    if len(found) > 1:
+        raise ValidationError(f"step {step!r} is in several jobs: name it as JOB/STEP",
+                              hint=", ".join(f"{j.name}/{s.name}" for j, s in found))
+    job, start = found[0]
+    doomed_steps = {start.name}
+    changed = True
+    while changed:  # the steps that depend on a reset step, transitively
+        changed = False
+        for s in job.steps:
+            if s.name not in doomed_steps and any(d.step in doomed_steps for d in s.dependsOn):
+                doomed_steps.add(s.name)
+                changed = True
+    doomed_jobs = {job.name}
+    changed = True
+    while changed:
+        changed = False
+        for j in wf.jobs:
+            if j.name not in doomed_jobs and any(d.job in doomed_jobs for d in j.dependsOn):
+                doomed_jobs.add(j.name)
+                changed = True
+    tasks = {(j.name, s.name): s.task.type for j in wf.jobs for s in j.steps}
+    reset: list[str] = []
+    for jr in run.jobs:
+        whole = jr.name in doomed_jobs and jr.name != job.name
+        if jr.name not in doomed_jobs:
+            continue
+        fresh: list[StepRun] = []
+        seen: set[str] = set()
+        for s in jr.steps:
+            if whole or s.declared in doomed_steps:
+                if s.declared not in seen:
+                    seen.add(s.declared)
+                    fresh.append(StepRun(name=s.declared, task=tasks[(jr.name, s.declared)]))
+                    reset.append(f"{jr.name}/{s.declared}")
+            else:
+                fresh.append(s)
+        jr.steps = fresh
+        jr.status, jr.skipReason, jr.completedAt = "pending", None, None
+    run.status = "suspended"  # what a resume claims
+    run.completedAt = None
+    run.failedStep = run.failureReason = None
+    return reset
+
+
+def claim_from(ds: Datastore, wf, workflow_id: str, run_id: str, step: str) -> tuple[WorkflowRun, list[str]]:
+    """Claim a failed or cancelled run to continue it from ``step`` (under
+    the run's lease): reset, marked running, saved."""
+    run = records.load(ds, workflow_id, run_id)
+    if run.status not in RESTARTABLE:
+        raise ConflictError(f"run {run_id} is {run.status}; --from restarts a failed or cancelled run",
+                            hint="a suspended run continues with 'swamp workflow resume' alone")
+    reset = reset_from(wf, run, step)
+    run.status = "running"
+    run.host, run.pid = hostname(), os.getpid()
+    records.save(ds, run)
+    return run, reset
