@@ -108,9 +108,12 @@ def write_type(repo: Path, filename: str, source: str) -> Path:
 
 
 def snapshot(root: Path) -> dict[str, str]:
-    """Every file and directory under root, with a hash of each file."""
+    """Every file and directory under root, with a hash of each file; not
+    the lease bookkeeping under ``.locks/`` (a command takes its leases
+    before it can refuse its inputs; leases are no state of the user's)."""
     out = {}
     for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".locks"]
         rel = os.path.relpath(dirpath, root)
         out[rel + "/"] = "dir"
         for f in filenames:

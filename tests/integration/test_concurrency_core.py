@@ -4,7 +4,6 @@ versioned data stays whole and the next command works."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import socket
@@ -224,15 +223,23 @@ HOLDER = textwrap.dedent('''
 ''')
 
 
-def model_lock_file(repo, name):
+def model_lease(repo, name):
+    """(the lease store of the repository's filesystem datastore, the
+    object key of model ``name``'s lease)."""
     from swamp.models.leases import model_lock_name
-    from swamp.datastore.locks import lock_file_name
     from swamp.models.definitions import find_definition
     from swamp.repo.context import Repo
 
     r = Repo.open(repo)
     d = find_definition(r, name)[1]
-    return r.datastore.root / ".locks" / lock_file_name(model_lock_name(d.type, d.id))
+    store, layout = r.datastore._lease_store()
+    return store, layout.lease(model_lock_name(d.type, d.id))
+
+
+def held_locks(repo) -> list[str]:
+    from swamp.repo.context import Repo
+
+    return [s["name"] for s in Repo.open(repo).datastore.lock_status()]
 
 
 def test_a_lock_held_by_a_live_process_times_out_with_75_naming_it(repo):
@@ -261,36 +268,33 @@ def test_a_lock_held_by_a_live_process_times_out_with_75_naming_it(repo):
         holder.wait()
 
 
-def write_lock(path: Path, *, host: str, pid: int, age_s: float, ttl_ms: int = 30_000) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"name": "x", "holder": f"someone@{host}", "host": host, "pid": pid,
-                                "nonce": "abc", "ttlMs": ttl_ms, "acquiredAt": "2026-01-01T00:00:00.000Z"}))
-    t = time.time() - age_s
-    os.utime(path, (t, t))
+def write_lease(repo, name: str, *, host: str, pid: int, ttl_ms: int = 30_000) -> None:
+    """A lease left by a holder that stopped heartbeating."""
+    store, key = model_lease(repo, name)
+    store.put(key, json.dumps({"name": "x", "holder": f"someone@{host}", "host": host, "pid": pid,
+                               "nonce": "abc", "ttlMs": ttl_ms, "acquiredAt": "2026-01-01T00:00:00.000Z"}).encode())
 
 
 def test_a_stale_lock_is_taken_over(repo):
-    lock = model_lock_file(repo, "c")
-    write_lock(lock, host="elsewhere.example", pid=4242, age_s=120)
-    r = cli(repo, "model", "method", "run", "c", "write", env={"SWAMP_LOCK_TIMEOUT_MS": "2000"})
+    # No clock is trusted: stale once the taker has watched it unchanged for its ttl.
+    write_lease(repo, "c", host="elsewhere.example", pid=4242, ttl_ms=500)
+    r = cli(repo, "model", "method", "run", "c", "write", env={"SWAMP_LOCK_TIMEOUT_MS": "5000"})
     assert r.code == 0, r
-    assert not lock.exists(), "released after the run"
+    assert held_locks(repo) == [], "released after the run"
 
 
 def test_a_fresh_lock_from_another_host_is_respected(repo):
-    lock = model_lock_file(repo, "c")
-    write_lock(lock, host="elsewhere.example", pid=4242, age_s=0)
+    write_lease(repo, "c", host="elsewhere.example", pid=4242)
     r = cli(repo, "model", "method", "run", "c", "write", env={"SWAMP_LOCK_TIMEOUT_MS": "300"})
     assert r.code == 75, r
-    assert "someone@elsewhere.example (pid 4242" in r.error["error"]
-    assert lock.exists()
+    assert "someone@elsewhere.example" in r.error["error"] and "pid 4242" in r.error["error"]
+    assert len(held_locks(repo)) == 1
 
 
 def test_a_lock_left_by_a_dead_process_on_this_host_is_taken_over_at_once(repo):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    lock = model_lock_file(repo, "c")
-    write_lock(lock, host=socket.gethostname(), pid=dead.pid, age_s=0)
+    write_lease(repo, "c", host=socket.gethostname(), pid=dead.pid)
     r = cli(repo, "model", "method", "run", "c", "write", env={"SWAMP_LOCK_TIMEOUT_MS": "2000"})
     assert r.code == 0, r
 
@@ -308,7 +312,7 @@ def test_ctrl_c_records_a_cancelled_run_and_releases_the_lock(repo, tmp_path):
     assert [r["status"] for r in runs] == ["cancelled"]
     assert invoke(repo, "model", "output", "get", runs[0]["id"]).data["error"] == "interrupted"
     assert data_versions(repo, "s", "big") == []
-    assert not any((repo / ".swamp" / ".locks").glob("*.lock"))
+    assert held_locks(repo) == []
     r = cli(repo, "model", "method", "run", "s", "stream", "--input", "chunks=1",
             env={"SWAMP_LOCK_TIMEOUT_MS": "1000"})
     assert r.code == 0 and r.data["dataArtifacts"][0]["version"] == 2

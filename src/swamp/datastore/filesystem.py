@@ -1,14 +1,24 @@
 """The filesystem datastore: a plain directory (``.swamp/`` by default, or
-an external path shared by several processes). Nothing to sync; locks are
-lock files under ``.locks/``."""
+an external path shared by several processes, on one machine or over a
+network filesystem). Nothing to sync.
+
+Its locks are leases, the very mechanism of the shared datastores
+(sync/lease.py), held as objects of a local-directory object store under
+``.locks/``: exclusive across processes and hosts sharing the directory,
+heartbeated, taken over once stale (a holder on this machine whose process
+is gone at once, one elsewhere once this process has watched it unchanged
+for its ttl), and fenced by compare-and-swap."""
 
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 
 from .base import Datastore
-from .locks import FileLock, force_release, list_locks
+
+#: the leases live in ``.locks/<namespace>/leases/``
+LEASE_NAMESPACE = "default"
 
 
 class FilesystemDatastore(Datastore):
@@ -18,17 +28,36 @@ class FilesystemDatastore(Datastore):
         super().__init__(root)
         self._lock_dir = self.root / ".locks"
 
+    def _lease_store(self):
+        from swamp.datastore.objectstore.local import LocalDirObjectStore
+        from swamp.datastore.sync.layout import Layout
+
+        return LocalDirObjectStore(self._lock_dir), Layout(LEASE_NAMESPACE)
+
     @contextlib.contextmanager
     def _acquire(self, name: str, timeout_ms: int | None):
-        with FileLock(self._lock_dir, name, timeout_ms=timeout_ms) as lock:
-            self.held.add(name, lock)
+        from swamp.datastore.sync.lease import Lease
+        from swamp.util.ids import hostname
+
+        store, layout = self._lease_store()
+        peer = re.sub(r"[^A-Za-z0-9_.-]", "-", hostname())[:64] or "local"
+        with Lease(store, layout, name, peer=peer, timeout_ms=timeout_ms) as lease:
+            self.held.add(name, lease)
             try:
-                yield lock
+                yield lease
             finally:
-                self.held.remove(lock)
+                self.held.remove(lease)
 
     def lock_status(self) -> list[dict]:
-        return list_locks(self._lock_dir)
+        if not self._lock_dir.is_dir():
+            return []
+        from swamp.datastore.sync.lease import lease_status
+
+        return lease_status(*self._lease_store())
 
     def force_release(self, name: str) -> bool:
-        return force_release(self._lock_dir, name)
+        if not self._lock_dir.is_dir():
+            return False
+        from swamp.datastore.sync.lease import force_release
+
+        return force_release(*self._lease_store(), name)
