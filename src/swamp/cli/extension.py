@@ -23,7 +23,9 @@ _index = click.option("--index", "index", metavar="URL",
 @global_options
 @click.pass_obj
 def pull(state: CliState, spec, index):
-    """Install an extension (the newest version, or VERSION) and pin it."""
+    """Install an extension (the newest version, or VERSION) and pin it.
+
+    Example: swamp extension pull acme-tools==1.2.0 --index https://pypi.example.com/simple/"""
     from swamp.app.extensions import pull as pull_
 
     r = pull_(state.repo(), spec, index=index)
@@ -36,7 +38,9 @@ def pull(state: CliState, spec, index):
 @global_options
 @click.pass_obj
 def rm(state: CliState, name):
-    """Unpin an extension and remove its install here."""
+    """Unpin an extension and remove its install here.
+
+    Example: swamp extension rm acme-tools"""
     from swamp.app.extensions import remove
 
     r = remove(state.repo(), name)
@@ -61,7 +65,9 @@ def list_(state: CliState):
 @global_options
 @click.pass_obj
 def install(state: CliState):
-    """Install exactly what the lockfile pins (every wheel hash-checked)."""
+    """Install exactly what the lockfile pins (every wheel hash-checked).
+
+    Example: swamp extension install"""
     from swamp.app.extensions import install_all
 
     r = install_all(state.repo())
@@ -75,7 +81,9 @@ def install(state: CliState):
 @global_options
 @click.pass_obj
 def update(state: CliState, name, check):
-    """Move pinned extensions (or NAME) to the newest version on their index."""
+    """Move pinned extensions (or NAME) to the newest version on their index.
+
+    Example: swamp extension update acme-tools --check"""
     from swamp.app.extensions import update as update_
 
     r = update_(state.repo(), name, check=check)
@@ -93,7 +101,9 @@ def update(state: CliState, name, check):
 @global_options
 @click.pass_obj
 def outdated(state: CliState):
-    """List pinned extensions with a newer version; exits 1 when there is one."""
+    """List pinned extensions with a newer version; exits 1 when there is one.
+
+    Example: swamp extension outdated --json"""
     from swamp.app.extensions import outdated as outdated_
 
     r = outdated_(state.repo())
@@ -109,7 +119,9 @@ def outdated(state: CliState):
 @global_options
 @click.pass_obj
 def search(state: CliState, query, index):
-    """Find extensions on the index (or the trusted indexes)."""
+    """Find extensions on the index (or the trusted indexes).
+
+    Example: swamp extension search acme"""
     from swamp.app.extensions import search as search_
 
     r = search_(state.repo(), query, index=index)
@@ -123,7 +135,9 @@ def search(state: CliState, query, index):
 @global_options
 @click.pass_obj
 def info(state: CliState, name, index):
-    """An extension's versions on its index, and its pin here."""
+    """An extension's versions on its index, and its pin here.
+
+    Example: swamp extension info acme-tools"""
     from swamp.app.extensions import info as info_
 
     r = info_(state.repo(), name, index=index)
@@ -149,7 +163,9 @@ def trust():
 @global_options
 @click.pass_obj
 def trust_add(state: CliState, index):
-    """Trust an index (a PEP 503/691 URL)."""
+    """Trust an index (a PEP 503/691 URL).
+
+    Example: swamp extension trust add https://pypi.example.com/simple/"""
     from swamp.app.extensions import trust_add as add
 
     r = add(state.repo(), index)
@@ -195,7 +211,9 @@ def _repo_or_none(state: CliState):
 @global_options
 @click.pass_obj
 def new(state: CliState, name, path):
-    """Create a new extension package: pyproject, one model type, a test, a README."""
+    """Create a new extension package: pyproject, one model type, a test, a README.
+
+    Example: swamp extension new acme-tools"""
     from swamp.app.extensions import new as new_
 
     r = new_(name, path)
@@ -247,7 +265,9 @@ def fmt(state: CliState, path, check):
 @click.pass_obj
 def publish(state: CliState, path, index):
     """Check, build and upload to a package index (credentials from
-    TWINE_USERNAME/TWINE_PASSWORD, ~/.pypirc or ~/.netrc)."""
+    TWINE_USERNAME/TWINE_PASSWORD, ~/.pypirc or ~/.netrc).
+
+    Example: swamp extension publish acme-tools --index https://pypi.example.com/simple/"""
     from swamp.app.extensions import publish as publish_
 
     r = publish_(_repo_or_none(state), path, index=index)
@@ -264,7 +284,9 @@ def source():
 @global_options
 @click.pass_obj
 def source_add(state: CliState, path):
-    """Load the extension checked out at PATH (ahead of its pinned version)."""
+    """Load the extension checked out at PATH (ahead of its pinned version).
+
+    Example: swamp extension source add ../acme-tools"""
     from swamp.app.extensions import source_add as add
 
     r = add(state.repo(), path)
