@@ -228,7 +228,9 @@ def new(state: CliState, name, path):
 def check(state: CliState, path, index):
     """Build, load every type in a clean environment, check schemas, method
     descriptions, and that the version is not on the index yet. Exits 1 on
-    any problem."""
+    any problem.
+
+    Example: swamp extension check acme-tools --index https://pypi.example.com/simple/"""
     from swamp.app.extensions import check as check_
 
     r = check_(_repo_or_none(state), path, index=index)
