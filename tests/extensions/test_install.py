@@ -78,3 +78,12 @@ def test_a_wheel_escaping_its_directory_is_refused(repo, tmp_path):
     with pytest.raises(ExtensionError):
         install.unpack(bad, tmp_path / "out")
     assert not (tmp_path / "escape.py").exists()
+
+
+def test_pins_follow_a_repository_between_the_datastore_and_git(repo, tmp_path):
+    """Moved back from a shared datastore, the pins it held there still count."""
+    lock = Lockfile(trustedIndexes={"https://x/simple/": True})
+    repo.datastore.write_bytes(lockfile.PATH, lockfile.dumps(lock))
+    assert lockfile.read(repo) == lock
+    lockfile.write(repo, Lockfile())  # the next change writes the repository's file
+    assert (repo.root / lockfile.PATH).is_file() and lockfile.read(repo) == Lockfile()

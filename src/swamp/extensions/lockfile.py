@@ -103,7 +103,12 @@ def _read_raw(repo) -> bytes | None:
             # checkout carried start the shared document.
             return _repo_file(repo).read_bytes() if _repo_file(repo).is_file() else None
     path = _repo_file(repo)
-    return path.read_bytes() if path.is_file() else None
+    if path.is_file():
+        return path.read_bytes()
+    try:  # a repository moved back from a shared datastore: its pins came along in the datastore
+        return repo.datastore.read_bytes(PATH)
+    except NotFoundError:
+        return None
 
 
 def write(repo, lock: Lockfile) -> None:
