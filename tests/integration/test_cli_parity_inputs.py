@@ -87,3 +87,20 @@ def test_required_inputs_are_demanded_only_when_referenced(repo):
     assert cli(repo, "data", "get", "m", "out").data["content"]["size"] == 9
     unknown = cli(repo, "model", "method", "run", "m", "write", "--input", "siz=1")
     assert unknown.code == 1 and "siz" in unknown.error["error"]
+
+
+def test_workflow_validate_routes_step_inputs_as_a_run_does(repo):
+    (repo / "models" / "acme" / "need").mkdir(parents=True)
+    (repo / "models" / "acme" / "need" / "m.yaml").write_text(
+        "type: acme/need\nname: m\n"
+        "inputs:\n  properties:\n    sz: {type: integer}\n    unused: {type: string}\n"
+        "  required: [sz, unused]\n"
+        "methods:\n  write:\n    arguments:\n      size: ${{ inputs.sz }}\n")
+    (repo / "workflows").mkdir(exist_ok=True)
+    step = "      - name: s\n        task: {type: model_method, modelIdOrName: m, methodName: write, inputs: %s}\n"
+    doc = "name: w\njobs:\n  - name: j\n    steps:\n"
+    (repo / "workflows" / "workflow-w.yaml").write_text(doc + step % "{sz: 2, region: us}")
+    assert cli(repo, "workflow", "validate", "w").code == 0  # 'unused' is never read; region is an argument
+    (repo / "workflows" / "workflow-w.yaml").write_text(doc + step % "{region: us}")
+    r = cli(repo, "workflow", "validate", "w")
+    assert r.code == 1 and "'sz'" in r.stdout and "unused" not in r.stdout

@@ -165,9 +165,19 @@ def _method_problems(repo, registry, t, where: str) -> list[str]:
     if not isinstance(t.inputs, (dict, type(None))):
         return []
     given = set(t.inputs or {})
-    if d.inputs is not None:
-        return _input_problems(d.inputs, given, f"{where}.inputs", f"model {d.name!r}")
     fields = model_type.arguments_model(t.methodName).model_fields
+    if d.inputs is not None:
+        # As a run routes them: a declared input, else an argument's value;
+        # a required input only when the method's arguments read it.
+        from swamp.models.arguments import method_values, referenced_inputs
+
+        schema = dict(d.inputs)
+        used = referenced_inputs(method_values(d, t.methodName))
+        if used is not None:
+            schema["required"] = [r for r in schema.get("required") or [] if r in used]
+        props = schema.get("properties") or {}
+        as_inputs = {k for k in given if k in props or k not in fields}
+        return _input_problems(schema, as_inputs, f"{where}.inputs", f"model {d.name!r}")
     return [f"{where}.inputs.{key}: model {d.name!r} takes no input {key!r}"
             + (f" ({did_you_mean(key, fields)})" if did_you_mean(key, fields) else "")
             for key in sorted(given - set(fields))]
