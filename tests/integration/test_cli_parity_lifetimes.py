@@ -101,3 +101,16 @@ def test_step_lifetimes_ephemeral_and_vary(repo):
     gone = cli(repo, "data", "gc", "-y").data["deleted"]
     assert sorted((g["name"], g["version"]) for g in gone) == [("result-dev", 1), ("result-prod", 1),
                                                                ("result-prod", 2)]
+
+
+def test_validate_checks_data_output_overrides(repo):
+    (repo / "workflows").mkdir(exist_ok=True)
+    (repo / "workflows" / "workflow-life.yaml").write_text(
+        WORKFLOW.replace("specName: result,", "specName: resutl,").replace("vary: [env]", "vary: [stage]"))
+    r = cli(repo, "workflow", "validate", "life")
+    assert r.code == 1
+    text = r.stdout
+    assert "resutl" in text and "did you mean 'result'" in text and "'stage' is neither" in text
+    (repo / "workflows" / "workflow-life.yaml").write_text(WORKFLOW.replace("lifetime: workflow", "lifetime: forever"))
+    bad = cli(repo, "workflow", "validate", "life")
+    assert bad.code == 1 and "forever" in bad.stdout + bad.stderr

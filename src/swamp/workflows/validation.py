@@ -126,6 +126,7 @@ def reference_problems(repo, wf: Workflow) -> tuple[list[str], list[str]]:
             try:
                 if t.type == "model_method":
                     problems += _method_problems(repo, registry, t, where)
+                    problems += _override_problems(repo, registry, wf, step, f"jobs[{i}].steps[{k}]")
                 elif t.type == "workflow":
                     problems += _workflow_problems(repo, wf, t, where)
             except _MissingModel as e:
@@ -181,6 +182,37 @@ def _method_problems(repo, registry, t, where: str) -> list[str]:
     return [f"{where}.inputs.{key}: model {d.name!r} takes no input {key!r}"
             + (f" ({did_you_mean(key, fields)})" if did_you_mean(key, fields) else "")
             for key in sorted(given - set(fields))]
+
+
+def _override_problems(repo, registry, wf: Workflow, step, where: str) -> list[str]:
+    """dataOutputOverrides name specs the model's type declares, and vary
+    names inputs of the step or of the workflow."""
+    from swamp.errors import NotFoundError
+    from swamp.models.definitions import find_definition
+
+    if not step.dataOutputOverrides:
+        return []
+    out = []
+    declared_inputs = set(((wf.inputs or {}).get("properties") or {}))
+    step_inputs = set(step.task.inputs or {}) if isinstance(step.task.inputs, dict) else None
+    specs = None
+    if _literal(step.task.modelIdOrName):
+        try:
+            d = find_definition(repo, step.task.modelIdOrName)[1]
+            model_type = registry.get(d.type)
+            specs = set(model_type.resources) | set(model_type.files)
+        except NotFoundError:
+            specs = None  # reported (as a warning) by the task's own check
+    for n, o in enumerate(step.dataOutputOverrides):
+        at = f"{where}.dataOutputOverrides[{n}]"
+        if specs is not None and o.specName not in specs:
+            hint = did_you_mean(o.specName, specs)
+            out.append(f"{at}.specName: the model's type declares no spec {o.specName!r}"
+                       + (f" ({hint})" if hint else ""))
+        for key in o.vary:
+            if key not in declared_inputs and (step_inputs is not None and key not in step_inputs):
+                out.append(f"{at}.vary: {key!r} is neither an input of the step nor of the workflow")
+    return out
 
 
 def _input_problems(schema: dict, given: set[str], where: str, what: str) -> list[str]:
