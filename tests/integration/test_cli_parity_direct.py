@@ -50,3 +50,6 @@ def test_run_a_type_directly(tmp_path):
     assert unknown.code == 1 and "did you mean 'who'" in unknown.error["hint"]
     assert cli(repo, "model", "method", "run", "acme/nope", "greet", "c").code == 1
     assert snapshot(repo) == before
+    deleted = cli(repo, "model", "delete", "greet", "-y", "--force")
+    assert deleted.code == 0 and deleted.data["deletedData"] == ["log", "result"]
+    assert cli(repo, "model", "get", "greet").error["code"] == "not_found"

@@ -180,5 +180,11 @@ def delete_model(ds, path, d, *, force: bool) -> list[str]:
         raise ConflictError(f"model {d.name!r} still has data ({', '.join(names)})",
                             hint="delete its data first, or pass --force to delete it too")
     data.delete_model(d.type, d.id)
-    path.unlink()
+    from swamp.models import auto_definitions
+
+    auto = auto_definitions.rel_path(d.type, d.name)
+    if path == ds.local_path(auto):
+        ds.delete(auto)  # an automatic definition lives in the datastore: its delete syncs
+    else:
+        path.unlink()
     return names
