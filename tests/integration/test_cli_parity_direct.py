@@ -51,5 +51,5 @@ def test_run_a_type_directly(tmp_path):
     assert cli(repo, "model", "method", "run", "acme/nope", "greet", "c").code == 1
     assert snapshot(repo) == before
     deleted = cli(repo, "model", "delete", "greet", "-y", "--force")
-    assert deleted.code == 0 and deleted.data["deletedData"] == ["log", "result"]
+    assert deleted.code == 0 and sorted(deleted.data["deletedData"]) == ["log", "result"]
     assert cli(repo, "model", "get", "greet").error["code"] == "not_found"
