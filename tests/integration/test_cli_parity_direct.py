@@ -53,3 +53,24 @@ def test_run_a_type_directly(tmp_path):
     deleted = cli(repo, "model", "delete", "greet", "-y", "--force")
     assert deleted.code == 0 and sorted(deleted.data["deletedData"]) == ["log", "result"]
     assert cli(repo, "model", "get", "greet").error["code"] == "not_found"
+
+
+def test_a_workflow_step_runs_a_type_directly(tmp_path):
+    repo = init_repo(tmp_path / "r")
+    (repo / "workflows").mkdir(exist_ok=True)
+    (repo / "workflows" / "workflow-d.yaml").write_text(
+        "name: d\njobs:\n  - name: j\n    steps:\n      - name: s\n        task:\n"
+        "          type: model_method\n          modelType: command/shell\n          modelName: auto-echo\n"
+        "          methodName: execute\n          globalArgs: {run: \"echo ${{ 'from-step' }}\"}\n")
+    assert cli(repo, "workflow", "validate", "d").code == 0
+    r = cli(repo, "workflow", "run", "d")
+    assert r.code == 0, r
+    assert cli(repo, "data", "get", "auto-echo", "result").data["content"]["stdout"] == "from-step"
+    assert cli(repo, "model", "get", "auto-echo").data["globalArguments"] == {"run": "echo from-step"}
+    # the workflow does not depend on it: a run makes it again
+    assert cli(repo, "model", "delete", "auto-echo", "-y", "--force").code == 0
+    (repo / "workflows" / "workflow-d.yaml").write_text(
+        "name: d\njobs:\n  - name: j\n    steps:\n      - name: s\n        task:\n"
+        "          type: model_method\n          modelType: command/shell\n          modelIdOrName: x\n"
+        "          methodName: execute\n")
+    assert cli(repo, "workflow", "validate", "d").code == 1

@@ -214,6 +214,8 @@ class _Execution:
         self.run_info = run_info
         #: ephemeral data of this run: later steps see it, nothing writes it
         self.ephemeral: dict = {}
+        #: automatic definitions of the steps that run a type directly, by id
+        self.autos: dict = {}
         self.scope = Scope(engine.repo, source, inputs, run_info, ephemeral=self.ephemeral, probe=self.probe)
         self.jobs: dict[str, _JobState] = {}
         for i, job in enumerate(wf.jobs):
@@ -462,12 +464,49 @@ class _Execution:
     def find_model(self, step: Step, e: StepRun, where: str, item: Any):
         from swamp.models.definitions import find_definition
 
+        if step.task.modelType is not None:
+            return self.direct_model(step, e, where, item)
         model = self.scope.render(step.task.modelIdOrName, f"{where}.task.modelIdOrName", item)
         if not isinstance(model, str):
             raise ValidationError("modelIdOrName must give a string")
         with self.lock:
             e.model = model
         return find_definition(self.engine.repo, model)[1]
+
+    def direct_model(self, step: Step, e: StepRun, where: str, item: Any):
+        """A step running a type directly (modelType, modelName): the
+        hand-written definition of that name and type, or the automatic
+        one with the step's globalArgs (saved in the step's session)."""
+        from swamp.errors import ConflictError
+        from swamp.models import auto_definitions
+        from swamp.models.definition_files import iter_definition_files
+        from swamp.models.definitions import load_definition
+
+        task = step.task
+        type_name = self.scope.render(task.modelType, f"{where}.task.modelType", item)
+        name = self.scope.render(task.modelName, f"{where}.task.modelName", item)
+        if not isinstance(type_name, str) or not isinstance(name, str):
+            raise ValidationError("modelType and modelName must give strings")
+        with self.lock:
+            e.model = name
+        for path in iter_definition_files(self.engine.repo):
+            if path.stem == name:
+                own = load_definition(path)
+                if own.type != type_name:
+                    raise ConflictError(f"model {name!r} is a {own.type}, not a {type_name}")
+                return own
+        model_type = self.engine.runner.registry.get(type_name)
+        global_args = self.scope.render(task.globalArgs, f"{where}.task.globalArgs", item) or {}
+        if not isinstance(global_args, dict):
+            raise ValidationError(f"globalArgs must give a map, not {type(global_args).__name__}")
+        unknown = sorted(set(global_args) - set(model_type.global_arguments.model_fields))
+        if unknown:
+            raise ValidationError(f"{type_name} takes no global argument(s) {', '.join(unknown)}")
+        definition = auto_definitions.updated(auto_definitions.find(self.engine.repo, type_name, name),
+                                              model_type, name, global_args)
+        with self.lock:
+            self.autos[definition.id] = definition
+        return definition
 
     def prepare_method(self, step: Step, e: StepRun, where: str, item: Any, definition):
         task = step.task
@@ -488,6 +527,10 @@ class _Execution:
         command = f"workflow run {self.run.workflowName}: {st.record.name}/{e.name}"
         try:
             with self.engine.host.step(definition, command):
+                if definition.id in self.autos:  # a type run directly: its definition is kept
+                    from swamp.models import auto_definitions
+
+                    auto_definitions.save(self.engine.ds, definition)
                 try:
                     prepared = self.prepare_method(step, e, where, item, definition)
                 except SwampError as err:

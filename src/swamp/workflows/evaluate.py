@@ -82,7 +82,8 @@ def _fields(scope: Scope, raw: dict, where: str, item: Any, unresolved: list[dic
     if isinstance(out.get("guard"), str) and has_expressions(out["guard"]):
         out["guard"] = _render(scope, out["guard"], f"{where}.guard", item, unresolved)
     task = dict(out["task"])
-    for key in ("modelIdOrName", "methodName", "workflowIdOrName", "inputs", "prompt"):
+    for key in ("modelIdOrName", "modelType", "modelName", "globalArgs", "methodName", "workflowIdOrName",
+                "inputs", "prompt"):
         if key in task:
             task[key] = _render(scope, task[key], f"{where}.task.{key}", item, unresolved)
     out["task"] = task

@@ -85,7 +85,10 @@ class StepDependency(_Strict):
 # than a tagged union) keeps error paths plain (`task.methodName`) and lets
 # the unknown-key hint see every task key.
 TASK_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "model_method": (frozenset({"modelIdOrName", "methodName"}), frozenset({"inputs"})),
+    # a model by name or id, or a type run directly (modelType + modelName,
+    # globalArgs for its automatic definition): checked in Task._keys
+    "model_method": (frozenset({"methodName"}),
+                     frozenset({"modelIdOrName", "modelType", "modelName", "globalArgs", "inputs"})),
     "workflow": (frozenset({"workflowIdOrName"}), frozenset({"inputs"})),
     "manual_approval": (frozenset({"prompt"}), frozenset({"timeout"})),
     "assert": (frozenset({"expr", "message"}), frozenset({"severity"})),
@@ -93,12 +96,17 @@ TASK_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 
 
 class Task(_Strict):
-    """``model_method {modelIdOrName, methodName, inputs?}``,
+    """``model_method {modelIdOrName, methodName, inputs?}`` (or
+    ``{modelType, modelName, globalArgs?, methodName, inputs?}``: the type
+    run directly, as ``swamp model method run TYPE METHOD NAME``),
     ``workflow {workflowIdOrName, inputs?}``, ``manual_approval {prompt,
     timeout? (seconds)}``, ``assert {expr, message, severity? (high)}``."""
 
     type: Literal["model_method", "workflow", "manual_approval", "assert"]
     modelIdOrName: str | None = None
+    modelType: str | None = None
+    modelName: str | None = None
+    globalArgs: dict[str, Any] | None = None
     methodName: str | None = None
     workflowIdOrName: str | None = None
     inputs: dict[str, Any] | str | None = None
@@ -123,6 +131,13 @@ class Task(_Strict):
         missing = sorted(required - given)
         if missing:
             raise ValueError(f"a {self.type} task needs {', '.join(missing)}")
+        if self.type == "model_method":
+            direct = {"modelType", "modelName"} & given
+            if "modelIdOrName" in given and (direct or "globalArgs" in given):
+                raise ValueError("a model_method task names its model with modelIdOrName, or runs a type "
+                                 "with modelType and modelName, not both")
+            if "modelIdOrName" not in given and direct != {"modelType", "modelName"}:
+                raise ValueError("a model_method task needs modelIdOrName (or modelType and modelName)")
         foreign = sorted(given - required - optional)
         if foreign:
             raise ValueError(f"{', '.join(foreign)} {'does' if len(foreign) == 1 else 'do'} not belong in a "

@@ -75,7 +75,8 @@ def _step_fields(step: Step, where: str) -> Iterator[tuple[str, Any, bool]]:
     if isinstance(step.guard, str):
         yield f"{where}.guard", step.guard, not has_expressions(step.guard)
     t = step.task
-    for key in ("modelIdOrName", "methodName", "workflowIdOrName", "inputs", "prompt", "message"):
+    for key in ("modelIdOrName", "modelType", "modelName", "globalArgs", "methodName", "workflowIdOrName",
+                "inputs", "prompt", "message"):
         value = getattr(t, key)
         if value is not None:
             yield f"{where}.task.{key}", value, False
@@ -150,6 +151,8 @@ def _method_problems(repo, registry, t, where: str) -> list[str]:
 
     from swamp.errors import NotFoundError
 
+    if t.modelType is not None:
+        return _direct_problems(registry, t, where)
     if not _literal(t.modelIdOrName):
         return []
     try:
@@ -184,6 +187,29 @@ def _method_problems(repo, registry, t, where: str) -> list[str]:
             for key in sorted(given - set(fields))]
 
 
+def _direct_problems(registry, t, where: str) -> list[str]:
+    """A step running a type directly: the type and its method exist, and
+    every input and global argument is one of theirs."""
+    if not _literal(t.modelType):
+        return []
+    model_type = registry.get(t.modelType)
+    if not _literal(t.methodName):
+        return []
+    if t.methodName not in model_type.methods:
+        hint = did_you_mean(t.methodName, model_type.methods)
+        return [f"{where}.methodName: model type {t.modelType!r} has no method {t.methodName!r}"
+                + (f" ({hint})" if hint else "")]
+    out = []
+    fields = model_type.arguments_model(t.methodName).model_fields
+    for key, given in (("inputs", t.inputs), ("globalArgs", t.globalArgs)):
+        if isinstance(given, dict):
+            allowed = fields if key == "inputs" else model_type.global_arguments.model_fields
+            for k in sorted(set(given) - set(allowed)):
+                hint = did_you_mean(k, allowed)
+                out.append(f"{where}.{key}.{k}: {t.modelType} takes no argument {k!r}" + (f" ({hint})" if hint else ""))
+    return out
+
+
 def _override_problems(repo, registry, wf: Workflow, step, where: str) -> list[str]:
     """dataOutputOverrides name specs the model's type declares, and vary
     names inputs of the step or of the workflow."""
@@ -196,7 +222,10 @@ def _override_problems(repo, registry, wf: Workflow, step, where: str) -> list[s
     declared_inputs = set(((wf.inputs or {}).get("properties") or {}))
     step_inputs = set(step.task.inputs or {}) if isinstance(step.task.inputs, dict) else None
     specs = None
-    if _literal(step.task.modelIdOrName):
+    if _literal(step.task.modelType):
+        model_type = registry.get(step.task.modelType)
+        specs = set(model_type.resources) | set(model_type.files)
+    elif _literal(step.task.modelIdOrName):
         try:
             d = find_definition(repo, step.task.modelIdOrName)[1]
             model_type = registry.get(d.type)
