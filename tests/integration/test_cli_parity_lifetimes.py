@@ -20,6 +20,7 @@ class A(BaseModel):
 w = ModelType("acme/w", version="2026.11.30.1")
 w.resource("result")
 w.resource("scratch", lifetime="ephemeral")
+w.file("notes", lifetime="ephemeral")
 
 @w.method(description="Write the result", arguments=A)
 def write(args, ctx: Context) -> None:
@@ -28,6 +29,8 @@ def write(args, ctx: Context) -> None:
 @w.method(description="Write scratch data", arguments=A)
 def scratch(args, ctx: Context) -> None:
     ctx.write_resource("scratch", "scratch", {"value": args.value})
+    with ctx.file_writer("notes", "notes") as f:
+        f.write_line(f"note {args.value}")
 '''
 
 WORKFLOW = """\
@@ -53,7 +56,9 @@ jobs:
         dependsOn: [{step: use}]
         task:
           type: assert
-          expr: "${{ data.latest('k', 'result', [inputs.env]).attributes.value == 's-' + inputs.env }}"
+          expr: >-
+            ${{ data.latest('k', 'result', [inputs.env]).attributes.value == 's-' + inputs.env
+            && data.latest('k', 'notes').content == 'note s-' + inputs.env + '\\n' }}
           message: "vary"
 """
 

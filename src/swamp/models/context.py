@@ -216,6 +216,8 @@ class Context:
                                   hint=f"declared: {', '.join(sorted(self.model_type.files)) or 'none'}")
         lifetime, gc, extra_tags, suffix = self._settings("file", spec_name, spec)
         name = check_data_name(name + suffix)
+        if lifetime == "ephemeral":
+            return EphemeralFileWriter(self, spec_name, name, spec, extra_tags)
         return FileWriter(self, spec_name, name, spec, (lifetime, gc, extra_tags))
 
     def read_model_data(self, model_name: str, name: str, version: int | None = None) -> Any:
@@ -275,6 +277,44 @@ class FileWriter:
                                       self._version, self._size, self._hash.hexdigest())
         self.artifact = Artifact(self._name, self._spec_name, rec.meta.version, "file")
         ctx.artifacts.append(self.artifact)
+
+
+class EphemeralFileWriter:
+    """A file of an ephemeral spec: kept in memory for the invocation (or
+    the workflow run), never written."""
+
+    def __init__(self, ctx: Context, spec_name: str, name: str, spec, extra_tags: dict) -> None:
+        self._ctx, self._spec_name, self._name, self._spec = ctx, spec_name, name, spec
+        self._tags = extra_tags
+        self._chunks: list[bytes] = []
+        self.artifact: Artifact | None = None
+
+    def __enter__(self) -> "EphemeralFileWriter":
+        return self
+
+    def write(self, chunk: bytes | str) -> None:
+        self._chunks.append(redact_bytes(chunk.encode() if isinstance(chunk, str) else chunk))
+
+    def write_line(self, line: str) -> None:
+        self.write(line.rstrip("\n") + "\n")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            return
+        ctx = self._ctx
+        raw = b"".join(self._chunks)
+        meta = ctx._meta_fields(self._name, self._spec_name, "file", self._spec.content_type, "ephemeral", None)
+        meta["tags"].update(self._tags)
+        key = (ctx.definition.id, self._name)
+        previous = ctx._ephemeral.get(key)
+        content = _decode(self._spec.content_type, raw)
+        ctx._ephemeral[key] = {
+            "name": self._name, "version": (previous["version"] + 1) if previous else 1,
+            "specName": self._spec_name, "kind": "file", "contentType": self._spec.content_type,
+            "createdAt": meta["createdAt"], "size": len(raw), "sha256": hashlib.sha256(raw).hexdigest(),
+            "tags": dict(sorted(meta["tags"].items())), "lifetime": "ephemeral", "content": content,
+            "model": ctx.definition.name, "id": meta["id"]}
+        self.artifact = Artifact(self._name, self._spec_name, 0, "file")
 
 
 def _decode(content_type: str, raw: bytes) -> Any:
