@@ -104,3 +104,11 @@ def test_workflow_validate_routes_step_inputs_as_a_run_does(repo):
     (repo / "workflows" / "workflow-w.yaml").write_text(doc + step % "{region: us}")
     r = cli(repo, "workflow", "validate", "w")
     assert r.code == 1 and "'sz'" in r.stdout and "unused" not in r.stdout
+
+
+def test_evaluate_names_what_a_run_must_give(repo):
+    assert cli(repo, "model", "create", "acme/need", "n").code == 0
+    r = cli(repo, "model", "evaluate", "n").data
+    assert r["methods"] == {} and r["missingArguments"] == {"again": ["size"], "write": ["size"]}
+    one = cli(repo, "model", "evaluate", "n", "--method", "write", "--input", "size=2").data
+    assert one["methods"]["write"] == {"region": "eu", "size": 2}

@@ -92,9 +92,20 @@ def evaluate(repo, name: str, method: str | None = None, inputs: dict | None = N
     _, d = find_definition(repo, name)
     model_type = runner.registry.get(d.type)
     methods = [method] if method else sorted(model_type.methods)
+    from swamp.models.arguments import missing_arguments, split_inputs
+
     out = {}
+    missing: dict[str, list[str]] = {}
     with reading(repo):  # expressions may read data: what a run would see after its pull
         for m in methods:
-            prepared = runner.prepare(d, m, inputs if method else None)
+            given = inputs if method else None
+            lacking = missing_arguments(d, model_type, m, split_inputs(d, model_type, m, given)[1])
+            if lacking and not method:
+                missing[m] = lacking  # a run gives them (--input); the other methods still show
+                continue
+            prepared = runner.prepare(d, m, given)
             out[m] = json.loads(describe_sentinels(json.dumps(prepared.args.model_dump(mode="json"))))
-    return {"model": d.name, "type": d.type, "methods": out}
+    result = {"model": d.name, "type": d.type, "methods": out}
+    if missing:
+        result["missingArguments"] = missing
+    return result
