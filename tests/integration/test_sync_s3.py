@@ -12,7 +12,7 @@ import pytest
 
 from swamp.datastore.objectstore.retry import RetryingObjectStore
 from swamp.datastore.objectstore.s3 import S3ObjectStore
-from swamp.datastore.sync import SyncConflictError, SyncEngine
+from swamp.datastore.sync import SyncEngine
 from swamp.datastore.sync.localonly import is_synced
 from swamp.util.atomic import atomic_write
 from swamp.repo.datastores import path_rules
@@ -58,7 +58,7 @@ def test_two_peers_transfer_nothing_twice(peers) -> None:  # type: ignore[no-unt
     assert b.sync().requests == 1
 
 
-def test_merge_delete_and_immutable_refusal(peers) -> None:  # type: ignore[no-untyped-def]
+def test_merge_delete_and_immutable_renumbering(peers) -> None:  # type: ignore[no-untyped-def]
     a, b = peers("a"), peers("b")
     write(a, "extensions/lockfile.json", b'{"base": 1}')
     write(a, "files/gone", b"x")
@@ -71,13 +71,12 @@ def test_merge_delete_and_immutable_refusal(peers) -> None:  # type: ignore[no-u
     write(a, "data/acme-c/m1/count/1/raw", b"a's version 1")
     write(b, "data/acme-c/m1/count/1/raw", b"b's version 1")
     a.push()
-    with pytest.raises(SyncConflictError) as err:
-        b.push()
-    assert [c["path"] for c in err.value.counts.conflicts] == ["data/acme-c/m1/count/1/raw"]
+    assert b.push().conflicts == []  # b's version 1, never published, is renumbered
     a.pull()
     assert files(a) == files(b)
     assert json.loads(files(a)["extensions/lockfile.json"]) == {"base": 1, "a": 1, "b": 1}
     assert files(a)["data/acme-c/m1/count/1/raw"] == b"a's version 1"
+    assert files(a)["data/acme-c/m1/count/2/raw"] == b"b's version 1"
     assert "files/gone" not in files(a)
     assert a.verify()["ok"]
 

@@ -132,7 +132,9 @@ def test_delete_against_modify_keeps_both(make_peer):
     assert c["theirs"] == "delete" and read(b, "files/f") is None and read(b, c["savedAs"]) == b"v2 edited"
 
 
-def test_two_peers_publishing_the_same_version_second_is_refused(make_peer, store):
+def test_two_peers_publishing_the_same_version_second_is_renumbered(make_peer, store):
+    # The second publisher's version was never published: it moves to the
+    # next free number (renumber.py), the first one's is never overwritten.
     a, b, c = make_peer("a"), make_peer("b"), make_peer("c")
     v1 = "data/acme-counter/m1/count/1"
     write(a, f"{v1}/raw", b'{"value": 1}')
@@ -140,16 +142,12 @@ def test_two_peers_publishing_the_same_version_second_is_refused(make_peer, stor
     write(b, f"{v1}/raw", b'{"value": 100}')
     write(b, f"{v1}/metadata.yaml", b"version: 1\nby: b\n")
     a.push("model method run")
-    with pytest.raises(SyncConflictError) as err:
-        b.push("model method run")
-    reported = {x["path"]: x for x in err.value.counts.conflicts}
-    assert set(reported) == {f"{v1}/raw", f"{v1}/metadata.yaml"}
-    assert all(x["class"] == "immutable" for x in reported.values())
-    assert err.value.counts.head == 1  # nothing of b's was committed
+    counts = b.push("model method run")
+    assert counts.conflicts == [] and counts.head == 2  # published in the same push
     c.pull()
     assert read(c, f"{v1}/raw") == b'{"value": 1}' and read(c, f"{v1}/metadata.yaml") == b"version: 1\nby: a\n"
-    assert read(b, f"{v1}/raw") == b'{"value": 1}'
-    assert read(b, reported[f"{v1}/raw"]["savedAs"]) == b'{"value": 100}'
+    v2 = "data/acme-counter/m1/count/2"
+    assert read(c, f"{v2}/raw") == b'{"value": 100}' and b"version: 2" in read(c, f"{v2}/metadata.yaml")
 
 
 # ------------------------------------------------- files and directories

@@ -114,6 +114,7 @@ class Committer:
         return changes
 
     def _push_into(self, s: Session, command: str, full_walk: bool) -> None:
+        self.renumbered.clear()  # journaled: taken below
         taken = self.journal.take()
         full = full_walk or taken.bulk or not self.state.tracking
         cands = self._candidates(taken.paths, full)
@@ -133,6 +134,7 @@ class Committer:
                     # trimmed seq succeeds: a commit there would be seen by
                     # no one. Pull first (one LIST when nothing is new).
                     self._pull_into(s)
+                    cands |= self._candidates(self.renumbered, False)  # our versions it renumbered
                     changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
                     continue
                 if self._check_leases(s):
@@ -159,6 +161,7 @@ class Committer:
                                          hint="the datastore is very busy; try again", code="push_contended")
                     time.sleep(random.uniform(0, min(1.0, 0.01 * 2 ** attempt)))
                     self._pull_into(s)
+                    cands |= self._candidates(self.renumbered, False)  # our versions it renumbered
                     changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
                     continue
                 self._record(s, commit, etag)

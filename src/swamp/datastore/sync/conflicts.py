@@ -6,7 +6,10 @@
 - everything else, and a merge that fails: theirs goes in place, ours is
   renamed to ``<path>.conflict-<peer>-<seq>`` (local-only, never pushed) and
   the path is reported. Immutable paths land here too: the second publisher
-  of a version is refused and nothing is overwritten.
+  of a version is refused and nothing is overwritten;
+- except a numbered version of ours that was never published (our push
+  failed and a peer published that number meanwhile): it moves to the next
+  free number (renumber.py) and no conflict is left.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from .journal import Journal
 from .localtree import BlockedPath, FileState, LocalTree
 from .merge import MergeConflict, NotMergeable, merge_document
 from .localonly import conflict_copy_name
+from .renumber import Renumberer
 from .rules import PathClass, PathRules
 from .state import Base, SyncState
 
@@ -37,7 +41,8 @@ class Incoming:
 class Resolver:
     def __init__(self, tree: LocalTree, state: SyncState, journal: Journal, peer: str, rules: PathRules,
                  fetch: Callable[[str], bytes], fetch_base: Callable[[str, Base], bytes],
-                 place: Callable[[str, Change, Callable[[], None]], None] | None = None) -> None:
+                 place: Callable[[str, Change, Callable[[], None]], None] | None = None,
+                 renumber: Renumberer | None = None) -> None:
         """``fetch(sha)``: an incoming content; ``fetch_base(path, base)``:
         the committed content a base names (a blob, or inline in a record);
         ``place(path, change, before)``: write an incoming content at
@@ -53,6 +58,8 @@ class Resolver:
         self.fetch = fetch
         self.fetch_base = fetch_base
         self.place = place or self._place
+        #: moves a version of ours that a peer's version of the same number beat
+        self.renumber = renumber
         #: paths whose incoming file could not be written (something local in the way)
         self.blocked: set[str] = set()
 
@@ -61,6 +68,19 @@ class Resolver:
         None when a merge settled it."""
         cls = self.rules.classify(rel)
         theirs_change = inc.change
+        if cls is PathClass.IMMUTABLE and self.renumber is not None and theirs_change.op == "put":
+            # A version of ours never published, whose number a peer
+            # published first: ours moves to the next free number, theirs
+            # goes in place, and nothing is left as a conflict copy.
+            moved = self.renumber.renumbered(rel)
+            if moved is None and local is not None and base is None:
+                moved = self.renumber.renumber(rel)
+            if moved is not None:
+                try:
+                    self.place(rel, theirs_change, lambda: None)
+                except BlockedPath:
+                    self.blocked.add(rel)
+                return None
         report: dict = {"path": rel, "class": cls.value, "seq": inc.seq, "peer": inc.peer,
                         "ours": "delete" if local is None else "put", "theirs": theirs_change.op}
         fmt = self.rules.mergeable_format(rel) if cls is PathClass.MERGEABLE else None

@@ -110,6 +110,8 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
         #: datastore's lock() shares it): which leases a thread writes under
         self.held = HeldLocks()
         self._current: tuple[int, float] | None = None  # (head, monotonic) the log was seen to continue from
+        #: paths a pull renumbered (renumber.py): a push pulling mid-way looks at them too
+        self.renumbered: set[str] = set()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -22,6 +22,7 @@ from .conflicts import Incoming, Resolver
 from .counting import Session
 from .localtree import BlockedPath, FileState
 from .progress import Progress
+from .renumber import Renumberer
 from .state import Base
 
 
@@ -228,8 +229,11 @@ class Puller:
                 before()
                 self.tree.remember(rel, self.tree.write(rel, data), ch.sha256)
 
+        mine = {rel for rel, _b, _l, _i in conflicted}
+        renumber = Renumberer(self.tree, self.state, self.journal, self.rules, incoming,
+                              {rel for rel in incoming if rel not in mine})
         resolver = Resolver(self.tree, self.state, self.journal, self.peer, self.rules, theirs,
-                            lambda rel, base: self._content(s, rel, base), place)
+                            lambda rel, base: self._content(s, rel, base), place, renumber)
         for rel, base, local, inc in conflicted:
             report = resolver.resolve(rel, base, local, inc)
             if report is not None:
@@ -241,6 +245,7 @@ class Puller:
             else:
                 s.add(filesDeleted=1)
 
+        self.renumbered.update(renumber.changed)
         with self.state.transaction():
             self.state.set_bases((rel, ch.sha256, ch.size, rel not in unhydrated, srcs.get(rel, ""))
                                  for rel, ch in new_base.items() if ch.op == "put")

@@ -9,7 +9,12 @@ A declaration is plain data, a mapping with any of:
   one writer under a lease); a conflict on one is a bug: refused, both kept;
 - ``lazy``: patterns of contents a lazily hydrated cache fetches on first
   read instead of at pull;
-- ``mergeable``: ``{pattern: "json" | "yaml"}``, documents merged per key.
+- ``mergeable``: ``{pattern: "json" | "yaml"}``, documents merged per key;
+- ``renumber``: ``"module:NAME"``, the owner's version scheme
+  (``renumber.VersionScheme``) for numbered version directories under
+  immutable paths: a version of ours never published, whose number a peer
+  published first, is moved to the next free number instead of being saved
+  aside. Named, not imported, so a declaration stays plain data.
 
 Every other synced path is OTHER: on a conflict theirs stays in place and
 ours is saved aside.
@@ -21,6 +26,8 @@ is one segment (or part of one: ``*.yaml``), ``**`` any number of segments
 from __future__ import annotations
 
 import enum
+import functools
+import importlib
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
@@ -69,6 +76,7 @@ class PathRules:
     immutable: tuple[str, ...] = ()
     lazy: tuple[str, ...] = ()
     mergeable: tuple[tuple[str, str], ...] = ()
+    renumber: tuple[str, ...] = ()
     _compiled: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -85,20 +93,23 @@ class PathRules:
         immutable: list[str] = []
         lazy: list[str] = []
         mergeable: list[tuple[str, str]] = []
+        renumber: list[str] = []
         for d in declarations:
-            unknown = set(d) - {"immutable", "lazy", "mergeable"}
+            unknown = set(d) - {"immutable", "lazy", "mergeable", "renumber"}
             if unknown:
                 raise ValueError(f"unknown path rule kind(s) {sorted(unknown)}")
             immutable += d.get("immutable", ())
             lazy += d.get("lazy", ())
             mergeable += dict(d.get("mergeable", {})).items()
-        return cls(tuple(immutable), tuple(lazy), tuple(mergeable))
+            if d.get("renumber"):
+                renumber.append(d["renumber"])
+        return cls(tuple(immutable), tuple(lazy), tuple(mergeable), tuple(renumber))
 
     def with_mergeable(self, pattern: str, fmt: str | None = None) -> "PathRules":
         """These rules plus one more mergeable document (format from the
         extension when not given)."""
         fmt = fmt or ("yaml" if pattern.endswith((".yaml", ".yml")) else "json")
-        return PathRules(self.immutable, self.lazy, (*self.mergeable, (pattern, fmt)))
+        return PathRules(self.immutable, self.lazy, (*self.mergeable, (pattern, fmt)), self.renumber)
 
     # ------------------------------------------------------------- questions
     def classify(self, rel: str) -> PathClass:
@@ -117,9 +128,24 @@ class PathRules:
                 return fmt
         return None
 
+    def version_scheme(self, rel: str):
+        """The declared version scheme that ``rel`` is a version path of
+        (``renumber.VersionScheme``), or None."""
+        for name in self.renumber:
+            scheme = _scheme(name)
+            if scheme.split(rel) is not None:
+                return scheme
+        return None
+
     def is_lazy(self, rel: str) -> bool:
         lazy = self._compiled[1]
         return lazy is not None and bool(lazy.match(rel))
+
+
+@functools.lru_cache(maxsize=None)
+def _scheme(name: str):
+    module, _, attr = name.partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 #: no declarations: every synced path is OTHER (tests of the mechanics)

@@ -1,0 +1,102 @@
+"""Data's version scheme for renumbering (declared in ``sync_rules.py``,
+applied by ``swamp.datastore.sync.renumber``): a version of ours that a
+peer's version of the same number beat to publication moves to the next
+free number, and what names it follows:
+
+- its ``metadata.yaml`` (the ``version`` field);
+- the output record of the method run that wrote it (``owner.outputId``):
+  its ``dataArtifacts`` entry;
+- the workflow run record of the run it was written in
+  (``owner.workflowRunId``): the ``dataArtifacts`` entry of that step.
+
+A record is found through the owner the metadata names; one that is not
+here (written elsewhere) is left alone."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from swamp.data import layout
+
+
+class DataVersions:
+    def split(self, rel: str) -> tuple[str, int] | None:
+        """``data/<type...>/<modelId>/<name>/<version>/<file...>``: a type has
+        at least two segments and a name one, so the version is the first
+        all-digit segment from the fifth on, with a file under it."""
+        segs = rel.split("/")
+        if len(segs) < 6 or segs[0] != layout.DATA_ROOT:
+            return None
+        for i in range(4, len(segs) - 1):
+            if segs[i].isdigit():
+                return "/".join(segs[:i]), int(segs[i])
+        return None
+
+    def rewrite(self, files, versions: str, old: int, new: int) -> Iterable[str]:
+        name = versions.rsplit("/", 1)[-1]
+        meta_rel = f"{versions}/{new}/{layout.METADATA}"
+        raw = files.read(meta_rel)
+        if raw is None:
+            return []
+        from swamp.util import yamlio
+
+        meta = yamlio.loads(raw.decode(), meta_rel)
+        if not isinstance(meta, dict):
+            return []
+        meta["version"] = new
+        files.write(meta_rel, yamlio.dumps(meta).encode())
+        owner = meta.get("owner") or {}
+        changed = [meta_rel]
+        output_id = owner.get("outputId")
+        if output_id and owner.get("modelType") and owner.get("definitionId") and owner.get("methodName"):
+            folder = f"outputs/{owner['modelType']}/{owner['definitionId']}/{owner['methodName']}"
+            for rel in files.files(folder):
+                if rel.endswith(f"-{output_id}.yaml") and _follow(files, rel, name, old, new, None):
+                    changed.append(rel)
+        run_id = owner.get("workflowRunId")
+        if run_id:
+            for rel in files.files("workflow-runs"):
+                if rel.endswith(f"/workflow-run-{run_id}.yaml") and _follow(files, rel, name, old, new, output_id):
+                    changed.append(rel)
+        return changed
+
+
+def _follow(files, rel: str, name: str, old: int, new: int, output_id: str | None) -> bool:
+    """Point the record's ``dataArtifacts`` entries for ``name`` at version
+    ``old`` to ``new`` (in a run record: those of the step that ran
+    ``output_id``). Written as it was: JSON stays JSON."""
+    raw = files.read(rel)
+    if raw is None:
+        return False
+    text = raw.decode()
+    try:
+        doc, as_json = json.loads(text), True
+    except ValueError:
+        from swamp.util import yamlio
+
+        doc, as_json = yamlio.loads(text, rel), False
+    if not isinstance(doc, dict):
+        return False
+    holders: list[dict[str, Any]] = [doc] if output_id is None else [
+        step for job in doc.get("jobs") or [] for step in job.get("steps") or []
+        if isinstance(step, dict) and step.get("outputId") == output_id]
+    hit = False
+    for holder in holders:
+        for a in holder.get("dataArtifacts") or []:
+            if isinstance(a, dict) and a.get("name") == name and a.get("version") == old:
+                a["version"] = new
+                hit = True
+    if hit:
+        if as_json:
+            out = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        else:
+            from swamp.util import yamlio
+
+            out = yamlio.dumps(doc)
+        files.write(rel, out.encode())
+    return hit
+
+
+#: the scheme the sync engine applies (named in sync_rules.py)
+VERSIONS = DataVersions()

@@ -1,0 +1,141 @@
+"""Renumbering (SYNC.md "Renumbering"): a version of ours that was never
+published, found taken by a peer's version of the same number, moves to the
+next free version number instead of being saved aside as a conflict copy.
+
+The engine knows no data layout. An owner declares a *version scheme* (see
+``rules.PathRules.renumber``): which paths belong to a numbered version
+directory, and how the contents follow a move (a version field, the records
+that name the version). The engine does the rest the same way for every
+scheme: it moves only our files (never theirs, never a published one), picks
+a number above every version it knows of (on disk, committed, or arriving in
+this pull), lets the scheme rewrite what names the old number, and journals
+everything it changed so the next push publishes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Iterable, Protocol
+
+from .journal import Journal
+from .localonly import is_synced
+from .localtree import LocalTree
+from .rules import PathRules
+from .state import SyncState
+
+log = logging.getLogger(__name__)
+
+
+class LocalFiles(Protocol):
+    """What a scheme may do to the cache while it rewrites."""
+
+    def read(self, rel: str) -> bytes | None: ...
+
+    def write(self, rel: str, data: bytes) -> None: ...
+
+    def files(self, prefix: str) -> list[str]: ...
+
+
+class VersionScheme(Protocol):
+    """An owner's knowledge of its numbered version directories."""
+
+    def split(self, rel: str) -> tuple[str, int] | None:
+        """(the directory holding the versions, the version number) of a
+        path inside a version directory ``<versions>/<n>/...``; None for
+        any other path."""
+
+    def rewrite(self, files: LocalFiles, versions: str, old: int, new: int) -> Iterable[str]:
+        """Make the contents follow version ``old`` of ``versions`` moving
+        to ``new`` (already moved); returns the paths it changed."""
+
+
+class _Files:
+    def __init__(self, tree: LocalTree) -> None:
+        self.tree = tree
+        self.changed: list[str] = []
+
+    def read(self, rel: str) -> bytes | None:
+        try:
+            return self.tree.abspath(rel).read_bytes()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    def write(self, rel: str, data: bytes) -> None:
+        self.tree.write(rel, data)
+        self.changed.append(rel)
+
+    def files(self, prefix: str) -> list[str]:
+        return sorted(p for p in self.tree.files_under(prefix) if is_synced(p))
+
+
+class Renumberer:
+    """One pull's renumbering, by the schemes ``rules`` declares.
+    ``incoming``: every path this pull brings; ``theirs``: those it writes
+    from the remote (never ours to move)."""
+
+    def __init__(self, tree: LocalTree, state: SyncState, journal: Journal, rules: PathRules,
+                 incoming: Iterable[str], theirs: set[str]) -> None:
+        self.tree = tree
+        self.state = state
+        self.journal = journal
+        self.rules = rules
+        self.incoming = list(incoming)
+        self.theirs = theirs
+        #: (versions dir, old number) -> the number it moved to
+        self.moved: dict[tuple[str, int], int] = {}
+        #: every path renumbering moved or rewrote (all journaled)
+        self.changed: list[str] = []
+
+    def _key(self, rel: str) -> tuple[VersionScheme, tuple[str, int]] | None:
+        scheme = self.rules.version_scheme(rel)
+        return None if scheme is None else (scheme, scheme.split(rel))
+
+    def renumbered(self, rel: str) -> int | None:
+        """The number ``rel``'s version of ours moved to in this pull."""
+        found = self._key(rel)
+        return None if found is None else self.moved.get(found[1])
+
+    def renumber(self, rel: str) -> int | None:
+        """Move our unpublished version holding ``rel`` to the next free
+        number; None (nothing moved) when it is not ours to move: some file
+        of it was published, or nothing of it is ours."""
+        found = self._key(rel)
+        if found is None:
+            return None
+        scheme, key = found
+        if key in self.moved:
+            return self.moved[key]
+        versions, old = key
+        vdir = f"{versions}/{old}"
+        ours = [p for p in self.tree.files_under(vdir) if is_synced(p) and p not in self.theirs]
+        if not ours or self.state.bases(ours):
+            return None  # a published version is never moved: the conflict is reported instead
+        new = self._next_free(versions)
+        for p in ours:
+            to = f"{versions}/{new}/{p[len(vdir) + 1:]}"
+            self.tree.move_out(p, to)
+            self.journal.append(to)
+            self.changed.append(to)
+        files = _Files(self.tree)
+        for p in scheme.rewrite(files, versions, old, new):
+            self.journal.append(p)
+            self.changed.append(p)
+        self.moved[key] = new
+        log.info("renumbered our unpublished version %s/%d to %d (a peer published %d first)",
+                 versions, old, new, old)
+        return new
+
+    def _next_free(self, versions: str) -> int:
+        """Above every version of ``versions`` this cache knows of: on disk
+        (tombstones included), committed (fetched or not), or in this pull."""
+        top = 0
+        root = self.tree.abspath(versions)
+        if root.is_dir():
+            top = max([int(d.name) for d in root.iterdir() if d.name.isdigit()], default=0)
+        prefix = versions + "/"
+        known = list(self.state.base_paths_under(versions)) + [p for p in self.incoming if p.startswith(prefix)]
+        for p in known:
+            head = p[len(prefix):].split("/", 1)[0]
+            if head.isdigit():
+                top = max(top, int(head))
+        return top + 1
