@@ -85,13 +85,16 @@ def _hydrate_everything(source) -> None:
 
 def setup_object_store(repo, cfg, *, progress=None) -> dict:
     """Share this repository's datastore through an object store: probe the
-    backend's conditional writes (refused if it ignores them), publish local
-    state, hydrate from the remote, and only then write the datastore
-    section of .swamp.yaml. Every step is idempotent: a setup that failed
-    half-way is simply run again."""
+    backend's conditional writes (refused if it ignores them), attach to the
+    remote's identity, publish local state, hydrate from the remote, and
+    only then write the datastore section of .swamp.yaml. Every step is
+    idempotent: a setup that failed half-way is simply run again. It is
+    also how a repository attaches again to a remote its commands refuse as
+    another one (identity.RemoteChangedError)."""
     from swamp.datastore.cached import location_of, store_config
     from swamp.datastore.objectstore.factory import open_store
     from swamp.datastore.objectstore.probe import probe_conditional_writes
+    from swamp.datastore.sync import identity
     from swamp.datastore.sync.engine import SyncEngine
 
     store = open_store(store_config(cfg))
@@ -103,6 +106,11 @@ def setup_object_store(repo, cfg, *, progress=None) -> dict:
     engine.on_progress = progress
     try:
         engine.init_remote()
+        # The remote's identity (written now if it has none): a cache whose
+        # state describes another remote, or one emptied or reset since,
+        # forgets that state, so the full push below republishes what the
+        # remote lacks instead of skipping it as uploaded before.
+        identity.attach(engine.state, engine.store, engine.layout)
         counts = engine.pull()
         counts.add(engine.push(command="datastore setup", full_walk=True))
     finally:

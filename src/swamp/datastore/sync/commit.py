@@ -126,7 +126,10 @@ class Committer:
                 self._ensure_format(s, create=True)
                 identity.claim(self.state, s, self.layout)
             uploaded: set[str] = set()
-            changes = self._upload(s, changes, uploaded)
+            if self._head_is_current():
+                # (else the loop pulls before anything is sent: the pull may
+                # refuse this remote as another one, identity.py)
+                changes = self._upload(s, changes, uploaded)
             attempt = 0
             while changes:
                 if not self._head_is_current():
