@@ -51,7 +51,7 @@ def test_pull_list_run_outdated_update_rm(repo, pypi):
     assert cli(repo, "extension", "outdated").code == 0
 
     rm = cli(repo, "extension", "rm", "cli-alpha")
-    assert rm.code == 0 and rm.data["version"] == "1.1"
+    assert rm.code == 0 and rm.data["version"] == "1.1" and rm.data["usedBy"] == ["greeter (cli/alpha)"]
     assert _lock(repo)["extensions"] == {}
     assert not list((repo / ".swamp" / "cache" / "extensions").glob("cli-alpha-*"))
     again = cli(repo, "extension", "rm", "cli-alpha")

@@ -158,12 +158,24 @@ def remove(repo, name: str) -> dict:
         entry = lock.extensions.pop(name, None)
         if entry is None:
             raise NotFoundError(f"extension {name!r} is not pinned", hint="see 'swamp extension list'")
-        removed.append(entry.version)
+        removed[:] = [entry.version, entry.types]
         return True
 
     _change(repo, f"extension rm {name}", edit, {"name": name}, counts)
     install.remove(repo, name)
-    return {"name": name, "version": removed[0], "lockfile": lockfile.location(repo), "sync": counts.to_json()}
+    return {"name": name, "version": removed[0], "lockfile": lockfile.location(repo),
+            "types": removed[1], "usedBy": _definitions_of(repo, removed[1]), "sync": counts.to_json()}
+
+
+def _definitions_of(repo, types: list[str]) -> list[str]:
+    """Definitions (models/<type>/<name>.yaml) of these types: they stop
+    working once the extension is gone."""
+    out = []
+    for t in types:
+        d = repo.models_dir / t
+        if d.is_dir():
+            out += [f"{p.stem} ({t})" for p in sorted(d.glob("*.yaml"))]
+    return out
 
 
 def install_all(repo) -> dict:

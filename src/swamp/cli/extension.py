@@ -44,7 +44,13 @@ def rm(state: CliState, name):
     from swamp.app.extensions import remove
 
     r = remove(state.repo(), name)
-    emit(state, r, f"removed {r['name']} {r['version']} from {r['lockfile']}")
+
+    def human():
+        say(f"removed {r['name']} {r['version']} from {r['lockfile']}")
+        if r["usedBy"]:
+            say(f"warning: these definitions use its types and will not run: {', '.join(r['usedBy'])}")
+
+    emit(state, r, human)
 
 
 @extension.command("list")
