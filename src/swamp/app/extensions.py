@@ -416,9 +416,9 @@ def publish(repo, path: str | None = None, *, index: str | None = None) -> dict:
                                  hint="fix it, then publish again")
         url = upload_url(indexes[0].url)
         if url.startswith("file:"):  # a directory of wheels: publishing is copying into it
-            from swamp.extensions.index import _path_of
+            from swamp.extensions.index import path_of
 
-            url = str(_path_of(url))
+            url = str(path_of(url))
             Path(url).mkdir(parents=True, exist_ok=True)
             shutil.copy2(report["_wheel"], Path(url) / report["wheel"])
         else:

@@ -84,7 +84,7 @@ class Index:
     def projects(self) -> list[str]:
         """Every project name the index lists (normalized, sorted)."""
         if self.url.startswith("file:"):
-            root = _path_of(self.url)
+            root = path_of(self.url)
             names = {p[0] for f in root.glob("**/*.whl") if (p := parse_wheel_name(f.name))}
             return sorted(names)
         body, ctype, _ = self._get(self.url)
@@ -95,7 +95,7 @@ class Index:
         return sorted({normalize(n.strip()) for n in names if n.strip()})
 
     def _local_files(self, project: str) -> list[IndexFile]:
-        root = _path_of(self.url)
+        root = path_of(self.url)
         out = []
         for f in sorted([*root.glob("*.whl"), *root.glob(f"{project}/*.whl")]):
             parsed = parse_wheel_name(f.name)
@@ -149,7 +149,7 @@ def _reason(e: Exception) -> str:
     return str(getattr(e, "reason", None) or e)
 
 
-def _path_of(url: str) -> Path:
+def path_of(url: str) -> Path:
     return Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
 
 

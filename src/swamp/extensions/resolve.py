@@ -50,9 +50,9 @@ def stage(index: Index, name: str, version: str | None, dest: Path) -> Staged:
     if alone is not None:
         return alone
     if index.url.startswith("file:"):
-        from swamp.extensions.index import _path_of
+        from swamp.extensions.index import path_of
 
-        where = ["--no-index", "--find-links", str(_path_of(index.url))]
+        where = ["--no-index", "--find-links", str(path_of(index.url))]
     else:
         where = ["--index-url", index.url]
     cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
