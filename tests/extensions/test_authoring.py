@@ -83,6 +83,7 @@ def test_a_directory_of_wheels_is_an_index_to_publish_to_and_pull_from(tmp_path)
     assert pulled.code == 0 and pulled.data["index"] == (tmp_path / "wheels").resolve().as_uri() + "/", pulled
 
 
+@pytest.mark.slow
 def test_a_local_checkout_loads_without_publishing_and_ahead_of_its_pin(tmp_path, pypi):
     from tests.extensions.wheels import make_wheel
 
