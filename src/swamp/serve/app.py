@@ -383,7 +383,7 @@ async def _stream(call: Call, work, route: Route, done):
     call.emit = lambda event, data: loop.call_soon_threadsafe(queue.put_nowait, (event, data))
     yield _frame("accepted", {"op": route.op, **call.path})
     task = asyncio.ensure_future(anyio.to_thread.run_sync(work))
-    status, doc = 500, None
+    status, doc = 499, {"code": "client_gone"}  # unless the run's end is sent: the client left first
     try:
         while True:
             getter = asyncio.ensure_future(queue.get())
@@ -485,6 +485,7 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
     from swamp.serve.tokens import TokenStore
 
     settings = settings or Settings()
+    repo.datastore  # opened once, here: request threads then share it (and a bad config stops the start)
     state = ServeState(repo, settings, TokenStore(repo), GrantSet(repo),
                        AuditLog(settings.audit_path or default_path(repo)))
     if settings.auth_mode == "token":
