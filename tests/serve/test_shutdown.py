@@ -85,3 +85,15 @@ def test_past_the_bound_a_workflow_run_is_stopped_and_recorded_never_running(rep
     history = cli(repo, "workflow", "history", "slow").data
     assert [h["status"] for h in history] == ["cancelled"]  # the first step ran; the second never started
     assert "Traceback" not in server.log.read_text()
+
+
+def test_a_workflow_run_over_max_run_duration_is_stopped(repo):
+    server = Serve(repo, "--max-run-duration", "0.5")
+    try:
+        reply = server.post(f"{API}/workflows/slow/run")
+        assert reply.status == 200 and reply.doc["status"] == "cancelled"
+        steps = {s["name"]: s["status"] for j in reply.doc["jobs"] for s in j["steps"]}
+        assert steps["one"] == "succeeded" and steps["two"] != "succeeded"
+        assert server.get("/health").doc["inflight"] == 0
+    finally:
+        server.stop()

@@ -24,6 +24,8 @@ from swamp.cli.options import CliState, global_options
               help="At most N runs (methods, workflows) at once; more get 429.")
 @click.option("--max-runs-per-caller", type=click.IntRange(1), metavar="N",
               help="At most N runs at once per caller (token; everyone is one caller with --auth-mode none).")
+@click.option("--max-run-duration", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
+              help="Ask a workflow run going longer to stop (recorded cancelled after the steps in flight).")
 @click.option("--webhook", "webhooks", multiple=True, metavar="NAME=WORKFLOW[:INPUT]",
               help="POST /hooks/NAME, signed with the secret in $SWAMP_WEBHOOK_<NAME>_SECRET, runs WORKFLOW "
                    "with the JSON body as its inputs (or as input INPUT). Repeatable.")
@@ -35,7 +37,7 @@ from swamp.cli.options import CliState, global_options
 @global_options
 @click.pass_obj
 def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
-          max_runs, max_runs_per_caller, webhooks, schedules, audit_log):
+          max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, audit_log):
     """Serve this repository's use cases as an HTTP JSON API.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
@@ -68,5 +70,5 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
     repo = state.repo()
     settings = Settings(webhooks=hooks, schedules=timed, auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
                         audit_path=Path(audit_log).absolute() if audit_log else None, max_runs=max_runs,
-                        max_runs_per_principal=max_runs_per_caller)
+                        max_runs_per_principal=max_runs_per_caller, max_run_duration=max_run_duration)
     run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file)

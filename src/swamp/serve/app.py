@@ -55,6 +55,8 @@ class Settings:
     webhooks: dict = field(default_factory=dict)
     #: scheduler.Schedule, fired by whichever replica claims each tick
     schedules: list = field(default_factory=list)
+    #: a workflow run going longer is asked to stop (None: no limit)
+    max_run_duration: float | None = None
 
 
 @dataclass
@@ -94,7 +96,7 @@ class ServeState:
     def begin(self) -> int:
         with self.cond:
             self.next_id += 1
-            self.inflight[self.next_id] = {}
+            self.inflight[self.next_id] = {"since": time.monotonic()}
             return self.next_id
 
     def note(self, key: int, info: dict) -> None:
@@ -508,14 +510,19 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
 
     from swamp.serve.scheduler import Scheduler
 
+    from swamp.serve.watchdog import RunWatchdog
+
     scheduler = Scheduler(state, settings.schedules)
+    watchdog = RunWatchdog(state, settings.max_run_duration)
 
     @asynccontextmanager
     async def lifespan(app):
         scheduler.start()
+        watchdog.start()
         yield
         state.shutting_down = True
         await anyio.to_thread.run_sync(scheduler.stop)
+        await anyio.to_thread.run_sync(watchdog.stop)
         await anyio.to_thread.run_sync(state.drain)
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})

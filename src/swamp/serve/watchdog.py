@@ -1,0 +1,58 @@
+"""``--max-run-duration``: a workflow run going longer is asked to stop (its
+engine records it cancelled once the steps in flight end), as `swamp
+workflow cancel` would. A method run cannot be stopped half-way; one over
+the limit is only reported in the server's log."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from swamp.errors import SwampError
+
+
+class RunWatchdog:
+    def __init__(self, state, limit_s: float | None, *, every_s: float = 0.5) -> None:
+        self.state = state
+        self.limit_s = limit_s
+        self.every_s = every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="swamp-run-watchdog", daemon=True)
+
+    def start(self) -> None:
+        if self.limit_s:
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(30)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            now = time.monotonic()
+            with self.state.cond:
+                overdue = [(k, dict(v)) for k, v in self.state.inflight.items()
+                           if now - v.get("since", now) > self.limit_s and not v.get("stopAsked")]
+                for k, _ in overdue:
+                    self.state.inflight[k]["stopAsked"] = True
+            for _, info in overdue:
+                self._stop_run(info)
+
+    def _stop_run(self, info: dict) -> None:
+        if info.get("kind") == "workflow" and info.get("runId"):
+            from swamp.app import workflows
+
+            try:
+                workflows.cancel(self.state.repo, info["workflow"], info["runId"])
+                _log(f"run {info['runId']} of {info['workflow']} went over {self.limit_s:g} s: asked it to stop")
+            except SwampError as e:
+                _log(f"run {info['runId']} went over {self.limit_s:g} s, and could not be cancelled: {e.message}")
+        else:
+            _log(f"{info.get('kind', 'a request')} {info.get('model', '')}.{info.get('method', '')} went over "
+                 f"{self.limit_s:g} s (a method run cannot be stopped half-way)")
+
+
+def _log(text: str) -> None:
+    print(f"swamp serve: {text}", file=sys.stderr, flush=True)
