@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -50,6 +51,7 @@ def _slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
+@functools.lru_cache(maxsize=None)
 def _anchors(path: Path) -> set[str]:
     text = _FENCE.sub("", path.read_text(encoding="utf-8"))
     return {_slug(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.M)}
