@@ -143,3 +143,29 @@ def test_a_batch_from_stdin_with_input_overrides(served):
     assert [r["status"] for r in remote.data] == ["succeeded", "succeeded"]
     assert stable(local.data) == stable(remote.data)
     assert cli(served.repo, "data", "get", "typed", "out").data["content"] == {"times": 2, "loud": False}
+
+
+def test_approve_and_cancel_through_the_server(served, tmp_path):
+    gated = """
+    name: gated
+    jobs:
+      - name: main
+        steps:
+          - name: gate
+            task: {type: manual_approval, prompt: "go?"}
+          - name: after
+            dependsOn: [{step: gate}]
+            task: {type: model_method, modelIdOrName: hello, methodName: execute, inputs: {run: "echo after"}}
+    """
+    (served.repo / "workflows" / "workflow-gated.yaml").write_text(textwrap.dedent(gated).lstrip())
+    remote = lambda *a: cli(None, *a, "--server", served.url, cwd=tmp_path)  # noqa: E731
+    first = remote("workflow", "run", "gated")
+    assert first.code == 0 and first.data["status"] == "suspended"
+    approved = remote("workflow", "approve", "gated", "gate", "--reason", "ok")
+    assert approved.code == 0 and approved.data["decision"] == "approved"
+    second = remote("workflow", "run", "gated")
+    cancelled = remote("workflow", "cancel", "gated", "--run", second.data["id"])
+    assert cancelled.code == 0 and cancelled.data["status"] == "cancelled"
+    missing = remote("workflow", "reject", "gated", "nope")
+    local = cli(served.repo, "workflow", "reject", "gated", "nope")
+    assert missing.code == local.code == 1 and missing.error["code"] == local.error["code"]

@@ -207,14 +207,38 @@ def workflow_history(client: Client, state, p: dict) -> None:
     emit(state, rows, lambda: table(rows, ["id", "status", "startedAt", "durationMs", "steps", "failedSteps"]))
 
 
+def _decide(client: Client, state, p: dict, decision: str) -> None:
+    verb = "approve" if decision == "approved" else "reject"
+    status, result = client.call("POST", f"/workflows/{_q(p['name'])}/{verb}",
+                                 {k: v for k, v in (("step", p["step"]), ("runId", p["run_id"]),
+                                                    ("reason", p["reason"])) if v is not None})
+    if status == 202:
+        raise UnpublishedError(result["error"], hint=result.get("hint"), value=result["value"])
+    emit(state, result, f"{decision} {result['job']}/{result['step']} of run {result['runId']}; "
+                        f"continue with: swamp workflow resume {p['name']}")
+
+
+def workflow_cancel(client: Client, state, p: dict) -> None:
+    status, result = client.call("POST", f"/workflows/{_q(p['name'])}/cancel",
+                                 {"runId": p["run_id"]} if p["run_id"] else {})
+    if status == 202:
+        raise UnpublishedError(result["error"], hint=result.get("hint"), value=result["value"])
+    emit(state, result, f"run {result['id']}: " + ("cancel requested" if result["cancelRequested"]
+                                                  else result["status"]))
+
+
+#: command -> (handler, the command's parameters it understands)
 HANDLERS = {
-    "model method run": method_run,
-    "workflow run": workflow_run,
-    "data get": data_get,
-    "data list": data_list,
-    "data versions": data_versions,
-    "workflow history": workflow_history,
-    "workflow history list": workflow_history,
+    "model method run": (method_run, {"model_name", "method_name", "input_", "input_file", "stdin_input", "tag"}),
+    "workflow run": (workflow_run, {"name", "input_", "input_file", "stdin_input", "junit", "fail_on"}),
+    "workflow approve": (lambda c, s, p: _decide(c, s, p, "approved"), {"name", "step", "run_id", "reason"}),
+    "workflow reject": (lambda c, s, p: _decide(c, s, p, "rejected"), {"name", "step", "run_id", "reason"}),
+    "workflow cancel": (workflow_cancel, {"name", "run_id"}),
+    "data get": (data_get, {"model", "name", "version", "no_content"}),
+    "data list": (data_list, {"model"}),
+    "data versions": (data_versions, {"model", "name"}),
+    "workflow history": (workflow_history, {"name", "limit"}),
+    "workflow history list": (workflow_history, {"name", "limit"}),
 }
 
 
@@ -236,12 +260,16 @@ def target(state) -> tuple[str | None, bool]:
 def dispatch(ctx: click.Context, state, params: dict, url: str, explicit: bool):
     """Run the command on the server, or return NotImplemented to run it here."""
     key = command_key(ctx)
-    handler = HANDLERS.get(key)
+    handler, known = HANDLERS.get(key, (None, set()))
     if handler is None:
         if explicit:
             raise UsageError(f"'swamp {key}' runs only locally; --server is for: "
                              + ", ".join(sorted(HANDLERS)))
         return NotImplemented
+    unsupported = [k for k, v in params.items() if k not in known and v not in (None, False, (), [])]
+    if unsupported:
+        names = ", ".join("--" + k.rstrip("_").replace("_", "-") for k in sorted(unsupported))
+        raise UsageError(f"{names} not available with --server for 'swamp {key}'", hint="run it locally")
     from swamp.cli.logs import configure
 
     configure(json_mode=state.json)
