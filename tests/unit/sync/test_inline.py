@@ -119,6 +119,34 @@ def test_inline_contents_survive_gc_through_the_checkpoint(make_peer, store, fut
     assert a.verify()["ok"]
 
 
+def test_a_checkpoint_carries_inline_contents_up_to_its_cap_and_stores_the_rest_as_blobs(
+        make_peer, store, future, monkeypatch):
+    import gzip
+
+    from swamp.datastore.sync import commit as commit_mod
+
+    monkeypatch.setattr(commit_mod, "CHECKPOINT_INLINE_TOTAL", 250)
+    a = make_peer("a", checkpoint_every=2)
+    for i in range(5):
+        write(a, f"files/f{i}", bytes([65 + i]) * 100)
+    a.push()
+    assert _blobs(store) == []  # the commit carries them all
+    write(a, "files/more", b"x")
+    a.push()  # seq 2: the checkpoint
+    body = json.loads(gzip.decompress(store.get("default/checkpoints/00000000000000000002.json.gz")[0]))
+    carried = [p for p, entry in body["files"].items() if len(entry) > 2]
+    assert len(carried) == 3 and len(_blobs(store)) == 3  # 100 + 100 + 1 bytes fit in 250
+    write(a, "files/last", b"y")
+    a.push()
+    future(40 * 86400)
+    a.gc(retention_days=30, grace_s=0)
+    late = make_peer("late")
+    late.pull()
+    assert files(late) == files(a)
+    assert a.verify()["ok"]
+    assert a.push(full_walk=True).requests == 0
+
+
 def test_a_merge_whose_inline_base_was_trimmed_keeps_both_and_is_not_stuck(make_peer, store, future):
     a, b = make_peer("a", checkpoint_every=3), make_peer("b")
     write(a, DOC, json.dumps({"x": 1}))

@@ -8,7 +8,9 @@ inline here too, ``[sha256, size, base64]``, instead of ``[sha256, size]``:
 once gc trims that commit, the checkpoint is the only record of it. (The
 other way, uploading a blob for each such file when writing the checkpoint,
 would cost the writer one PUT per small file every K commits, the requests
-inlining saves.)
+inlining saves.) Only up to commit.CHECKPOINT_INLINE_TOTAL of them, though:
+the writer stores the rest as blobs first, so a checkpoint stays one
+bounded GET however many small files the datastore holds.
 
 A checkpoint also names the id of its commit (``"id"``), the parent id the
 first commit after it names (commitlog.py "The chain"); an older checkpoint

@@ -27,12 +27,17 @@ from . import checkpoint, commitlog, identity
 from .commitlog import Change, Commit
 from .compare import content_id as _sha
 from .compare import parents as _parents
+from .blobs import upload_blob
 from .counting import Session
 from .errors import CorruptRemoteError
 from .localonly import is_synced
 from .localtree import FileState
 
 log = logging.getLogger(__name__)
+
+#: inline contents one checkpoint carries, at most (a newcomer reads it in
+#: one GET, and holds it in memory); past it, the writer stores blobs
+CHECKPOINT_INLINE_TOTAL = 32 << 20
 
 MAX_COMMIT_ATTEMPTS = 25
 #: a push commits at head+1 only if this engine saw the log continue from
@@ -205,18 +210,26 @@ class Committer:
               filesDeleted=sum(c.op == "delete" for c in commit.changes))
         if commit.seq % self.checkpoint_every == 0:
             try:
-                checkpoint.write(s, self.layout, commit.seq, self._checkpoint_tree(s, commit), commit.id)
-            except (ObjectStoreError, CorruptRemoteError) as e:
+                tree, stored = self._checkpoint_tree(s, commit)
+                checkpoint.write(s, self.layout, commit.seq, tree, commit.id)
+                self.state.mark_blobs_stored(stored)
+            except (ObjectStoreError, CorruptRemoteError, SwampError) as e:
                 # Only costs newcomers a longer replay; the next mark retries.
                 log.warning("could not write checkpoint %d: %s", commit.seq, e)
 
-    def _checkpoint_tree(self, s: Session, commit: Commit) -> checkpoint.Tree:
+    def _checkpoint_tree(self, s: Session, commit: Commit) -> tuple[checkpoint.Tree, list[tuple[str, str]]]:
         """The tree at ``commit``, with the contents committed inline carried
         inline (checkpoint.py): from this commit, else from the local file
-        when it still holds them, else from the record that has them."""
+        when it still holds them, else from the record that has them. Past
+        CHECKPOINT_INLINE_TOTAL, the rest are stored as blobs first (and
+        returned, (path, sha256), to be recorded as such once the
+        checkpoint is written), so a checkpoint stays one bounded GET."""
         in_hand = {ch.path: ch.inline for ch in commit.changes if ch.inline is not None}
         tree: checkpoint.Tree = {}
-        for path, b in self.state.all_bases().items():
+        room = CHECKPOINT_INLINE_TOTAL
+        spill: dict[str, bytes] = {}
+        stored: list[tuple[str, str]] = []
+        for path, b in sorted(self.state.all_bases().items()):
             data = None
             if b.src:
                 data = in_hand.get(path)
@@ -227,8 +240,27 @@ class Committer:
                         sha = None
                     if sha != b.sha256:
                         data = self._content(s, path, b)
+                if len(data) > room:
+                    spill[b.sha256] = data
+                    stored.append((path, b.sha256))
+                    data = None
+                else:
+                    room -= len(data)
             tree[path] = (b.sha256, b.size, data)
-        return tree
+        if spill:
+            self._store_blobs(s, spill)
+        return tree, stored
+
+    def _store_blobs(self, s: Session, contents: dict[str, bytes]) -> None:
+        """Create these blobs (sha256 -> bytes); those found stored already
+        are protected from a concurrent gc, and stored again if one swept
+        them meanwhile."""
+        from .gc import protect  # gc reads this module's HEAD_CURRENT_S
+
+        fresh = list(self._pool.map(lambda item: upload_blob(s, self.layout, *item), contents.items()))
+        found = {sha for sha, new in zip(contents, fresh) if not new}
+        for sha in protect(s, self.layout, found, self._pool):
+            upload_blob(s, self.layout, sha, contents[sha])
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:

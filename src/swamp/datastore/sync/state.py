@@ -226,6 +226,13 @@ class SyncState:
         lo = directory.rstrip("/") + "/"
         return [r[0] for r in self._q("SELECT path FROM base WHERE path >= ? AND path < ?", (lo, _range_end(lo)))]
 
+    def mark_blobs_stored(self, rows: list[tuple[str, str]]) -> None:
+        """(path, sha256): that committed content is now a blob too (a
+        checkpoint writer stored it), if the base still has it."""
+        if rows:
+            with self._lock:
+                self._db.executemany("UPDATE base SET src='' WHERE path=? AND sha256=?", rows)
+
     def has_blob(self, sha256: str) -> bool:
         """A committed path has this content as a blob, so the blob is
         already remote (content committed inline has none)."""
