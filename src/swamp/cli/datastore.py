@@ -239,3 +239,58 @@ def gc(state: CliState, retention_days, dry_run):
 
     result = collect(state.repo(), retention_days=retention_days, dry_run=dry_run)
     emit(state, result)
+
+
+@datastore.group("conflicts", invoke_without_command=True)
+@global_options
+@click.pass_context
+def conflicts(ctx: click.Context, **_):
+    """List, restore or drop the conflict copies a sync kept aside."""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(conflicts_list)
+
+
+@conflicts.command("list")
+@global_options
+@click.pass_obj
+def conflicts_list(state: CliState):
+    """List every conflict copy, with the path and commit it conflicts with."""
+    from swamp.app.datastore_conflicts import list_conflicts
+
+    rows = list_conflicts(state.repo())
+
+    def human():
+        if not rows:
+            say("no conflict copies")
+            return
+        table([{**r, "theirs": ("same as ours" if r["same"] else "present") if r["theirs"] else "deleted"}
+               for r in rows], ["path", "copy", "class", "seq", "theirs"],
+              ["PATH", "OUR COPY", "CLASS", "THEIR COMMIT", "THEIRS NOW"])
+        say("restore one with 'swamp datastore conflicts restore PATH', or drop it with "
+            "'swamp datastore conflicts drop PATH'")
+
+    emit(state, rows, human)
+
+
+@conflicts.command("restore")
+@click.argument("path")
+@global_options
+@click.pass_obj
+def conflicts_restore(state: CliState, path):
+    """Put our copy PATH (or the one copy of PATH) in place of theirs, and publish it."""
+    from swamp.app.datastore_conflicts import restore
+
+    result = restore(state.repo(), path)
+    emit(state, result, f"restored {result['restored']} over {result['path']}")
+
+
+@conflicts.command("drop")
+@click.argument("path")
+@global_options
+@click.pass_obj
+def conflicts_drop(state: CliState, path):
+    """Delete our copy PATH (or the one copy of PATH); theirs stays."""
+    from swamp.app.datastore_conflicts import drop
+
+    result = drop(state.repo(), path)
+    emit(state, result, f"dropped {result['dropped']}")
