@@ -95,13 +95,25 @@ class RepoVaults:
     def __init__(self, repo):
         self.repo = repo
         self._vaults: dict[str, LocalEncryptionVault] = {}
+        # A worker holds no vault key: the dispatching side sends the values
+        # one step needs, and they are its only vault (app/remote_steps.py).
+        self._given: dict | None = getattr(repo, "given_secrets", None)
 
     def get(self, vault: str, key: str) -> str:
-        value = self._vault(vault).get(key)
+        if self._given is not None:
+            if (vault, key) not in self._given:
+                raise NotFoundError(f"secret {key!r} of vault {vault!r} was not sent with this step",
+                                    hint="a worker only has the secrets the step's arguments referenced "
+                                         "when it was dispatched")
+            value = self._given[(vault, key)]
+        else:
+            value = self._vault(vault).get(key)
         register_secret(value)
         return value
 
     def exists(self, vault: str, key: str) -> bool:
+        if self._given is not None:
+            return (vault, key) in self._given
         return self._vault(vault).exists(key)
 
     def _vault(self, name: str) -> LocalEncryptionVault:

@@ -1,0 +1,218 @@
+"""Steps that run on workers: the two use cases behind ``placement``.
+
+On the dispatching side (``dispatch``), a workflow run hands a placed
+model_method step to a ``Dispatcher`` (swamp.workers.dispatch, on Dask)
+instead of running it here; the run record, kept under the run's lease
+here, says which worker ran it. On the worker (``run_step``), the step is
+one session exactly as a local step is: the model's lease, a pull, the
+arguments resolved once, the method, one push, release. So data written on
+a worker is versioned, leased and published as it would be locally; the
+worker only never touches the run record, whose lease it does not hold.
+
+Secrets: a worker holds no vault key. The dispatching side finds the
+vault references the step's arguments make, resolves them, and sends the
+values with that step only; the worker's vault lookups answer from them
+for that step and nothing is written to disk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from swamp.app.lifecycle import changing
+from swamp.datastore.sync.counts import SyncCounts
+from swamp.errors import SwampError, UnpublishedError, ValidationError
+from swamp.models.leases import model_lock_name
+
+
+class WorkerLostError(SwampError):
+    code = "worker_lost"
+
+
+class NoWorkerError(SwampError):
+    code = "no_worker"
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a step may run: workers carrying every label, or the named one;
+    how long to wait for such a worker to be connected."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    target: str | None = None
+    queue_timeout: float | None = None
+
+    def describe(self) -> str:
+        parts = [f"{k}={v}" for k, v in sorted(self.labels.items())]
+        if self.target:
+            parts.append(f"worker {self.target}")
+        return ", ".join(parts) or "any worker"
+
+
+@dataclass
+class StepJob:
+    """What a worker needs to run one step, and nothing more."""
+
+    definition: Any  # models.definitions.Definition
+    method: str
+    inputs: dict
+    command: str
+    variables: dict = field(default_factory=dict)
+    #: (vault, key) -> value, for this step only; never written on the worker
+    secrets: dict = field(default_factory=dict)
+    overrides: dict = field(default_factory=dict)
+    #: a type run directly: its automatic definition is saved in the step's session
+    auto: bool = False
+    tags: dict | None = None
+    triggered_by: str = "workflow"
+    workflow_run_id: str | None = None
+    workflow_name: str | None = None
+    step_name: str | None = None
+
+    def __repr__(self) -> str:  # never the secrets, should a log print the job
+        return f"StepJob({self.command!r}, secrets={len(self.secrets)})"
+
+
+@dataclass
+class StepOutcome:
+    """What a worker reports back: its name, the output record's gist, and
+    what its session moved."""
+
+    worker: str
+    output_id: str | None
+    status: str
+    error: str | None
+    data_artifacts: list = field(default_factory=list)
+    sync: dict = field(default_factory=dict)
+    #: set when the step ran but the worker's push failed (its next session publishes it)
+    unpublished: str | None = None
+
+
+class Dispatcher(Protocol):
+    """Runs a StepJob on a worker that fits the placement and returns its
+    outcome; raises WorkerLostError or NoWorkerError (swamp.workers.dispatch)."""
+
+    def run(self, job: StepJob, placement: Placement) -> StepOutcome: ...
+
+
+# ------------------------------------------------------------- worker side
+class _StepRepo:
+    """The worker's repository seen by one step: the same datastore and
+    checkout, with the secrets sent for this step as its only vault."""
+
+    def __init__(self, repo, secrets: dict) -> None:
+        self._repo = repo
+        self.given_secrets = dict(secrets)
+
+    def __getattr__(self, name: str):
+        return getattr(self._repo, name)
+
+
+def run_step(repo, job: StepJob, *, worker: str, registry=None) -> StepOutcome:
+    """On a worker: one session for one step, like a local step's."""
+    from swamp.models.runner import Runner
+
+    view = _StepRepo(repo, job.secrets)
+    runner = Runner(view, registry=registry)
+    definition = job.definition
+    counts = SyncCounts()
+    record = None
+    unpublished = None
+    try:
+        with changing(view, job.command, leases=[model_lock_name(definition.type, definition.id)], into=counts):
+            if job.auto:
+                from swamp.models import auto_definitions
+
+                auto_definitions.save(repo.datastore, definition)
+            prepared = runner.prepare(definition, job.method, job.inputs, variables=job.variables)
+            record = runner.execute(prepared, tags=job.tags, triggered_by=job.triggered_by,
+                                    workflow_run_id=job.workflow_run_id, workflow_name=job.workflow_name,
+                                    step_name=job.step_name, overrides=job.overrides)
+    except UnpublishedError as e:
+        unpublished = e.message
+    except SwampError as e:
+        if record is None:
+            return StepOutcome(worker, None, "failed", e.message, sync=counts.to_json())
+        raise
+    finally:
+        view.given_secrets.clear()
+    return StepOutcome(worker, record.id, record.status, record.error, list(record.dataArtifacts),
+                       counts.to_json(), unpublished)
+
+
+# -------------------------------------------------------- dispatching side
+def placement_of(step) -> Placement | None:
+    p = getattr(step, "placement", None)
+    if p is None:
+        return None
+    return Placement(labels=dict(p.labels or {}), target=p.target, queue_timeout=p.queueTimeout)
+
+
+def secrets_for(repo, prepared) -> dict:
+    """The values of the vault references the prepared arguments make
+    (those the type resolves itself included: it resolves them on the worker)."""
+    from swamp.vault.sentinel import find_sentinels
+    from swamp.vault.service import RepoVaults
+
+    found = find_sentinels(prepared.args.model_dump())
+    vaults = RepoVaults(repo)
+    return {(v, k): vaults.get(v, k) for v, k in found}
+
+
+def _no_sentinels(inputs: dict) -> None:
+    from swamp.vault.sentinel import find_sentinels
+
+    if find_sentinels(inputs):
+        raise ValidationError("a placed step's inputs cannot carry vault references",
+                              hint="reference the secret in the model's arguments (vault.get there); "
+                                   "the worker resolves it with the value sent for the step")
+
+
+def dispatch(host, execution, st, step, e, where: str, item, definition, command: str) -> bool:
+    """Called by the engine for each model_method step. False: run it here.
+    True: it was handled (run on a worker, or failed), its record updated."""
+    placement = placement_of(step)
+    if placement is None and not host.remote_only:
+        return False
+    if placement is None:
+        execution.set_failed(st, e, "the step has no placement, and this run is --remote-only", step)
+        return True
+    if host.dispatcher is None:
+        execution.set_failed(st, e, f"the step is placed ({placement.describe()}) but no scheduler is "
+                                    "configured: pass --scheduler tcp://HOST:8786", step)
+        return True
+    try:
+        prepared = execution.prepare_method(step, e, where, item, definition)  # here too: fail before dispatch
+        overrides = execution.data_overrides(step, prepared)
+        inputs = execution.scope.render(step.task.inputs, f"{where}.task.inputs", item) or {}
+        _no_sentinels(inputs)
+        job = StepJob(definition=definition, method=prepared.method, inputs=inputs, command=command,
+                      variables={"run": execution.run_info}, secrets=secrets_for(host.repo, prepared),
+                      overrides=overrides, auto=definition.id in execution.autos,
+                      workflow_run_id=execution.run.id, workflow_name=execution.run.workflowName,
+                      step_name=e.name)
+    except SwampError as err:
+        execution.set_failed(st, e, err.message, step)
+        return True
+    execution.set_running(st, e)
+    execution.log(f"step {st.record.name}/{e.name}: dispatched ({placement.describe()})")
+    try:
+        outcome = host.dispatcher.run(job, placement)
+    except SwampError as err:
+        execution.set_failed(st, e, err.message, step)
+        return True
+    finally:
+        job.secrets.clear()
+    with execution.lock:
+        e.worker = outcome.worker
+        e.outputId = outcome.output_id
+        e.dataArtifacts = list(outcome.data_artifacts)
+    host.add_remote(outcome)
+    execution.log(f"step {st.record.name}/{e.name}: ran on worker {outcome.worker}")
+    if outcome.status == "succeeded":
+        execution.set_done(st, e, "succeeded", save=False)
+    else:
+        execution.set_failed(st, e, outcome.error or outcome.status, step, save=False)
+    execution.flush(force=True)  # its session pulls what the worker pushed
+    execution.scope.data_changed()
+    return True
