@@ -207,7 +207,6 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
         e.worker = outcome.worker
         e.outputId = outcome.output_id
         e.dataArtifacts = list(outcome.data_artifacts)
-    host.add_remote(outcome)
     execution.log(f"step {st.record.name}/{e.name}: ran on worker {outcome.worker}")
     if outcome.status == "succeeded":
         execution.set_done(st, e, "succeeded", save=False)

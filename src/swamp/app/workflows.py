@@ -36,11 +36,14 @@ class RunResult:
 class _Host:
     """The engine's RunHost: every session a run needs, opened here."""
 
-    def __init__(self, repo) -> None:
+    def __init__(self, repo, *, dispatcher=None, remote_only: bool = False) -> None:
         self.repo = repo
         self.sync = SyncCounts()
         self.unpublished: UnpublishedError | None = None
         self._mutex = threading.Lock()  # steps run in threads; their counts add up here
+        #: placed steps go to workers through it (app/remote_steps.py, workers/)
+        self.dispatcher = dispatcher
+        self.remote_only = remote_only
 
     def _add(self, counts: SyncCounts) -> None:
         with self._mutex:
@@ -65,6 +68,12 @@ class _Host:
         finally:
             self._add(counts)
 
+    def dispatch(self, execution, st, step, e, where, item, definition, command) -> bool:
+        """A placed step runs on a worker; False: run it here."""
+        from swamp.app import remote_steps
+
+        return remote_steps.dispatch(self, execution, st, step, e, where, item, definition, command)
+
     def holding(self, run: WorkflowRun):
         return self.repo.datastore.lock(records.run_lock(run.id))
 
@@ -86,9 +95,9 @@ class _Host:
 
 
 def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
-        observer: Observer | None = None) -> RunResult:
+        observer: Observer | None = None, dispatcher=None, remote_only: bool = False) -> RunResult:
     source, wf = checked(repo, name)
-    host = _Host(repo)
+    host = _Host(repo, dispatcher=dispatcher, remote_only=remote_only)
     result = Engine(repo, host, observer=observer).start(wf, source, inputs, fail_on=fail_on_level(fail_on))
     return RunResult(result, host.sync, is_shared(repo), host.unpublished)
 

@@ -525,6 +525,9 @@ class _Execution:
         arguments, are resolved once after its pull; the run record goes
         out in the same commit as what the method wrote."""
         command = f"workflow run {self.run.workflowName}: {st.record.name}/{e.name}"
+        dispatch = getattr(self.engine.host, "dispatch", None)
+        if dispatch is not None and dispatch(self, st, step, e, where, item, definition, command):
+            return  # placed: the host ran it on a worker (app/remote_steps.py)
         try:
             with self.engine.host.step(definition, command):
                 if definition.id in self.autos:  # a type run directly: its definition is kept

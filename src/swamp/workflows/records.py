@@ -67,6 +67,7 @@ class StepRun(_Doc):
     allowedFailure: bool | None = None
     error: str | None = None
     detail: str | None = None  # why a step was skipped, in words
+    worker: str | None = None  # the worker that ran a placed step
 
     @property
     def declared(self) -> str:

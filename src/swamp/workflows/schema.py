@@ -187,6 +187,16 @@ class DataOutputOverride(_Strict):
         return self
 
 
+class Placement(_Strict):
+    """Where a model_method step runs (docs/workers.md): on a worker carrying
+    every label, or the worker named ``target``; ``queueTimeout`` seconds to
+    wait for one to be connected."""
+
+    labels: dict[str, str] = Field(default_factory=dict)
+    target: str | None = None
+    queueTimeout: float | None = Field(default=None, gt=0)
+
+
 class Step(_Strict):
     name: str = Field(min_length=1)
     description: str | None = None
@@ -197,6 +207,7 @@ class Step(_Strict):
     guard: str | bool | None = None
     allowFailure: bool = False
     dataOutputOverrides: list[DataOutputOverride] = Field(default_factory=list)
+    placement: Placement | None = None  # run on a worker (workers/)
     task: Task
 
 
