@@ -21,6 +21,7 @@ GROUPS = {
     "extension": ("swamp.cli.extension", "extension", "Model types from Python packages, pinned for the team"),
     "serve": ("swamp.cli.serve", "serve", "Serve the use cases as an HTTP API"),
     "access": ("swamp.cli.access", "access", "Tokens and grants for swamp serve"),
+    "worker": ("swamp.cli.worker", "worker", "Workers that run placed workflow steps, on Dask"),
 }
 
 

@@ -152,9 +152,14 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
 @_junit
 @click.option("--fail-on", type=click.Choice(["low", "medium", "high"]), default="low", show_default=True,
               help="The lowest severity of a failed assert that fails the run.")
+@click.option("--scheduler", envvar="SWAMP_SCHEDULER", metavar="ADDRESS",
+              help="Dispatch placed steps to the workers of this Dask scheduler (tcp://HOST:8786; "
+                   "docs/workers.md). Default: $SWAMP_SCHEDULER.")
+@click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement "
+              "instead of running it on this machine.")
 @global_options
 @click.pass_obj
-def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on):
+def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, scheduler=None, remote_only=False):
     """Run workflow NAME and print its run record. Exits 1 when the run fails.
 
     With --stdin holding NDJSON (one JSON object a line), runs it once per
@@ -173,8 +178,18 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on):
             raise UsageError("--junit writes one run's report; a batch from --stdin has several")
         _run_batch(state, repo, name, batch, fail_on)
         return
-    with activity_for(state, f"workflow {name}") as activity:
-        result = workflows.run(repo, name, batch[0], fail_on=fail_on, observer=_observer(state, activity))
+    dispatcher = None
+    if scheduler:  # placed steps go to workers (swamp.workers)
+        from swamp.workers.dispatch import DaskDispatcher
+
+        dispatcher = DaskDispatcher(scheduler)
+    try:
+        with activity_for(state, f"workflow {name}") as activity:
+            result = workflows.run(repo, name, batch[0], fail_on=fail_on, observer=_observer(state, activity),
+                                   dispatcher=dispatcher, remote_only=remote_only)
+    finally:
+        if dispatcher is not None:
+            dispatcher.close()
     _finish(state, repo, result, junit)
 
 

@@ -1,0 +1,36 @@
+"""What a worker runs. ``swamp worker start`` opens the repository once for
+the process (``serve``); each step Dask hands the worker then goes through
+``run``, the same use case for every step (app/remote_steps.run_step)."""
+
+from __future__ import annotations
+
+import threading
+
+_state: dict = {}
+_lock = threading.Lock()
+
+
+def serve(repo) -> None:
+    """Make this process a swamp worker for ``repo``: load the type registry
+    now (it is not safe to load from two threads), keep it for every step."""
+    from swamp.models.registry import registry_for
+
+    registry = registry_for(repo)
+    registry.all()
+    with _lock:
+        _state.update(repo=repo, registry=registry)
+
+
+def run(job):
+    """Run one step here; called by Dask on the worker."""
+    from distributed import get_worker
+
+    from swamp.app.remote_steps import run_step
+    from swamp.errors import SwampError
+
+    with _lock:
+        repo, registry = _state.get("repo"), _state.get("registry")
+    if repo is None:
+        raise SwampError("this Dask worker is not a swamp worker (no repository)",
+                         hint="start workers with 'swamp worker start --repo-dir ...'")
+    return run_step(repo, job, worker=str(get_worker().name), registry=registry)

@@ -1,0 +1,73 @@
+"""Starting a swamp worker (a Dask worker whose steps run against this
+repository's shared datastore) and listing the workers of a scheduler."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+from swamp.errors import ConflictError
+from swamp.workers import placement
+
+
+def check_repo(repo) -> None:
+    """A worker is a peer of the shared datastore: a directory datastore
+    would keep what it writes on this machine only."""
+    if repo.datastore.kind == "filesystem":
+        raise ConflictError("a worker needs a shared datastore; this repository's is a local directory",
+                            hint="run 'swamp datastore setup s3 ...' (the same as the dispatching side's) first")
+
+
+def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1, name: str | None = None,
+          on_ready=None) -> None:
+    """Run a worker until it is stopped (SIGINT or SIGTERM) or its scheduler
+    goes away for good. Blocks."""
+    check_repo(repo)
+    from swamp.workers import task
+
+    task.serve(repo)
+    asyncio.run(_run(repo, scheduler, labels, concurrency, name, on_ready))
+
+
+async def _run(repo, scheduler, labels, concurrency, name, on_ready) -> None:
+    from distributed import Worker
+
+    worker = Worker(scheduler, name=name, nthreads=concurrency,
+                    resources=placement.worker_resources(labels, concurrency),
+                    local_directory=str(repo.local_dir / "cache" / "worker"),
+                    dashboard=False, death_timeout=60)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with worker:
+        if on_ready is not None:
+            on_ready(worker)
+        finished = asyncio.ensure_future(worker.finished())
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait([finished, stopping], return_when=asyncio.FIRST_COMPLETED)
+        for f in (finished, stopping):
+            f.cancel()
+
+
+def list_workers(scheduler: str) -> list[dict]:
+    """The swamp workers connected to ``scheduler``: name, address, labels,
+    concurrency and the steps each runs now."""
+    from swamp.workers.dispatch import connect
+
+    client = connect(scheduler)
+    try:
+        info = client.scheduler_info(n_workers=-1).get("workers", {})
+        running = client.processing()
+    finally:
+        client.close()
+    rows = []
+    for addr, w in info.items():
+        resources = w.get("resources") or {}
+        if placement.SWAMP_RESOURCE not in resources:
+            continue  # a Dask worker, not a swamp one
+        steps = sorted(str(k).removeprefix("swamp-step-").rsplit("-", 1)[0]
+                       for k in running.get(addr, ()) if str(k).startswith("swamp-step-"))
+        rows.append({"name": str(w.get("name")), "address": addr, "labels": placement.labels_of(resources),
+                     "concurrency": int(w.get("nthreads") or 0), "running": steps})
+    return sorted(rows, key=lambda r: (r["name"], r["address"]))
