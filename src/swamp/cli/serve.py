@@ -32,12 +32,14 @@ from swamp.cli.options import CliState, global_options
 @click.option("--schedule", "schedules", multiple=True, metavar="NAME=WORKFLOW@CRON",
               help="Run WORKFLOW at each tick of CRON (UTC; 5 fields, or 6 with seconds first). With several "
                    "replicas each tick fires once. Repeatable.")
+@click.option("--dashboard", is_flag=True, help="Also serve the dashboard: web pages under /ui/ (runs, approvals, "
+              "data, the datastore, the audit log).")
 @click.option("--audit-log", type=click.Path(dir_okay=False), help="Where the audit log goes "
               "(default .swamp/cache/serve/audit.jsonl).")
 @global_options
 @click.pass_obj
 def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
-          max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, audit_log):
+          max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, dashboard, audit_log):
     """Serve this repository's use cases as an HTTP JSON API.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
@@ -70,5 +72,6 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
     repo = state.repo()
     settings = Settings(webhooks=hooks, schedules=timed, auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
                         audit_path=Path(audit_log).absolute() if audit_log else None, max_runs=max_runs,
-                        max_runs_per_principal=max_runs_per_caller, max_run_duration=max_run_duration)
+                        max_runs_per_principal=max_runs_per_caller, max_run_duration=max_run_duration,
+                        dashboard=dashboard)
     run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file)

@@ -57,6 +57,8 @@ class Settings:
     schedules: list = field(default_factory=list)
     #: a workflow run going longer is asked to stop (None: no limit)
     max_run_duration: float | None = None
+    #: serve the dashboard's pages under /ui/ too
+    dashboard: bool = False
 
 
 @dataclass
@@ -507,6 +509,10 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
               StarletteRoute("/openapi.json", openapi, methods=["GET"]),
               StarletteRoute("/hooks/{name}", _webhook(state), methods=["POST"])]
     routes += [StarletteRoute(r.path, _endpoint(state, r), methods=[r.method]) for r in ROUTES]
+    if settings.dashboard:
+        from swamp.serve.dashboard.pages import routes as dashboard_routes
+
+        routes += dashboard_routes(state)
 
     from swamp.serve.scheduler import Scheduler
 

@@ -1,0 +1,222 @@
+"""Read use cases the dashboard needs and the other front ends do not: a
+page of a workflow's runs out of thousands, the approvals waiting, the
+versions of a piece of data side by side, and the datastore at a glance.
+
+Run ids are random, so the newest runs can only be found by looking at
+every record. ``RunIndex`` keeps a summary row per record, keyed by the
+record file's size and modification time: a page then costs one listing
+and one stat per run, and reads only the records that changed since the
+last page (the first page after start reads them all; ``warm`` does that
+in the background)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+
+from swamp.app.lifecycle import reading
+from swamp.errors import NotFoundError, SwampError
+from swamp.workflows import records, runs
+from swamp.workflows.files import find_workflow
+from swamp.workflows.schema import workflow_id
+
+_PREFIX, _SUFFIX = "workflow-run-", ".yaml"
+
+
+@dataclass
+class RunPage:
+    rows: list[dict]
+    total: int
+    offset: int
+    limit: int
+    #: runs per status over every run of the workflow
+    counts: dict[str, int]
+
+
+def _summary(doc: dict) -> dict:
+    steps = [s for j in doc.get("jobs") or [] for s in j.get("steps") or []]
+    return {"id": doc.get("id"), "workflowName": doc.get("workflowName"), "status": doc.get("status"),
+            "startedAt": doc.get("startedAt") or "", "completedAt": doc.get("completedAt"),
+            "durationMs": doc.get("durationMs"), "parentRunId": doc.get("parentRunId"),
+            "steps": len(steps), "failedSteps": sum(s.get("status") == "failed" for s in steps),
+            "waiting": sum(s.get("status") == "waiting_approval" for s in steps)}
+
+
+class RunIndex:
+    """Summary rows of run records, kept fresh by file stamps (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, dict[str, tuple[tuple, dict]]] = {}  # workflow id -> run id -> (stamp, row)
+        self._lock = threading.Lock()
+
+    def rows(self, ds, wid: str) -> list[dict]:
+        """Every run of one workflow, newest first (caller holds a read session)."""
+        directory = ds.local_path(records.run_dir(wid))
+        try:
+            names = os.listdir(directory)
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        with self._lock:
+            known = dict(self._rows.get(wid, {}))
+        fresh: dict[str, tuple[tuple, dict]] = {}
+        for name in names:
+            if not (name.startswith(_PREFIX) and name.endswith(_SUFFIX)):
+                continue
+            rid = name[len(_PREFIX):-len(_SUFFIX)]
+            try:
+                st = os.stat(directory / name)
+            except FileNotFoundError:
+                continue
+            stamp = (st.st_mtime_ns, st.st_size)
+            cached = known.get(rid)
+            if cached is not None and cached[0] == stamp:
+                fresh[rid] = cached
+                continue
+            try:
+                doc = json.loads(ds.read_bytes(records.record_path(wid, rid)))
+            except (NotFoundError, ValueError):
+                # hand-edited YAML, or gone meanwhile: the slow, exact way
+                try:
+                    doc = records.load(ds, wid, rid).to_json()
+                except SwampError:
+                    continue
+            fresh[rid] = (stamp, _summary(doc))
+        with self._lock:
+            self._rows[wid] = fresh
+        out = [row for _, row in fresh.values()]
+        out.sort(key=lambda r: (r["startedAt"], r["id"]), reverse=True)
+        return out
+
+    def warm(self, repo) -> None:
+        """Read every run once (at the dashboard's start, in a thread)."""
+        ds = repo.datastore
+        with reading(repo):
+            wids = ds.listdir(records.RUNS)
+        for wid in wids:
+            self.rows(ds, wid)
+
+
+def workflow_runs(repo, index: RunIndex, name: str, *, offset: int = 0, limit: int = 50,
+                  status: str | None = None) -> RunPage:
+    """One page of a workflow's runs, newest first (top-level and nested)."""
+    _, wf = find_workflow(repo, name)
+    with reading(repo):
+        rows = index.rows(repo.datastore, workflow_id(wf))
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    if status:
+        rows = [r for r in rows if r["status"] == status]
+    return RunPage(rows[offset:offset + limit], len(rows), offset, limit, counts)
+
+
+def workflows_overview(repo, index: RunIndex) -> list[dict]:
+    """Each workflow with its number of runs and its newest run."""
+    from swamp.workflows.service import search
+
+    out = []
+    with reading(repo):
+        for wf in search(repo, None):
+            if "error" in wf:
+                out.append({**wf, "runs": 0, "latest": None})
+                continue
+            rows = index.rows(repo.datastore, wf["id"])
+            out.append({**wf, "runs": len(rows), "latest": rows[0] if rows else None})
+    return out
+
+
+def approvals(repo, index: RunIndex) -> list[dict]:
+    """What suspended runs wait for (as ``workflow approvals`` lists it),
+    reading only the suspended runs' records."""
+    ds = repo.datastore
+    out = []
+    with reading(repo):
+        for wid in ds.listdir(records.RUNS):
+            for row in index.rows(ds, wid):
+                if row["status"] != "suspended" or row["parentRunId"]:
+                    continue
+                try:
+                    run = records.load(ds, wid, row["id"])
+                except NotFoundError:
+                    continue
+                for owner, j, s in runs.waiting_steps(ds, run):
+                    out.append({"workflowName": run.workflowName, "runId": run.id, "job": j.name,
+                                "step": s.name, "prompt": s.approval.prompt,
+                                "requestedAt": s.approval.requestedAt,
+                                **({"nestedRunId": owner.id} if owner.id != run.id else {})})
+    return sorted(out, key=lambda a: (a["requestedAt"], a["runId"], a["job"], a["step"]))
+
+
+def run_state(repo, name: str, run_id: str) -> tuple[dict, str]:
+    """A run record as commands print it, and its log, read in one session."""
+    from swamp.workflows.service import run_json
+
+    _, wf = find_workflow(repo, name)
+    ds = repo.datastore
+    with reading(repo):
+        run = records.load(ds, workflow_id(wf), run_id)
+        return run_json(repo, run), records.read_log(ds, run.workflowId, run.id)
+
+
+def data_version_text(repo, model: str, name: str, version: int | None) -> dict:
+    """One version with its content as the dashboard shows it: JSON
+    pretty-printed, text as it is, binary not at all (offered as a
+    download). ``text`` is what a diff compares."""
+    from swamp.app import data
+
+    doc = data.get(repo, model, name, version, content=True)
+    content = doc.pop("content", None)
+    if doc.get("binary"):
+        text = None
+    elif isinstance(content, (dict, list, int, float, bool)) or content is None:
+        text = json.dumps(content, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    else:
+        text = content
+    return {**doc, "text": text}
+
+
+def data_version_bytes(repo, model: str, name: str, version: int | None) -> tuple[dict, bytes]:
+    """The stored bytes of one version, for a download."""
+    from swamp.data.records import record_json
+    from swamp.data.repository import DataRepository
+    from swamp.models.definition_files import find
+
+    d = find(repo, model)[1]
+    data = DataRepository(repo.datastore)
+    with reading(repo):
+        rec = data.get(d.type, d.id, name, version)
+        raw = data.content(rec)
+    return record_json(rec, None), raw
+
+
+def data_diff(repo, model: str, name: str, old: int, new: int) -> dict:
+    """A unified diff between two versions' contents (as shown)."""
+    import difflib
+
+    a = data_version_text(repo, model, name, old)
+    b = data_version_text(repo, model, name, new)
+    if a["text"] is None or b["text"] is None:
+        return {"old": a, "new": b, "lines": None, "same": a["sha256"] == b["sha256"]}
+    lines = list(difflib.unified_diff(a["text"].splitlines(), b["text"].splitlines(),
+                                      f"version {old}", f"version {new}", lineterm=""))
+    return {"old": a, "new": b, "lines": lines, "same": not lines}
+
+
+def datastore_overview(repo, *, commits: int = 20) -> dict:
+    """The datastore at a glance: its status, its recent commits (shared
+    datastores only), the leases held, and conflict copies to resolve."""
+    from swamp.repo import datastores
+
+    out: dict = {"status": datastores.status(repo), "commits": None, "leases": [], "conflicts": None}
+    try:
+        out["leases"] = datastores.lock_status(repo)
+    except SwampError as e:
+        out["leasesError"] = e.message
+    if repo.datastore.kind != "filesystem":
+        try:
+            out["commits"] = datastores.history(repo, commits)
+        except SwampError as e:
+            out["commitsError"] = e.message
+    return out

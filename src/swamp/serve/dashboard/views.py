@@ -1,0 +1,262 @@
+"""What each dashboard page reads and shows, and what each form does.
+
+Plain functions of a ``Ctx``, run in a worker thread; a page returns a
+``Page`` (template and values), a form a redirect. Access control is the
+API's: the same action on the same resource."""
+
+from __future__ import annotations
+
+import json
+
+from starlette.responses import RedirectResponse, Response
+
+from swamp.errors import ValidationError
+from swamp.serve.dashboard.pages import FINISHED, PAGE_SIZE, Ctx, Page
+
+STATUSES = ("running", "suspended", "pending", "succeeded", "failed", "cancelled")
+
+
+def _index(c: Ctx):
+    return c.dash.index
+
+
+# ---------------------------------------------------------------- workflows
+def workflows(c: Ctx) -> Page:
+    from swamp.app.dashboard_queries import workflows_overview
+
+    rows = [w for w in workflows_overview(c.repo, _index(c)) if c.allowed("read", f"workflow:{w['name']}")]
+    return Page("workflows.html", {"title": "Workflows", "nav": "workflows", "workflows": rows})
+
+
+def runs(c: Ctx) -> Page:
+    from swamp.app.dashboard_queries import workflow_runs
+
+    name = c.path["workflow"]
+    c.require("read", f"workflow:{name}")
+    status = c.query.get("status") or None
+    if status is not None and status not in STATUSES:
+        raise ValidationError(f"status {status!r} is not one of {', '.join(STATUSES)}")
+    page_no = max(1, c.int_query("page", 1))
+    found = workflow_runs(c.repo, _index(c), name, offset=(page_no - 1) * PAGE_SIZE, limit=PAGE_SIZE,
+                          status=status)
+    pages = max(1, -(-found.total // PAGE_SIZE))
+    return Page("runs.html", {"title": name, "nav": "workflows", "workflow": name, "rows": found.rows,
+                              "total": found.total, "counts": found.counts, "page": page_no, "pages": pages,
+                              "status": status or "", "statuses": STATUSES,
+                              "can_run": c.allowed("run", f"workflow:{name}")})
+
+
+def _groups(steps: list[dict]) -> list[dict]:
+    """Steps in order, the items of one forEach step gathered in a group."""
+    out: list[dict] = []
+    for s in steps:
+        of = s.get("forEachOf")
+        if of and out and out[-1]["kind"] == "group" and out[-1]["name"] == of:
+            out[-1]["steps"].append(s)
+        elif of:
+            out.append({"kind": "group", "name": of, "steps": [s]})
+        else:
+            out.append({"kind": "step", "step": s})
+    for g in out:
+        if g["kind"] == "group":
+            counts: dict[str, int] = {}
+            for s in g["steps"]:
+                counts[s.get("status", "pending")] = counts.get(s.get("status", "pending"), 0) + 1
+            g["counts"] = sorted(counts.items())
+            g["status"] = ("failed" if "failed" in counts else "running" if "running" in counts
+                           else "waiting_approval" if "waiting_approval" in counts
+                           else "pending" if "pending" in counts else "succeeded")
+    return out
+
+
+def run(c: Ctx) -> Page:
+    from swamp.app.dashboard_queries import run_state
+
+    name, run_id = c.path["workflow"], c.path["run"]
+    c.require("read", f"workflow:{name}")
+    doc, log = run_state(c.repo, name, run_id)
+    total = doc.get("durationMs") or max([s.get("durationMs") or 0 for j in doc.get("jobs", [])
+                                          for s in j.get("steps", [])] or [0]) or 1
+    jobs = [{**j, "groups": _groups(j.get("steps", []))} for j in doc.get("jobs", [])]
+    waiting = [a for a in doc.get("approvalRequired", [])]
+    return Page("run.html", {"title": f"{name} run {run_id[:8]}", "nav": "workflows", "workflow": name,
+                             "run": doc, "jobs": jobs, "log": log, "total": total, "waiting": waiting,
+                             "live": doc["status"] not in FINISHED,
+                             "can_approve": c.allowed("approve", f"workflow:{name}"),
+                             "can_cancel": c.allowed("run", f"workflow:{name}")
+                             and doc["status"] in ("running", "suspended", "pending")})
+
+
+def _route(op: str):
+    from swamp.serve.routes import ROUTES
+
+    return next(r for r in ROUTES if r.op == op)
+
+
+def _api(c: Ctx, op: str, path: dict, body: dict):
+    """Run the API route ``op``'s own handler, after its own access check."""
+    from swamp.serve.routes import Call, Reply
+
+    route = _route(op)
+    call = Call(c.repo, path, {}, body,
+                authorize=lambda action, resource: c.require(action, resource))
+    c.require(route.action, route.resource(call))
+    key = c.dash.state.begin()
+    try:
+        result = route.run(call)
+    finally:
+        c.dash.state.end(key)
+    return result.doc if isinstance(result, Reply) else result
+
+
+def _back(c: Ctx) -> Response:
+    name, run_id = c.path["workflow"], c.path["run"]
+    return RedirectResponse(f"/ui/workflows/{name}/runs/{run_id}", 303)
+
+
+def decide(decision: str):
+    def handler(c: Ctx) -> Response:
+        step = (c.form.get("step") or "").strip()
+        if not step:
+            raise ValidationError("say which step to decide on")
+        body = {"step": step, "runId": c.path["run"]}
+        if (c.form.get("reason") or "").strip():
+            body["reason"] = c.form["reason"].strip()
+        _api(c, "approveStep" if decision == "approved" else "rejectStep", {"workflow": c.path["workflow"]}, body)
+        return _back(c)
+
+    return handler
+
+
+def cancel(c: Ctx) -> Response:
+    _api(c, "cancelWorkflow", {"workflow": c.path["workflow"]}, {"runId": c.path["run"]})
+    return _back(c)
+
+
+def start_run(c: Ctx) -> Response:
+    """Start a run (no inputs, or a JSON object of them) in the background."""
+    name = c.path["workflow"]
+    c.require("run", f"workflow:{name}")
+    text = (c.form.get("inputs") or "").strip()
+    try:
+        inputs = json.loads(text) if text else {}
+    except ValueError as e:
+        raise ValidationError(f"the inputs are not valid JSON: {e}") from None
+    if not isinstance(inputs, dict):
+        raise ValidationError("the inputs must be a JSON object")
+    state = c.dash.state
+    if state.shutting_down:
+        from swamp.serve.errors import HttpError
+
+        raise HttpError("shutting_down", "the server is shutting down")
+    state.admit(c.subjects[0])
+    state.start_workflow(name, inputs, c.subjects[0], admitted=True)
+    return RedirectResponse(f"/ui/workflows/{name}", 303)
+
+
+def approvals(c: Ctx) -> Page:
+    from swamp.app.dashboard_queries import approvals as waiting
+
+    rows = [{**a, "can_approve": c.allowed("approve", f"workflow:{a['workflowName']}")}
+            for a in waiting(c.repo, _index(c)) if c.allowed("read", f"workflow:{a['workflowName']}")]
+    return Page("approvals.html", {"title": "Approvals", "nav": "approvals", "rows": rows})
+
+
+# --------------------------------------------------------------------- data
+def models(c: Ctx) -> Page:
+    from swamp.app import data
+    from swamp.models.service import search_models
+
+    found = [m for m in search_models(c.repo, None) if c.allowed("read", f"model:{m['name']}")]
+    rows = [r for r in data.list_names(c.repo, None) if c.allowed("read", f"data:{r['model']}/{r['name']}")]
+    by_model: dict[str, list] = {}
+    for r in rows:
+        by_model.setdefault(r["model"], []).append(r)
+    return Page("models.html", {"title": "Models and data", "nav": "models", "models": found,
+                                "data": by_model})
+
+
+def versions(c: Ctx) -> Page:
+    from swamp.app import data
+
+    model, name = c.path["model"], c.path["name"]
+    c.require("read", f"data:{model}/{name}")
+    rows = list(reversed(data.versions(c.repo, model, name)))
+    return Page("versions.html", {"title": f"{model}/{name}", "nav": "models", "model": model, "name": name,
+                                  "rows": rows})
+
+
+def version(c: Ctx):
+    from swamp.app.dashboard_queries import data_version_bytes, data_version_text
+
+    model, name = c.path["model"], c.path["name"]
+    c.require("read", f"data:{model}/{name}")
+    number = _version(c.path["version"])
+    if c.query.get("download"):
+        from swamp.vault.redact import redact_bytes
+
+        meta, raw = data_version_bytes(c.repo, model, name, number)
+        filename = f"{model}-{name}-v{meta['version']}".replace('"', "")
+        return Response(redact_bytes(raw), media_type="application/octet-stream",
+                        headers={"Content-Disposition": f'attachment; filename="{filename}"',
+                                 "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"})
+    doc = data_version_text(c.repo, model, name, number)
+    return Page("version.html", {"title": f"{model}/{name} v{doc['version']}", "nav": "models", "model": model,
+                                 "name": name, "doc": doc})
+
+
+def _version(text: str | None) -> int | None:
+    if text in (None, "", "latest"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValidationError(f"a version is a number, not {text!r}") from None
+
+
+def diff(c: Ctx) -> Page:
+    from swamp.app import data
+    from swamp.app.dashboard_queries import data_diff
+
+    model, name = c.path["model"], c.path["name"]
+    c.require("read", f"data:{model}/{name}")
+    old, new = c.int_query("old"), c.int_query("new")
+    if old is None or new is None:
+        numbers = [v["version"] for v in data.versions(c.repo, model, name)]
+        if len(numbers) < 2 and (old is None or new is None):
+            raise ValidationError(f"{model}/{name} has one version: nothing to compare")
+        old = numbers[-2] if old is None else old
+        new = numbers[-1] if new is None else new
+    found = data_diff(c.repo, model, name, old, new)
+    return Page("diff.html", {"title": f"{model}/{name}: v{old} against v{new}", "nav": "models", "model": model,
+                              "name": name, "diff": found, "old": old, "new": new})
+
+
+# ---------------------------------------------------------------- datastore
+def datastore(c: Ctx) -> Page:
+    from swamp.app.dashboard_queries import datastore_overview
+
+    c.require("read", "data:*")
+    doc = datastore_overview(c.repo)
+    return Page("datastore.html", {"title": "Datastore", "nav": "datastore", "doc": doc,
+                                   "status_json": json.dumps(doc["status"], indent=2, default=str)})
+
+
+# -------------------------------------------------------------------- audit
+def audit(c: Ctx) -> Page:
+    from swamp.serve.dashboard.audit_view import entries
+
+    page_no = max(1, c.int_query("page", 1))
+    who = c.query.get("who") or ""
+
+    def visible(e: dict) -> bool:
+        if who and not any(who in s for s in e.get("who") or []):
+            return False
+        resource = e.get("resource")
+        if resource:
+            return c.allowed("read", resource)
+        return c.allowed("admin", "data:*")  # logins and refusals before any resource: admins only
+
+    rows, more = entries(c.dash.state.audit.path, visible, offset=(page_no - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    return Page("audit.html", {"title": "Audit", "nav": "audit", "rows": rows, "page": page_no, "more": more,
+                               "who_filter": who})
