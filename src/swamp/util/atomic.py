@@ -139,11 +139,14 @@ class DurableBatch:
         for d in missing:
             self.touched(d.parent)
 
-    def write(self, path: Path | str, data: bytes | str, *, mode: int | None = None) -> os.stat_result:
+    def write(self, path: Path | str, data: bytes | str, *, mode: int | None = None,
+              before_replace: Callable[[], None] | None = None) -> os.stat_result:
         """Replace ``path`` with ``data`` atomically, its bytes durable on
         return and its name once ``sync()`` returns. Returns the stat of the
         file written, taken before the rename (which keeps inode, size and
-        mtime), so a file someone renames over it later does not match."""
+        mtime), so a file someone renames over it later does not match.
+        ``before_replace()`` runs right before the rename; if it raises,
+        nothing replaces ``path``."""
         if isinstance(data, str):
             data = data.encode()
         path = Path(path)
@@ -165,6 +168,8 @@ class DurableBatch:
             raise
         os.close(fd)
         try:
+            if before_replace is not None:
+                before_replace()
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -169,15 +169,23 @@ class LocalTree:
         """Check parents afresh from now on (they may have changed on disk)."""
         self._safe_dirs.clear()
 
-    def write(self, rel: str, data: bytes, batch: DurableBatch | None = None) -> os.stat_result:
+    def write(self, rel: str, data: bytes, batch: DurableBatch | None = None,
+              check: Callable[[], None] | None = None) -> os.stat_result:
         """Atomic write (readers never see a torn file); returns its stat.
         Durable on return, or, with ``batch``, once ``batch.sync()`` returns.
         BlockedPath when the path cannot hold a file, including when another
-        writer turns it (or a parent) into a directory (or a file) meanwhile."""
+        writer turns it (or a parent) into a directory (or a file) meanwhile.
+        ``check()`` runs right before the rename; if it raises, the path is
+        left as it is."""
+        if check is not None and batch is None:
+            own = DurableBatch()
+            st = self.write(rel, data, own, check)
+            own.sync()
+            return st
         path = self._checked_parent(rel, batch)
         try:
             if batch is not None:
-                return batch.write(path, data)
+                return batch.write(path, data, before_replace=check)
             atomic_write(path, data)
             return os.stat(path)
         except (IsADirectoryError, NotADirectoryError, FileExistsError):

@@ -15,7 +15,7 @@ import time
 from swamp.util.atomic import DurableBatch
 
 from . import checkpoint, commitlog, identity
-from .blobs import fetch_blob
+from .blobs import fetch_blob, fetch_blob_file
 from .commitlog import Change
 from .compare import content_id as _sha
 from .conflicts import Incoming, Resolver
@@ -24,6 +24,7 @@ from .localtree import BlockedPath, FileState
 from .progress import Progress
 from .renumber import Renumberer
 from .state import Base
+from .transfers import _copy_checked
 
 
 class Puller:
@@ -33,6 +34,33 @@ class Puller:
         if cur is None and base is not None and not base.hydrated:
             return FileState(base.sha256, base.size), True
         return cur, False
+
+    def _place_checked(self, s: Session, sha: str, size: int, rels: list[str], batch: DurableBatch,
+                       recheck, raced: list[str]):
+        """``_place_blob``, each path checked right before its rename
+        (``recheck`` raises _LocalChanged: that path goes to ``raced``); the
+        blob is downloaded once, the other paths copied from the first."""
+        placed, blocked = [], []
+        for rel in rels:
+            try:
+                if not placed:
+                    p, b = self._place_blob(s, sha, size, [rel], batch, lambda rel=rel: recheck(rel))
+                    placed += p
+                    blocked += b
+                    continue
+                source = self.tree.abspath(placed[0][0])
+
+                def fill(tmp, rel=rel) -> None:
+                    if not _copy_checked(source, tmp, sha):  # changed under us: fetched instead
+                        fetch_blob_file(s, self.layout, sha, tmp, size)
+                    recheck(rel)
+
+                placed.append((rel, self.tree.write_from(rel, fill, batch)))
+            except _LocalChanged:
+                raced.append(rel)
+            except BlockedPath:
+                blocked.append(rel)
+        return placed, blocked
 
     def _pull_into(self, s: Session) -> None:
         head = self.state.head
@@ -123,12 +151,15 @@ class Puller:
         unhydrated: set[str] = set()
         new_base: dict[str, Change] = dict(own)
         bases = self.state.bases(rel for rel in incoming if rel not in own)
+        #: what each path held on disk when we decided to replace it
+        expect: dict[str, str | None] = {}
         for rel in sorted(incoming):
             inc = incoming[rel]
             theirs = inc.change
             new_base[rel] = theirs
             base = _own_base(own[rel], own_srcs[rel]) if rel in own else bases.get(rel)
             local, virtual = self._local_view(rel, base)
+            expect[rel] = None if virtual else _sha(local)
             if _sha(local) == _sha(theirs):
                 if virtual:
                     unhydrated.add(rel)
@@ -155,13 +186,25 @@ class Puller:
         progress = Progress(self.on_progress, "download", sum(map(len, fetches.values())),
                             sum(sizes[sha] * len(rels) for sha, rels in fetches.items()))
 
+        # Another process on this cache may write a path after we decided to
+        # replace it: each path is checked again (stat, and hash if need be)
+        # right before its rename or delete; one that changed is left as it
+        # is and resolved below as a conflict, never overwritten.
+        raced: list[str] = []
+
+        def recheck(rel: str) -> None:
+            if _sha(self.tree.current(rel)) != expect[rel]:
+                raise _LocalChanged(rel)
+
         def write_all(sha: str, data: bytes, rels: list[str], first: bool = False) -> list[str]:
             blocked = []
             for rel in rels:
                 try:
-                    st = self.tree.write(rel, data, batch)
+                    st = self.tree.write(rel, data, batch, lambda rel=rel: recheck(rel))
                 except BlockedPath:
                     blocked.append(rel)
+                except _LocalChanged:
+                    raced.append(rel)
                 else:
                     self.tree.remember(rel, st, sha)
                     s.add(filesPulled=1)
@@ -174,7 +217,7 @@ class Puller:
             data = inline.get(sha)
             if data is None and self._streamed(sizes[sha]):
                 # Large: streamed into place, never whole in memory.
-                placed, blocked = self._place_blob(s, sha, sizes[sha], rels, batch)
+                placed, blocked = self._place_checked(s, sha, sizes[sha], rels, batch, recheck, raced)
                 for rel, st in placed:
                     self.tree.remember(rel, st, sha)
                     s.add(filesPulled=1)
@@ -189,6 +232,11 @@ class Puller:
 
         retry = [r for r in self._pool.map(fetch_and_write, fetches.items()) if r[2]]
         for rel in removes:
+            try:
+                recheck(rel)
+            except _LocalChanged:
+                raced.append(rel)
+                continue
             if self.tree.abspath(rel).is_file():
                 s.add(filesDeleted=1)
             self.tree.remove(rel, batch)
@@ -201,7 +249,7 @@ class Puller:
         # fetches it once the way is clear, and the conflict is reported.
         for sha, data, rels in retry:
             if data is None:
-                placed, still = self._place_blob(s, sha, sizes[sha], rels, batch)
+                placed, still = self._place_checked(s, sha, sizes[sha], rels, batch, recheck, raced)
                 for rel, st in placed:
                     self.tree.remember(rel, st, sha)
                     s.add(filesPulled=1)
@@ -214,6 +262,11 @@ class Puller:
                             "theirs": "put", "savedAs": None,
                             "reason": "a local directory or file is in the way; theirs was not written"})
         batch.sync(self._pool.map)
+        for rel in sorted(raced):
+            unhydrated.discard(rel)
+            base = _own_base(own[rel], own_srcs[rel]) if rel in own else bases.get(rel)
+            conflicted.append((rel, base, self.tree.current(rel), incoming[rel]))
+
         def theirs(sha: str) -> bytes:
             data = inline.get(sha)
             return fetch_blob(s, self.layout, sha) if data is None else data
@@ -254,6 +307,10 @@ class Puller:
             self.state.set_head(last)
             self.state.clear_pending(last)
             self.state.clear_intents()
+
+
+class _LocalChanged(Exception):
+    """A path changed on disk after the pull decided to replace it."""
 
 
 def _own_base(change: Change, src: str) -> Base | None:
