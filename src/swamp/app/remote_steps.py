@@ -141,11 +141,19 @@ def run_step(repo, job: StepJob, *, worker: str, registry=None) -> StepOutcome:
 
 
 # -------------------------------------------------------- dispatching side
-def placement_of(step) -> Placement | None:
+def placement_of(step, execution, where: str, item) -> Placement | None:
+    """The step's placement, its labels and target rendered for this item
+    (``region: ${{ self.site }}`` places each forEach item by its own)."""
     p = getattr(step, "placement", None)
     if p is None:
         return None
-    return Placement(labels=dict(p.labels or {}), target=p.target, queue_timeout=p.queueTimeout)
+    labels = execution.scope.render(dict(p.labels or {}), f"{where}.placement.labels", item) or {}
+    target = execution.scope.render(p.target, f"{where}.placement.target", item) if p.target else None
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        raise ValidationError("placement.labels must give a map of strings")
+    if target is not None and not isinstance(target, str):
+        raise ValidationError("placement.target must give a string")
+    return Placement(labels=labels, target=target, queue_timeout=p.queueTimeout)
 
 
 def secrets_for(repo, prepared) -> dict:
@@ -171,9 +179,13 @@ def _no_sentinels(inputs: dict) -> None:
 def dispatch(host, execution, st, step, e, where: str, item, definition, command: str) -> bool:
     """Called by the engine for each model_method step. False: run it here.
     True: it was handled (run on a worker, or failed), its record updated."""
-    placement = placement_of(step)
-    if placement is None and not host.remote_only:
+    if getattr(step, "placement", None) is None and not host.remote_only:
         return False
+    try:
+        placement = placement_of(step, execution, where, item)
+    except SwampError as err:
+        execution.set_failed(st, e, err.message, step)
+        return True
     if placement is None:
         execution.set_failed(st, e, "the step has no placement, and this run is --remote-only", step)
         return True
