@@ -18,7 +18,9 @@ def test_eight_concurrent_pulls_in_one_checkout_are_all_pinned(tmp_path, pypi):
     names = [f"conc-{i}" for i in range(8)]
     for n in names:
         make_wheel(pypi.packages, n, "1.0", types=(f"conc/t{n[-1]}",))
-    procs = [popen(repo, "extension", "pull", n, "--index", pypi.url) for n in names]
+    # they take turns on the lockfile's lock: patient, on a loaded 2-core machine
+    procs = [popen(repo, "extension", "pull", n, "--index", pypi.url, env={"SWAMP_LOCK_TIMEOUT_MS": "90000"})
+             for n in names]
     outs = [(p.wait(timeout=120), p.stdout.read(), p.stderr.read()) for p in procs]
     assert all(code == 0 for code, _, _ in outs), outs
     lock = json.loads((repo / "extensions" / "lockfile.json").read_text())

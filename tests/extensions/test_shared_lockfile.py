@@ -20,6 +20,9 @@ from tests.peers import ok
 pytestmark = [pytest.mark.slow, pytest.mark.s3]
 
 SEEDS = ("seed-one", "seed-two", "seed-three")
+#: the two commands take turns on the lockfile's lease: on a loaded 2-core
+#: machine the second may wait longer than the suite's default 20 s
+PATIENT = {"SWAMP_LOCK_TIMEOUT_MS": "90000"}
 
 
 @pytest.fixture(scope="session")
@@ -58,8 +61,8 @@ def _pins(repo: Path) -> list[str]:
 
 def _b_removes_while_a_pulls_three(a, b, index):
     with ThreadPoolExecutor(2) as pool:
-        rm = pool.submit(cli, b, "extension", "rm", "seed-two")
-        pull = pool.submit(cli, a, "extension", "pull", "seed-three", "--index", index)
+        rm = pool.submit(cli, b, "extension", "rm", "seed-two", env=PATIENT)
+        pull = pool.submit(cli, a, "extension", "pull", "seed-three", "--index", index, env=PATIENT)
         assert rm.result().code == 0, rm.result()
         assert pull.result().code == 0, pull.result()
 
