@@ -142,7 +142,11 @@ class Dashboard:
                                 **{k: scrub(v) if k == "args" else v for k, v in entry.items()})
 
     # ---------------------------------------------------------------- views
-    def view(self, fn: Callable[[Ctx], Any], *, post: bool = False, op: str | None = None):
+    def view(self, fn: Callable[[Ctx], Any], *, post: bool = False, op: str | None = None,
+             action: str | None = None):
+        """A page (GET) or a form (POST, audited: ``op`` and ``action`` on
+        the workflow in the path, as the API route would record them)."""
+
         async def endpoint(request: Request) -> Response:
             from swamp.serve.app import _check_segments, _read_raw
 
@@ -169,6 +173,10 @@ class Dashboard:
                     self.audit(request, subjects, status_of(e.code), e.code, t0, op=op)
                 return self.error(request, e, subjects)
             ctx = Ctx(self, request, subjects, path, dict(request.query_params), form)
+            if action and "workflow" in path:
+                what = {"op": op, "action": action, "resource": f"workflow:{path['workflow']}"}
+            else:
+                what = {"op": op}
 
             def work():
                 try:
@@ -182,11 +190,11 @@ class Dashboard:
             result = await anyio.to_thread.run_sync(work)
             if isinstance(result, SwampError):
                 if post or result.code == "forbidden":
-                    self.audit(request, subjects, status_of(result.code), result.code, t0, op=op,
+                    self.audit(request, subjects, status_of(result.code), result.code, t0, **what,
                                args={"path": path, "body": form})
                 return self.error(request, result, subjects)
             if post:
-                self.audit(request, subjects, 303, None, t0, op=op, args={"path": path, "body": form})
+                self.audit(request, subjects, 303, None, t0, **what, args={"path": path, "body": form})
             return result
 
         return endpoint
@@ -303,16 +311,18 @@ class Dashboard:
             StarletteRoute("/ui/logout", self.logout, methods=["POST"]),
             StarletteRoute("/ui/workflows", v(views.workflows), methods=["GET"]),
             StarletteRoute("/ui/workflows/{workflow}", v(views.runs), methods=["GET"]),
-            StarletteRoute("/ui/workflows/{workflow}/run", v(views.start_run, post=True, op="runWorkflow"),
+            StarletteRoute("/ui/workflows/{workflow}/run", v(views.start_run, post=True, op="runWorkflow", action="run"),
                            methods=["POST"]),
             StarletteRoute("/ui/workflows/{workflow}/runs/{run}", v(views.run), methods=["GET"]),
             StarletteRoute("/ui/workflows/{workflow}/runs/{run}/events", self.run_events, methods=["GET"]),
             StarletteRoute("/ui/workflows/{workflow}/runs/{run}/approve",
-                           v(views.decide("approved"), post=True, op="approveStep"), methods=["POST"]),
+                           v(views.decide("approved"), post=True, op="approveStep", action="approve"), methods=["POST"]),
             StarletteRoute("/ui/workflows/{workflow}/runs/{run}/reject",
-                           v(views.decide("rejected"), post=True, op="rejectStep"), methods=["POST"]),
+                           v(views.decide("rejected"), post=True, op="rejectStep", action="approve"), methods=["POST"]),
+            StarletteRoute("/ui/workflows/{workflow}/runs/{run}/resume",
+                           v(views.resume, post=True, op="resumeWorkflow", action="run"), methods=["POST"]),
             StarletteRoute("/ui/workflows/{workflow}/runs/{run}/cancel",
-                           v(views.cancel, post=True, op="cancelWorkflow"), methods=["POST"]),
+                           v(views.cancel, post=True, op="cancelWorkflow", action="run"), methods=["POST"]),
             StarletteRoute("/ui/approvals", v(views.approvals), methods=["GET"]),
             StarletteRoute("/ui/models", v(views.models), methods=["GET"]),
             StarletteRoute("/ui/data/{model}/{name}", v(views.versions), methods=["GET"]),

@@ -83,6 +83,8 @@ def run(c: Ctx) -> Page:
                              "run": doc, "jobs": jobs, "log": log, "total": total, "waiting": waiting,
                              "live": doc["status"] not in FINISHED,
                              "can_approve": c.allowed("approve", f"workflow:{name}"),
+                             "can_resume": c.allowed("run", f"workflow:{name}") and doc["status"] == "suspended"
+                             and not waiting,
                              "can_cancel": c.allowed("run", f"workflow:{name}")
                              and doc["status"] in ("running", "suspended", "pending")})
 
@@ -123,9 +125,67 @@ def decide(decision: str):
         if (c.form.get("reason") or "").strip():
             body["reason"] = c.form["reason"].strip()
         _api(c, "approveStep" if decision == "approved" else "rejectStep", {"workflow": c.path["workflow"]}, body)
+        _continue(c)
         return _back(c)
 
     return handler
+
+
+def _continue(c: Ctx) -> None:
+    """Once nothing else in the run waits for a decision, continue it (as
+    ``workflow resume`` would) in the background, if the caller may run
+    the workflow; otherwise it stays suspended for someone who may."""
+    from swamp.app.dashboard_queries import run_state
+
+    name, run_id = c.path["workflow"], c.path["run"]
+    if not c.allowed("run", f"workflow:{name}"):
+        return
+    doc, _ = run_state(c.repo, name, run_id)
+    if doc["status"] != "suspended" or doc.get("approvalRequired"):
+        return
+    resume_in_background(c, name, run_id)
+
+
+def resume_in_background(c: Ctx, name: str, run_id: str) -> None:
+    import threading
+
+    from swamp.errors import SwampError
+    from swamp.serve.app import _log
+    from swamp.serve.routes import Call, _observer
+
+    state, who = c.dash.state, c.subjects[0]
+    if state.shutting_down:
+        return
+    state.admit(who)
+    key = state.begin()
+
+    def run() -> None:
+        from swamp.app import workflows
+
+        call = Call(state.repo, {"workflow": name}, {}, {})
+        call.note = lambda info: state.note(key, info)
+        call.note({"kind": "workflow", "workflow": name, "runId": run_id})
+        try:
+            result = workflows.resume(state.repo, name, run_id, {}, observer=_observer(call, name))
+            _log(f"{who}: run {result.run.id} of {name} {result.run.status} (resumed from the dashboard)")
+        except SwampError as e:
+            _log(f"{who}: run {run_id} of {name} did not resume: {e.message}")
+        except Exception:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            state.end(key)
+            state.release(who)
+
+    threading.Thread(target=run, name=f"resume {name} for {who}").start()
+
+
+def resume(c: Ctx) -> Response:
+    name = c.path["workflow"]
+    c.require("run", f"workflow:{name}")
+    resume_in_background(c, name, c.path["run"])
+    return _back(c)
 
 
 def cancel(c: Ctx) -> Response:
