@@ -11,7 +11,7 @@ import yaml
 
 from swamp.datastore.sync.localonly import is_conflict_copy
 
-from .conftest import files, read, write
+from .conftest import delete, files, read, write
 
 V = "data/acme/counter/m1/result"
 OUT = "outputs/acme/counter/m1/run"
@@ -94,3 +94,21 @@ def test_a_published_version_is_never_moved(make_peer):
         counts = e.counts
     assert counts is not None and counts.conflicts[0]["path"] == f"{V}/1/raw"
     assert read(b, f"{V}/2/raw") is None
+
+
+def test_a_number_the_peer_published_and_deleted_since_is_still_taken(make_peer):
+    a, b = make_peer("a"), make_peer("b")
+    _version(a, 1, "a", "out-a")
+    _version(b, 1, "b", "out-b")
+    b.push()
+    delete(b, f"{V}/1/raw")
+    delete(b, f"{V}/1/metadata.yaml")
+    write(b, f"{V}/1/tombstone", b"")  # the number is never given out again
+    b.push()
+
+    assert a.sync().conflicts == []
+    assert read(a, f"{V}/2/raw") == b"a's result" and _meta(a, 2)["version"] == 2
+    assert read(a, f"{V}/1/raw") is None and read(a, f"{V}/1/tombstone") == b""
+    assert not any(is_conflict_copy(p) for p in a.tree.walk())
+    b.pull()
+    assert files(b) == files(a)

@@ -68,16 +68,18 @@ class Resolver:
         None when a merge settled it."""
         cls = self.rules.classify(rel)
         theirs_change = inc.change
-        if cls is PathClass.IMMUTABLE and self.renumber is not None and theirs_change.op == "put":
+        if cls is PathClass.IMMUTABLE and self.renumber is not None:
             # A version of ours never published, whose number a peer
-            # published first: ours moves to the next free number, theirs
-            # goes in place, and nothing is left as a conflict copy.
+            # published first (even if it deleted it since: the number is
+            # still taken): ours moves to the next free number, theirs goes
+            # in place, and nothing is left as a conflict copy.
             moved = self.renumber.renumbered(rel)
             if moved is None and local is not None and base is None:
                 moved = self.renumber.renumber(rel)
             if moved is not None:
                 try:
-                    self.place(rel, theirs_change, lambda: None)
+                    if theirs_change.op == "put":
+                        self.place(rel, theirs_change, lambda: None)
                 except BlockedPath:
                     self.blocked.add(rel)
                 return None
