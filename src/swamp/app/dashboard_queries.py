@@ -45,48 +45,71 @@ def _summary(doc: dict) -> dict:
 
 
 class RunIndex:
-    """Summary rows of run records, kept fresh by file stamps (thread-safe)."""
+    """Summary rows of run records, kept fresh by file stamps (thread-safe).
+
+    Records are written atomically (a rename into the directory), so a
+    directory whose modification time has not moved holds the same files
+    as when it was last read: its sorted rows are reused without a stat per
+    record. A directory changed less than RACY_NS before it was read is
+    read again the next time (a write in the same clock tick as the read
+    would not move the time)."""
+
+    RACY_NS = 1_000_000_000
 
     def __init__(self) -> None:
         self._rows: dict[str, dict[str, tuple[tuple, dict]]] = {}  # workflow id -> run id -> (stamp, row)
+        self._sorted: dict[str, tuple[tuple, list[dict]]] = {}  # workflow id -> (directory stamp, rows)
         self._lock = threading.Lock()
 
     def rows(self, ds, wid: str) -> list[dict]:
         """Every run of one workflow, newest first (caller holds a read session)."""
-        directory = ds.local_path(records.run_dir(wid))
+        import time
+
+        directory = str(ds.local_path(records.run_dir(wid)))
         try:
-            names = os.listdir(directory)
+            dst = os.stat(directory)
         except (FileNotFoundError, NotADirectoryError):
-            names = []
+            return []
+        dstamp = (dst.st_mtime_ns, dst.st_ino, dst.st_size)
         with self._lock:
-            known = dict(self._rows.get(wid, {}))
+            done = self._sorted.get(wid)
+            if done is not None and done[0] == dstamp:
+                return done[1]
+            known = self._rows.get(wid, {})
+        settled = time.time_ns() - dst.st_mtime_ns > self.RACY_NS
         fresh: dict[str, tuple[tuple, dict]] = {}
-        for name in names:
-            if not (name.startswith(_PREFIX) and name.endswith(_SUFFIX)):
-                continue
-            rid = name[len(_PREFIX):-len(_SUFFIX)]
-            try:
-                st = os.stat(directory / name)
-            except FileNotFoundError:
-                continue
-            stamp = (st.st_mtime_ns, st.st_size)
-            cached = known.get(rid)
-            if cached is not None and cached[0] == stamp:
-                fresh[rid] = cached
-                continue
-            try:
-                doc = json.loads(ds.read_bytes(records.record_path(wid, rid)))
-            except (NotFoundError, ValueError):
-                # hand-edited YAML, or gone meanwhile: the slow, exact way
-                try:
-                    doc = records.load(ds, wid, rid).to_json()
-                except SwampError:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                name = entry.name
+                if not (name.startswith(_PREFIX) and name.endswith(_SUFFIX)):
                     continue
-            fresh[rid] = (stamp, _summary(doc))
-        with self._lock:
-            self._rows[wid] = fresh
+                rid = name[len(_PREFIX):-len(_SUFFIX)]
+                try:
+                    st = entry.stat()
+                except FileNotFoundError:
+                    continue
+                stamp = (st.st_mtime_ns, st.st_size)
+                cached = known.get(rid)
+                if cached is not None and cached[0] == stamp:
+                    fresh[rid] = cached
+                    continue
+                try:
+                    doc = json.loads(ds.read_bytes(records.record_path(wid, rid)))
+                except (NotFoundError, ValueError):
+                    # hand-edited YAML, or gone meanwhile: the slow, exact way
+                    try:
+                        doc = records.load(ds, wid, rid).to_json()
+                    except SwampError:
+                        continue
+                fresh[rid] = (stamp, _summary(doc))
         out = [row for _, row in fresh.values()]
         out.sort(key=lambda r: (r["startedAt"], r["id"]), reverse=True)
+        with self._lock:
+            self._rows[wid] = fresh
+            if settled:
+                self._sorted[wid] = (dstamp, out)
+            else:
+                self._sorted.pop(wid, None)
         return out
 
     def warm(self, repo) -> None:
