@@ -1,0 +1,189 @@
+"""Workers benchmark, on a SeaweedFS datastore started here:
+
+1. A workflow of N forEach steps (default 200) of a short shell command,
+   run in-process (the baseline) and placed on two local Dask workers
+   (each `--concurrency 2`): wall time, steps per second, time per step.
+2. The dispatch latency of one step through swamp's dispatcher beside a
+   bare Dask `client.submit` of the same function with the same job.
+
+    .venv/bin/python bench/workers_bench.py [--steps 200] [--runs 15]
+
+Prints a table and writes bench/results/workers-<time>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
+from tests.fixtures import servers  # noqa: E402  (starts nothing at import)
+
+LANES = 8  # models the steps spread over: the engine runs one model's steps one after another
+
+
+def swamp(repo: Path, *args, check: bool = True) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SWAMP_")}
+    return subprocess.run([sys.executable, "-m", "swamp", *args, "--repo-dir", str(repo), "--json"],
+                          capture_output=True, text=True, check=check, env=env)
+
+
+def workflow(name: str, steps: int, placed: bool) -> str:
+    items = ", ".join(str(i) for i in range(steps))
+    placement = "        placement: {labels: {pool: bench}, queueTimeout: 60}\n" if placed else ""
+    return (f"name: {name}\njobs:\n  - name: j\n    steps:\n"
+            f"      - name: \"s-${{{{ self.i }}}}\"\n"
+            f"        forEach: {{item: i, in: \"${{{{ [{items}] }}}}\"}}\n"
+            f"{placement}"
+            f"        task: {{type: model_method, modelIdOrName: \"h${{{{ self.i % {LANES} }}}}\", "
+            f"methodName: execute}}\n")
+
+
+def checkout(path: Path, origin: Path | None, setup: list[str]) -> Path:
+    from swamp.repo.init import init_repo
+
+    init_repo(path)
+    if origin is None:
+        for k in range(LANES):
+            swamp(path, "model", "create", "command/shell", f"h{k}", "--global-arg", "run=echo hi")
+    else:
+        import shutil
+
+        shutil.copytree(origin / "models", path / "models", dirs_exist_ok=True)
+    swamp(path, "datastore", "setup", *setup)
+    return path
+
+
+def timed_run(origin: Path, name: str, *extra: str) -> tuple[float, dict]:
+    t0 = time.perf_counter()
+    r = swamp(origin, "workflow", "run", name, *extra, check=False)
+    elapsed = time.perf_counter() - t0
+    run = json.loads(r.stdout)
+    assert run["status"] == "succeeded", r.stderr[-2000:]
+    return elapsed, run
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--runs", type=int, default=15)
+    opts = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="swamp-workers-bench-"))
+    server = servers.start_seaweed_mini(tmp)
+    procs: list = []
+    try:
+        results = run(server, tmp, opts.steps, opts.runs, procs)
+    finally:
+        servers.stop_processes(procs + list(server.processes))
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    (out / f"workers-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(results, indent=2))
+
+
+def start_cluster(tmp: Path, origin: Path, setup: list[str], procs: list) -> str:
+    port = servers.free_port()
+    log = tmp / "scheduler.log"
+    procs.append(servers._spawn([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                 "--port", str(port), "--no-dashboard"], log))
+    servers.wait_until("scheduler", lambda: socket.create_connection(("127.0.0.1", port), 1).close(), procs, log)
+    address = f"tcp://127.0.0.1:{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SWAMP_")}
+    for n in (1, 2):
+        repo = checkout(tmp / f"worker-{n}", origin, setup)
+        procs.append(servers._spawn([sys.executable, "-m", "swamp", "worker", "start", "--scheduler", address,
+                                     "--label", "pool=bench", "--name", f"w{n}", "--concurrency", "2",
+                                     "--repo-dir", str(repo)], tmp / f"worker-{n}.log", env=env))
+
+    def two() -> None:
+        rows = json.loads(swamp(origin, "worker", "list", "--scheduler", address).stdout)
+        assert len(rows) == 2
+
+    servers.wait_until("two workers", two, procs, tmp / "worker-1.log")
+    return address
+
+
+def run(server, tmp: Path, steps: int, runs: int, procs: list) -> dict:
+    setup = ["s3", "--bucket", server.bucket, "--prefix", server.new_prefix(), "--endpoint-url",
+             server.endpoint_url, "--region", "us-east-1"]
+    origin = checkout(tmp / "origin", None, setup)
+    (origin / "workflows").mkdir(exist_ok=True)
+    (origin / "workflows" / "workflow-local.yaml").write_text(workflow("local", steps, placed=False))
+    (origin / "workflows" / "workflow-placed.yaml").write_text(workflow("placed", steps, placed=True))
+    address = start_cluster(tmp, origin, setup, procs)
+
+    local_s, _ = timed_run(origin, "local")
+    placed_s, placed_run = timed_run(origin, "placed", "--scheduler", address)
+    by_worker: dict[str, int] = {}
+    for job in placed_run["jobs"]:
+        for s in job["steps"]:
+            by_worker[s.get("worker", "?")] = by_worker.get(s.get("worker", "?"), 0) + 1
+
+    latency = dispatch_latency(origin, address, runs)
+    results = {
+        "steps": steps,
+        "in-process": {"wall_s": round(local_s, 2), "steps_per_s": round(steps / local_s, 2),
+                       "ms_per_step": round(local_s * 1000 / steps, 1)},
+        "two Dask workers": {"wall_s": round(placed_s, 2), "steps_per_s": round(steps / placed_s, 2),
+                             "ms_per_step": round(placed_s * 1000 / steps, 1), "by_worker": by_worker},
+        "one step, median ms": latency,
+    }
+    print(f"{steps} forEach steps of `echo hi`, {LANES} models, SWAMP_MAX_CONCURRENT_STEPS default")
+    print(f"{'':28}{'wall s':>10}{'steps/s':>10}{'ms/step':>10}")
+    for label in ("in-process", "two Dask workers"):
+        r = results[label]
+        print(f"{label:28}{r['wall_s']:>10}{r['steps_per_s']:>10}{r['ms_per_step']:>10}")
+    print(f"steps per worker: {by_worker}")
+    print(f"one step on a worker, median of {runs}:")
+    for label, ms in latency.items():
+        print(f"  {label:40}{ms:>8} ms")
+    return results
+
+
+def dispatch_latency(origin: Path, address: str, runs: int) -> dict:
+    from distributed import Client
+
+    from swamp.app.remote_steps import Placement, StepJob
+    from swamp.models.definitions import find_definition
+    from swamp.repo.context import Repo
+    from swamp.workers import task
+    from swamp.workers.dispatch import DaskDispatcher
+    from swamp.workers.placement import step_resources
+
+    repo = Repo.open(origin)
+    definition = find_definition(repo, "h0")[1]
+    client = Client(address, set_as_default=False)
+    dispatcher = DaskDispatcher(address, client=client)
+    placement = Placement(labels={"pool": "bench"})
+
+    def job() -> StepJob:
+        return StepJob(definition=definition, method="execute", inputs={}, command="bench: dispatch",
+                       triggered_by="manual")
+
+    bare, ours = [], []
+    dispatcher.run(job(), placement)  # warm: the function reaches each worker once
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        client.submit(task.run, job(), resources=step_resources(placement.labels), retries=0,
+                      pure=False).result()
+        bare.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        dispatcher.run(job(), placement)
+        ours.append(time.perf_counter() - t0)
+    client.close()
+    return {"bare client.submit(task.run, job)": round(statistics.median(bare) * 1000, 1),
+            "swamp dispatcher.run(job, placement)": round(statistics.median(ours) * 1000, 1)}
+
+
+if __name__ == "__main__":
+    main()
