@@ -224,6 +224,9 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
         execution.set_done(st, e, "succeeded", save=False)
     else:
         execution.set_failed(st, e, outcome.error or outcome.status, step, save=False)
-    execution.flush(force=True)  # its session pulls what the worker pushed
+    # Bring in what the worker pushed before later steps evaluate anything;
+    # the record follows at the run's usual pace (and always at its end).
+    host.watch()
     execution.scope.data_changed()
+    execution.flush()
     return True
