@@ -129,3 +129,11 @@ def _files_containing(root, needle: str) -> list[str]:
             except OSError:
                 pass
     return hits
+
+
+def test_a_method_run_with_placement_runs_on_a_worker_with_that_label(cluster):
+    got = ok(cluster.origin, "model", "method", "run", "hello", "execute", "--input", "run=echo placed",
+             "--placement", "region=eu", "--scheduler", cluster.scheduler)
+    assert got["status"] == "succeeded" and got["worker"] == "eu-1"
+    latest = ok(cluster.workers["us-1"].repo, "data", "get", "hello", "result")
+    assert latest["content"]["stdout"].strip() == "placed"  # published: another peer sees it

@@ -230,3 +230,50 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
     execution.scope.data_changed()
     execution.flush()
     return True
+
+
+def run_method(repo, model: str, method: str, *, inputs: dict | None, placement: Placement, dispatcher,
+               tags: dict | None = None):
+    """``model method run --placement``: the method runs on a worker that
+    fits, as one session there; here, the model and inputs are checked
+    first, and the output record is read back after one pull. Returns an
+    app.methods.MethodRun, whose ``worker`` says where it ran."""
+    from swamp.app.lifecycle import is_shared, reading
+    from swamp.app.methods import MethodRun, _failure_log  # the record read as a local run's
+    from swamp.models.outputs import find_record
+    from swamp.models.runner import Runner
+
+    inputs = dict(inputs or {})
+    _no_sentinels(inputs)
+    runner = Runner(repo)
+    definition, _ = runner.check(model, method, inputs)  # refused before anything is sent
+    counts = SyncCounts()
+    with reading(repo, into=counts):
+        prepared = runner.prepare(definition, method, inputs)
+    job = StepJob(definition=definition, method=method, inputs=inputs,
+                  command=f"model method run {definition.name} {method}", secrets=secrets_for(repo, prepared),
+                  tags=tags, triggered_by="manual")
+    try:
+        outcome = dispatcher.run(job, placement)
+    finally:
+        job.secrets.clear()
+    if outcome.output_id is None:  # it never ran: its session could not start
+        raise SwampError(f"{definition.name}.{method} on worker {outcome.worker}: {outcome.error}")
+    with reading(repo, into=counts):
+        _, record = find_record(repo.datastore, outcome.output_id)
+        log = _failure_log(repo, record)
+    return _PlacedRun(MethodRun(record, counts, is_shared(repo), failure_log=log), outcome.worker)
+
+
+class _PlacedRun:
+    """A method run as ``model method run`` shows it, plus where it ran."""
+
+    def __init__(self, run, worker: str) -> None:
+        self._run = run
+        self.worker = worker
+
+    def __getattr__(self, name: str):
+        return getattr(self._run, name)
+
+    def to_json(self) -> dict:
+        return {**self._run.to_json(), "worker": self.worker}

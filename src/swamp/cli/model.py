@@ -139,9 +139,14 @@ def method():
 @click.argument("direct_name", metavar="[NAME]", required=False)
 @input_options
 @click.option("--tag", multiple=True, metavar="KEY=VALUE", help="Tag the data this run writes.")
+@click.option("--placement", "placement", multiple=True, metavar="LABEL=VALUE",
+              help="Run on a worker with this label (docs/workers.md; needs --scheduler). Repeatable.")
+@click.option("--scheduler", envvar="SWAMP_SCHEDULER", metavar="ADDRESS",
+              help="The Dask scheduler of the workers --placement picks from. Default: $SWAMP_SCHEDULER.")
 @global_options
 @click.pass_obj
-def method_run(state: CliState, model_name, method_name, direct_name, input_, input_file, stdin_input, tag):
+def method_run(state: CliState, model_name, method_name, direct_name, input_, input_file, stdin_input, tag,
+               placement=(), scheduler=None):
     """Run METHOD of MODEL and print its output record. Exits 1 if it fails.
 
     With a TYPE and a NAME instead, runs the type directly as the model
@@ -169,7 +174,10 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
     batch = collect_batch(input_, input_file, stdin_input)
     repo = state.repo()
     with activity_for(state, f"{direct_name or model_name}.{method_name}") as activity:
-        if direct:
+        if placement:  # on a worker (swamp.workers)
+            results = _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler,
+                                  parse_pairs(tag, "--tag"))
+        elif direct:
             results = run_direct(repo, model_name, method_name, direct_name, batch,
                                  tags=parse_pairs(tag, "--tag"), on_log=activity.logged)
         else:
@@ -193,6 +201,24 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
         raise results[0].unpublished  # done here, not published: the error on stderr, exit 1
     if any(r.record.status != "succeeded" for r in results):
         sys.exit(1)
+
+
+def _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler, tags):
+    from swamp.app.remote_steps import Placement, run_method
+    from swamp.workers.dispatch import DaskDispatcher
+    from swamp.workers.placement import parse_labels
+
+    labels = parse_labels(placement)
+    if not scheduler:
+        raise UsageError("--placement needs --scheduler (or $SWAMP_SCHEDULER)")
+    if direct or len(batch) != 1:
+        raise UsageError("--placement runs one method of a model: no type run directly, no --stdin batch")
+    dispatcher = DaskDispatcher(scheduler)
+    try:
+        return [run_method(repo, model_name, method_name, inputs=batch[0], placement=Placement(labels=labels),
+                           dispatcher=dispatcher, tags=tags)]
+    finally:
+        dispatcher.close()
 
 
 @model.command("evaluate")
