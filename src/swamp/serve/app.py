@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-import sys
 import threading
 import time
 from contextlib import asynccontextmanager
@@ -30,15 +28,12 @@ from starlette.routing import Route as StarletteRoute
 from swamp.errors import SwampError
 from swamp.serve.errors import HttpError, error_doc, status_of
 from swamp.serve.routes import ROUTES, Call, Reply, Route
+from swamp.serve.wire import KEEPALIVE_S, _check_segments, _frame, _log, _read_raw  # noqa: F401  (used by the dashboard too)
 
 #: the default request body limit (a method's inputs, not its data)
 MAX_BODY = 1024 * 1024
-#: a path segment: a name or an id; never '..', '/', or a leading dot
-_SEGMENT = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9_.@-]{0,199}$")
 #: at shutdown, how long runs asked to stop may take to stop
 CANCEL_GRACE_S = 30.0
-#: seconds between keep-alive comments on an idle event stream
-KEEPALIVE_S = 15.0
 
 
 @dataclass
@@ -202,10 +197,6 @@ class ServeState:
                                  f"'swamp access can-i {action} {resource} --token NAME'")
 
 
-def _log(text: str) -> None:
-    print(f"swamp serve: {text}", file=sys.stderr, flush=True)
-
-
 # ------------------------------------------------------------ rendering
 def _json(doc: Any, status: int = 200, headers: dict | None = None) -> Response:
     from swamp.vault.redact import redact_text
@@ -231,21 +222,7 @@ def _code(status: int, doc: Any) -> str | None:
     return None
 
 
-def _frame(event: str, data: Any) -> bytes:
-    from swamp.vault.redact import redact_text
-
-    return f"event: {event}\ndata: {redact_text(json.dumps(data, default=str))}\n\n".encode()
-
-
 # ------------------------------------------------------- request checks
-def _check_segments(params: dict) -> dict:
-    for key, value in params.items():
-        if not _SEGMENT.match(value) or ".." in value:
-            raise HttpError("validation", f"invalid {key} {value!r} in the path",
-                            hint="names and ids are letters, digits, '_', '-', '.', '@'; never '..' or '/'")
-    return dict(params)
-
-
 def _parse_query(route: Route, params) -> dict:
     out: dict[str, Any] = {}
     for key in params.keys():
@@ -454,21 +431,6 @@ def _webhook(state: ServeState):
         return _json({"webhook": name, "workflow": hook.workflow, "accepted": True}, 202)
 
     return receive
-
-
-async def _read_raw(request: Request, limit: int) -> bytes:
-    length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > limit:
-        raise HttpError("too_large", f"the request body is {length} bytes; the limit is {limit}",
-                        hint="send data by reference (a file the method reads), or raise serve's --max-body")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HttpError("too_large", f"the request body is over the limit of {limit} bytes",
-                            hint="raise serve's --max-body")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _health(state: ServeState):

@@ -11,9 +11,7 @@ handlers (approve, reject, cancel) and are audited like API requests."""
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs, quote
@@ -25,14 +23,13 @@ from starlette.routing import Mount, Route as StarletteRoute
 from starlette.staticfiles import StaticFiles
 
 from swamp.errors import SwampError
+from swamp.serve.dashboard.context import FINISHED, Ctx, Page
 from swamp.serve.dashboard.session import Sessions, clear_cookie, set_cookie
 from swamp.serve.errors import HttpError, status_of
 
 HERE = Path(__file__).parent
-PAGE_SIZE = 50
 #: how often a live run page's stream looks at the run record
 POLL_S = 0.5
-FINISHED = ("succeeded", "failed", "cancelled")
 _HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
                                "frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -70,43 +67,6 @@ def _ms(value) -> str:
         return ""
     v = float(value)
     return f"{v:.0f} ms" if v < 1000 else f"{v / 1000:.1f} s" if v < 120_000 else f"{v / 60000:.1f} min"
-
-
-@dataclass
-class Ctx:
-    """One page request, as its handler (in a worker thread) sees it."""
-
-    dash: "Dashboard"
-    request: Request
-    subjects: list[str]
-    path: dict[str, str]
-    query: dict[str, str]
-    form: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def repo(self):
-        return self.dash.state.repo
-
-    def allowed(self, action: str, resource: str) -> bool:
-        return self.dash.state.allowed(self.subjects, action, resource)
-
-    def require(self, action: str, resource: str) -> None:
-        self.dash.state.authorize(self.subjects, action, resource)
-
-    def int_query(self, key: str, default: int | None = None) -> int | None:
-        text = self.query.get(key)
-        if text in (None, ""):
-            return default
-        try:
-            return int(text)
-        except ValueError:
-            raise HttpError("validation", f"{key} must be a number, not {text!r}") from None
-
-
-@dataclass
-class Page:
-    template: str
-    values: dict
 
 
 class Dashboard:
@@ -148,7 +108,7 @@ class Dashboard:
         the workflow in the path, as the API route would record them)."""
 
         async def endpoint(request: Request) -> Response:
-            from swamp.serve.app import _check_segments, _read_raw
+            from swamp.serve.wire import _check_segments, _read_raw
 
             t0 = time.monotonic()
             subjects = self.sessions.subjects(request)
@@ -206,7 +166,7 @@ class Dashboard:
         return self.render(request, Page("login.html", {"title": "Log in", "message": ""}), None)
 
     async def login(self, request: Request) -> Response:
-        from swamp.serve.app import _read_raw
+        from swamp.serve.wire import _read_raw
 
         t0 = time.monotonic()
         if not self.sessions.tokens_needed:
@@ -230,7 +190,7 @@ class Dashboard:
         return response
 
     async def logout(self, request: Request) -> Response:
-        from swamp.serve.app import _read_raw
+        from swamp.serve.wire import _read_raw
 
         raw = await _read_raw(request, 64 * 1024)
         form = {k: v[-1] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
@@ -248,7 +208,7 @@ class Dashboard:
         when a step's status changes, ``log`` with new log lines,
         ``status`` when the run's status changes, ``result`` at its end."""
         from swamp.app.dashboard_queries import run_state
-        from swamp.serve.app import KEEPALIVE_S, _check_segments, _frame
+        from swamp.serve.wire import KEEPALIVE_S, _check_segments, _frame
 
         subjects = self.sessions.subjects(request)
         try:
@@ -351,4 +311,4 @@ def routes(state) -> list:
     return dash.routes()
 
 
-__all__ = ["Ctx", "Dashboard", "Page", "routes", "PAGE_SIZE", "json"]
+__all__ = ["Dashboard", "routes"]

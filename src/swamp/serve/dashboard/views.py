@@ -11,7 +11,7 @@ import json
 from starlette.responses import RedirectResponse, Response
 
 from swamp.errors import ValidationError
-from swamp.serve.dashboard.pages import FINISHED, PAGE_SIZE, Ctx, Page
+from swamp.serve.dashboard.context import FINISHED, PAGE_SIZE, Ctx, Page
 
 STATUSES = ("running", "suspended", "pending", "succeeded", "failed", "cancelled")
 
@@ -150,7 +150,7 @@ def resume_in_background(c: Ctx, name: str, run_id: str) -> None:
     import threading
 
     from swamp.errors import SwampError
-    from swamp.serve.app import _log
+    from swamp.serve.wire import _log
     from swamp.serve.routes import Call, _observer
 
     state, who = c.dash.state, c.subjects[0]
