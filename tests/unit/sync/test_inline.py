@@ -11,7 +11,7 @@ import json
 import pytest
 
 from swamp.datastore.sync import SyncConflictError
-from swamp.datastore.sync.commitlog import INLINE_MAX
+from swamp.datastore.sync.commitlog import INLINE_MAX, INLINE_MAX_LAZY
 
 from .conftest import delete, files, read, write
 
@@ -45,14 +45,25 @@ def test_small_files_cost_no_blob_requests(make_peer, store):
     assert b.push(full_walk=True).requests == 0  # S2
 
 
-def test_large_files_and_those_past_the_total_are_blobs(make_peer, store):
+def test_large_files_lazy_contents_over_their_limit_and_those_past_the_total_are_blobs(
+        make_peer, store, monkeypatch):
+    from swamp.datastore.sync import transfers
+
     a, b = make_peer("a"), make_peer("b")
+    middle = INLINE_MAX_LAZY + 1
     write(a, "files/big", b"x" * (INLINE_MAX + 1))
+    write(a, "files/doc", b"d" * middle)  # inline: every pull takes it anyway
+    write(a, "data/t/m/n/1/raw", b"r" * middle)  # a blob: a lazy cache fetches it only when read
     write(a, "files/small", b"y" * 10)
     a.push()
     entries = {c["path"]: c for c in _record(store, 1)["changes"]}
-    assert "data" not in entries["files/big"] and base64.b64decode(entries["files/small"]["data"]) == b"y" * 10
-    assert len(_blobs(store)) == 1
+    assert [p for p, c in entries.items() if "data" in c] == ["files/doc", "files/small"]
+    assert len(_blobs(store)) == 2
+    monkeypatch.setattr(transfers, "INLINE_TOTAL", 25)
+    for i in range(3):
+        write(a, f"files/t{i}", bytes([65 + i]) * 10)
+    a.push()
+    assert sum("data" in c for c in _record(store, 2)["changes"]) == 2  # 10 + 10 fit in 25
     b.pull()
     assert files(b) == files(a)
 

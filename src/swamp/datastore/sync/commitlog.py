@@ -10,10 +10,12 @@ Small contents travel inline. A put change is
 ``{path, op: "put", sha256, size}`` and its content is the blob
 ``blobs/<sha256>``, except when the entry also has ``data``: then ``data``
 is the content itself (standard base64) and no blob is written for it. A
-pusher inlines a file of at most INLINE_MAX bytes while the commit's inline
-contents stay within INLINE_TOTAL; anything larger, or past the total, is a
-blob as before. Why: a workflow step writes about six small files, and a
-blob PUT each was most of a step's requests; inline, the commit record
+pusher inlines a file of at most INLINE_MAX bytes (INLINE_MAX_LAZY for the
+contents a lazily hydrated cache fetches only when read: inline, they are
+in every pull) while the commit's inline contents stay within INLINE_TOTAL;
+anything larger, or past the total, is a blob as before. Why: a workflow
+step writes about six small files, and a blob PUT each was most of a step's
+requests; inline, the commit record
 carries them for the price of the one PUT that commits. A content is
 carried once per record: other entries with the same sha256 and no
 ``data`` take it from the entry that has it. A puller takes the
@@ -58,7 +60,9 @@ from .localonly import is_synced
 
 
 #: a file up to this size travels inline in the commit record
-INLINE_MAX = 8 << 10
+INLINE_MAX = 64 << 10
+#: the same for the contents a lazily hydrated cache fetches on first read
+INLINE_MAX_LAZY = 8 << 10
 #: inline contents of one commit, at most (the record stays a small GET)
 INLINE_TOTAL = 4 << 20
 

@@ -22,7 +22,7 @@ from swamp.errors import SwampError
 from swamp.util.atomic import DurableBatch
 
 from .blobs import fetch_blob_file, upload_blob, upload_blob_file
-from .commitlog import INLINE_TOTAL, Change
+from .commitlog import INLINE_MAX_LAZY, INLINE_TOTAL, Change
 from .counting import Session
 from .gc import protect
 from .localtree import BlockedPath
@@ -101,7 +101,8 @@ class Transfers:
     def _send(self, s: Session, changes: list[Change], uploaded: set[str], found: set[str],
               inline_max: int = 0) -> list[Change]:
         """The uploads of ``_upload``; ``found`` gets the blobs that were
-        already stored. A file of at most ``inline_max`` bytes goes inline
+        already stored. A file of at most ``inline_max`` bytes (of at most
+        INLINE_MAX_LAZY if it is lazily fetched content) goes inline
         in the commit record instead, while the commit's inline contents
         stay within INLINE_TOTAL (commitlog.py); whether its content is
         committed elsewhere does not matter (that may be inline too).
@@ -110,6 +111,10 @@ class Transfers:
         READ_AHEAD_BYTES), so the pool threads only send; a large file is
         read, hashed and sent by one pool thread (hashing releases the GIL)."""
         claim = threading.Lock()
+
+        def limit(ch: Change) -> int:
+            return min(inline_max, INLINE_MAX_LAZY) if self.rules.is_lazy(ch.path) else inline_max
+
         room = INLINE_TOTAL  # inline bytes this commit may still carry
         carried: set[str] = set()
         puts = [ch for ch in changes if ch.op == "put"]
@@ -196,9 +201,9 @@ class Transfers:
                     results.append(ch)
                 elif ch.size > SMALL_FILE:
                     results.append(self._pool.submit(stream if self.stream_large else read_and_send, ch))
-                elif ch.size <= inline_max and ch.size <= room:
+                elif ch.size <= limit(ch) and ch.size <= room:
                     raw = read_only(ch)
-                    if raw is not None and len(raw[0]) <= inline_max and len(raw[0]) <= room:
+                    if raw is not None and len(raw[0]) <= limit(ch) and len(raw[0]) <= room:
                         data, sha = raw
                         if sha not in carried:  # a content is carried once per record
                             carried.add(sha)
