@@ -112,3 +112,18 @@ def test_a_number_the_peer_published_and_deleted_since_is_still_taken(make_peer)
     assert not any(is_conflict_copy(p) for p in a.tree.walk())
     b.pull()
     assert files(b) == files(a)
+
+
+def test_our_later_unpublished_versions_move_with_it_so_our_latest_stays_latest(make_peer):
+    a, b = make_peer("a"), make_peer("b")
+    _version(a, 1, "a1", "out-a1")
+    _version(a, 2, "a2", "out-a2")  # two runs whose pushes failed
+    _version(b, 1, "b", "out-b")
+    b.push()
+    assert a.sync().conflicts == []
+    assert [read(a, f"{V}/{v}/raw") for v in (1, 3, 4)] == [b"b's result", b"a1's result", b"a2's result"]
+    assert read(a, f"{V}/2/raw") is None
+    assert [_meta(a, v)["version"] for v in (3, 4)] == [3, 4]
+    assert yaml.safe_load(read(a, f"{OUT}/20260101T000000000Z-out-a2.yaml"))["dataArtifacts"][0]["version"] == 4
+    b.pull()
+    assert files(b) == files(a)

@@ -97,8 +97,10 @@ class Renumberer:
 
     def renumber(self, rel: str) -> int | None:
         """Move our unpublished version holding ``rel`` to the next free
-        number; None (nothing moved) when it is not ours to move: some file
-        of it was published, or nothing of it is ours."""
+        number, and our unpublished versions above it after it, in order
+        (so the latest is still our latest run); None (nothing moved) when
+        it is not ours to move: some file of it was published, or nothing
+        of it is ours."""
         found = self._key(rel)
         if found is None:
             return None
@@ -106,24 +108,41 @@ class Renumberer:
         if key in self.moved:
             return self.moved[key]
         versions, old = key
-        vdir = f"{versions}/{old}"
-        ours = [p for p in self.tree.files_under(vdir) if is_synced(p) and p not in self.theirs]
-        if not ours or self.state.bases(ours):
+        first = self._ours(versions, old)
+        if first is None:
             return None  # a published version is never moved: the conflict is reported instead
-        new = self._next_free(versions)
-        for p in ours:
-            to = f"{versions}/{new}/{p[len(vdir) + 1:]}"
-            self.tree.move_out(p, to)
-            self.journal.append(to)
-            self.changed.append(to)
+        plan = [(old, first)]
+        root = self.tree.abspath(versions)
+        above = sorted(int(d.name) for d in root.iterdir() if d.name.isdigit() and int(d.name) > old)
+        for v in above:
+            ours = self._ours(versions, v)
+            if ours is not None and (versions, v) not in self.moved:
+                plan.append((v, ours))
+        start = self._next_free(versions)
         files = _Files(self.tree)
-        for p in scheme.rewrite(files, versions, old, new):
-            self.journal.append(p)
-            self.changed.append(p)
-        self.moved[key] = new
-        log.info("renumbered our unpublished version %s/%d to %d (a peer published %d first)",
-                 versions, old, new, old)
-        return new
+        for i, (v, ours) in enumerate(plan):
+            new = start + i
+            vdir = f"{versions}/{v}"
+            for p in ours:
+                to = f"{versions}/{new}/{p[len(vdir) + 1:]}"
+                self.tree.move_out(p, to)
+                self.journal.append(to)
+                self.changed.append(to)
+            for p in scheme.rewrite(files, versions, v, new):
+                self.journal.append(p)
+                self.changed.append(p)
+            self.moved[(versions, v)] = new
+            log.info("renumbered our unpublished version %s/%d to %d (a peer published %d first)",
+                     versions, v, new, old)
+        return self.moved[key]
+
+    def _ours(self, versions: str, v: int) -> list[str] | None:
+        """Our files of version ``v``, when it is wholly ours and
+        unpublished: none of its files has a base or comes in this pull."""
+        ours = [p for p in self.tree.files_under(f"{versions}/{v}") if is_synced(p) and p not in self.theirs]
+        if not ours or self.state.bases(ours):
+            return None
+        return ours
 
     def _next_free(self, versions: str) -> int:
         """Above every version of ``versions`` this cache knows of: on disk
