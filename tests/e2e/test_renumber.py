@@ -62,3 +62,40 @@ def test_a_run_whose_push_failed_is_published_as_the_next_version_after_a_peers(
     assert _conflict_copies(b) == []
     assert ok(a, "datastore", "status")["dirtyFiles"] == 0
     assert ok(b, "datastore", "sync")["conflicts"] == []
+
+
+ONE_STEP = """\
+name: one
+jobs:
+  - name: j
+    steps:
+      - {name: s1, task: {type: model_method, modelIdOrName: hello, methodName: execute,
+                          inputs: {run: echo from-a}}}
+"""
+
+
+def _run_record(repo, run) -> dict:
+    import json
+
+    path = repo / ".swamp" / "workflow-runs" / run["workflowId"] / f"workflow-run-{run['id']}.yaml"
+    return json.loads(path.read_text())
+
+
+def test_a_workflow_run_whose_push_failed_keeps_its_record_pointing_at_its_renumbered_data(proxied):
+    proxy, a, b = proxied
+    (a / "workflows").mkdir(exist_ok=True)
+    (a / "workflows" / "workflow-one.yaml").write_text(ONE_STEP)
+    proxy.fail_matching("PUT", "/log/", Fault("status", status=503))
+    r = cli(a, "workflow", "run", "one")
+    assert r.code == 1 and r.error["code"] == "unpublished", r
+    run = r.data
+    proxy.clear()
+    ok(b, "model", "method", "run", "hello", "execute", "--input", "run=echo from-b")
+
+    assert ok(a, "datastore", "sync")["conflicts"] == []
+    ok(b, "datastore", "sync")
+    for peer in (a, b):
+        (step,) = _run_record(peer, run)["jobs"][0]["steps"]
+        assert {x["name"]: x["version"] for x in step["dataArtifacts"]} == {"log": 2, "result": 2}
+        assert "from-a" in str(ok(peer, "data", "get", "hello", "result", "--version", "2"))
+    assert _conflict_copies(a) == [] and _conflict_copies(b) == []
