@@ -70,7 +70,8 @@ def timed_run(origin: Path, name: str, *extra: str) -> tuple[float, dict]:
     r = swamp(origin, "workflow", "run", name, *extra, check=False)
     elapsed = time.perf_counter() - t0
     run = json.loads(r.stdout)
-    assert run["status"] == "succeeded", r.stderr[-2000:]
+    failed = {s["name"]: s.get("error") for j in run["jobs"] for s in j["steps"] if s["status"] != "succeeded"}
+    assert run["status"] == "succeeded", (len(failed), dict(list(failed.items())[:5]), r.stderr[-1000:])
     return elapsed, run
 
 
