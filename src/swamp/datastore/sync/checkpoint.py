@@ -37,20 +37,23 @@ def _entry(sha: str, size: int, data: bytes | None) -> list:
     return [sha, size] if data is None else [sha, size, base64.b64encode(data).decode("ascii")]
 
 
-def encode(seq: int, tree: Tree, commit_id: str | None = None) -> bytes:
+def encode(seq: int, tree: Tree, commit_id: str | None = None, fenced: dict | None = None) -> bytes:
     body = {"seq": seq, "id": commit_id, "files": {p: _entry(*v) for p, v in sorted(tree.items())}}
+    if fenced:
+        body["fenced"] = fenced  # the log's fenced lease holdings as of this commit (commitlog.fenced_out)
     return gzip.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), mtime=0)
 
 
 def decode(seq: int, data: bytes) -> tuple[Tree, list[str]]:
     """The tree and the rejected (invalid) paths."""
-    tree, rejected, _id = decode_full(seq, data)
+    tree, rejected, _id, _fenced = decode_full(seq, data)
     return tree, rejected
 
 
-def decode_full(seq: int, data: bytes) -> tuple[Tree, list[str], str | None]:
-    """The tree, the rejected (invalid) paths, and the id of the commit it
-    is the tree of (None in a checkpoint from before the chain)."""
+def decode_full(seq: int, data: bytes) -> tuple[Tree, list[str], str | None, dict]:
+    """The tree, the rejected (invalid) paths, the id of the commit it is
+    the tree of (None in a checkpoint from before the chain), and the
+    fenced lease holdings as of that commit."""
     try:
         body = json.loads(gzip.decompress(data))
         if body["seq"] != seq:
@@ -69,7 +72,10 @@ def decode_full(seq: int, data: bytes) -> tuple[Tree, list[str], str | None]:
         commit_id = body.get("id")
         if commit_id is not None and not isinstance(commit_id, str):
             raise ValueError(f"bad id {commit_id!r}")
-        return tree, rejected, commit_id or None
+        fenced = body.get("fenced") or {}
+        if not isinstance(fenced, dict) or not all(isinstance(v, dict) for v in fenced.values()):
+            raise ValueError("bad fenced")
+        return tree, rejected, commit_id or None, {k: {n: int(q) for n, q in v.items()} for k, v in fenced.items()}
     except (ValueError, KeyError, TypeError, IndexError, OSError, EOFError, binascii.Error) as e:
         raise CorruptRemoteError(f"checkpoint {seq} is malformed: {e}") from None
 
@@ -80,11 +86,11 @@ def seqs(store: ObjectStore, layout: Layout) -> list[int]:
 
 
 def fetch(store: ObjectStore, layout: Layout, seq: int) -> tuple[Tree, list[str]]:
-    tree, rejected, _id = fetch_full(store, layout, seq)
+    tree, rejected, _id, _fenced = fetch_full(store, layout, seq)
     return tree, rejected
 
 
-def fetch_full(store: ObjectStore, layout: Layout, seq: int) -> tuple[Tree, list[str], str | None]:
+def fetch_full(store: ObjectStore, layout: Layout, seq: int) -> tuple[Tree, list[str], str | None, dict]:
     try:
         data, _ = store.get(layout.checkpoint(seq))
     except ObjectNotFound:
@@ -92,8 +98,9 @@ def fetch_full(store: ObjectStore, layout: Layout, seq: int) -> tuple[Tree, list
     return decode_full(seq, data)
 
 
-def write(store: ObjectStore, layout: Layout, seq: int, tree: Tree, commit_id: str | None = None) -> None:
+def write(store: ObjectStore, layout: Layout, seq: int, tree: Tree, commit_id: str | None = None,
+          fenced: dict | None = None) -> None:
     try:
-        store.put(layout.checkpoint(seq), encode(seq, tree, commit_id), if_none_match=True)
+        store.put(layout.checkpoint(seq), encode(seq, tree, commit_id, fenced), if_none_match=True)
     except PreconditionFailed:
         pass  # someone wrote it already; checkpoints of one seq are identical

@@ -145,6 +145,7 @@ class Committer:
                     cands |= self._candidates(self.renumbered, False)  # our versions it renumbered
                     changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
                     continue
+                self._fenced_leases()
                 if self._check_leases(s):
                     # Another thread's lease was lost: what it wrote is back
                     # to its base now, so look again.
@@ -154,7 +155,8 @@ class Committer:
                 # It names the commit it extends: a puller refuses it on any
                 # other chain (commitlog.check_chain).
                 commit = Commit(head + 1, head, uuid.uuid4().hex, commitlog.writer_info(self.peer),
-                                clock.isoformat(), command, changes, parent_id=self.state.tip()[0])
+                                clock.isoformat(), command, changes, parent_id=self.state.tip()[0],
+                                leases=self._leases_of(changes))
                 self.state.add_pending(commit.id, commit.seq)
                 # Inline contents are sent with the record, once per attempt.
                 s.add(bytesPushed=commit.inline_bytes())
@@ -204,18 +206,82 @@ class Committer:
             self.state.set_head(commit.seq)
             self.state.set_tip(commit.seq, commit.id, etag)
             self.state.saw(commit.seq)
+            if commit.fence is not None:
+                fenced = self.state.fenced()
+                commitlog.add_fence(commit, fenced)
+                self.state.set_fenced(fenced)
             self.state.clear_pending(commit.seq)
         self._current = (commit.seq, time.monotonic())
+        self._published_under(commit)
         s.add(filesPushed=sum(c.op == "put" for c in commit.changes),
               filesDeleted=sum(c.op == "delete" for c in commit.changes))
         if commit.seq % self.checkpoint_every == 0:
             try:
                 tree, stored = self._checkpoint_tree(s, commit)
-                checkpoint.write(s, self.layout, commit.seq, tree, commit.id)
+                checkpoint.write(s, self.layout, commit.seq, tree, commit.id, self.state.fenced())
                 self.state.mark_blobs_stored(stored)
             except (ObjectStoreError, CorruptRemoteError, SwampError) as e:
                 # Only costs newcomers a longer replay; the next mark retries.
                 log.warning("could not write checkpoint %d: %s", commit.seq, e)
+
+    # ------------------------------------------------ fencing at the commit point
+    def _leases_of(self, changes: list[Change]) -> dict[str, str]:
+        """The lease holdings (name -> nonce) under which any of ``changes``
+        was written: the commit names them, so that every peer ignores it
+        if the log fenced one of them before it (commitlog.fenced_out)."""
+        paths = {c.path for c in changes}
+        wanted = paths | {a for p in paths for a in _parents(p)} | {""}
+        with self._leases_mutex:
+            return {held.name: held.nonce for held, scope in self._leases.items() if scope.written & wanted}
+
+    def _fenced_leases(self) -> None:
+        """A lease holding of this process that the log (as pulled) fenced
+        was taken over: it is lost, whatever its heartbeat says, and the
+        lease check that follows takes back what was written under it."""
+        fenced = self.state.fenced()
+        with self._leases_mutex:
+            held = list(self._leases)
+        for lease in held:
+            if lease.nonce in fenced.get(lease.name, {}):
+                lease.lost = True
+
+    def _published_under(self, commit: Commit) -> None:
+        with self._leases_mutex:
+            for held, scope in self._leases.items():
+                if commit.leases.get(held.name) == held.nonce:
+                    scope.published.append(commit.seq)
+
+    def _append_fence(self, lease_name: str, from_nonce: str, nonce: str) -> int:
+        """After taking lease ``lease_name`` over from the holding
+        ``from_nonce``: append the epoch record that fences it, before any
+        work under the new holding. Every commit of the old holder then
+        either lands before it (and the new holder pulls it) or is refused:
+        the old holder's create of that seq fails, its pull shows the fence,
+        and it counts its lease as lost. Returns the record's seq."""
+        with self._exclusive():
+            s = self._session()
+            for attempt in range(MAX_COMMIT_ATTEMPTS):
+                if not self._head_is_current():
+                    self._pull_into(s)
+                head = self.state.head
+                if head == 0:
+                    self._ensure_format(s, create=True)
+                    identity.claim(self.state, s, self.layout)
+                commit = Commit(head + 1, head, uuid.uuid4().hex, commitlog.writer_info(self.peer),
+                                clock.isoformat(), f"lease takeover {lease_name}", [],
+                                parent_id=self.state.tip()[0],
+                                fence={"lease": lease_name, "from": from_nonce, "holder": nonce})
+                self.state.add_pending(commit.id, commit.seq)
+                try:
+                    etag = s.put(self.layout.log(commit.seq), commit.encode(), if_none_match=True)
+                except PreconditionFailed:
+                    time.sleep(random.uniform(0, min(1.0, 0.01 * 2 ** attempt)))
+                    self._pull_into(s)
+                    continue
+                self._record(s, commit, etag)
+                return commit.seq
+        raise SwampError(f"could not record the takeover of lease {lease_name!r}: the datastore is very busy",
+                         hint="try again", code="push_contended")
 
     def _checkpoint_tree(self, s: Session, commit: Commit) -> tuple[checkpoint.Tree, list[tuple[str, str]]]:
         """The tree at ``commit``, with the contents committed inline carried

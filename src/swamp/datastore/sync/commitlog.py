@@ -116,6 +116,12 @@ class Commit:
     #: the record's format: CHAIN_FORMAT when it names its parent's id,
     #: 0 for an older record (no ``parentId``: the link cannot be checked)
     format: int = CHAIN_FORMAT
+    #: lease name -> the nonce of the holding under which its paths were
+    #: written (fencing: a commit under a holding fenced earlier is ignored)
+    leases: dict[str, str] = field(default_factory=dict)
+    #: an epoch record (no changes): ``{"lease", "from", "holder"}``, the
+    #: holding ``from`` was taken over (or broken) and is fenced from here on
+    fence: dict | None = None
 
     @property
     def peer(self) -> str:
@@ -128,10 +134,15 @@ class Commit:
             changes.append(c.encode(with_data=c.sha256 not in sent))
             if c.inline is not None:
                 sent.add(c.sha256)
-        return json.dumps({
+        body = {
             "format": CHAIN_FORMAT, "seq": self.seq, "parent": self.parent, "parentId": self.parent_id,
             "id": self.id, "writer": self.writer, "time": self.time, "command": self.command, "changes": changes,
-        }, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        }
+        if self.leases:
+            body["leases"] = self.leases
+        if self.fence is not None:
+            body["fence"] = self.fence
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     def inline_bytes(self) -> int:
         """Bytes of content the record carries (each content once)."""
@@ -185,9 +196,17 @@ def decode(seq: int, data: bytes) -> Commit:
         carried = {ch.sha256: ch.inline for ch in changes if ch.inline is not None}
         changes = [Change(ch.path, ch.op, ch.sha256, ch.size, carried[ch.sha256])
                    if ch.op == "put" and ch.inline is None and ch.sha256 in carried else ch for ch in changes]
+        leases = d.get("leases") or {}
+        if not isinstance(leases, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                   for k, v in leases.items()):
+            raise ValueError("bad leases")
+        fence = d.get("fence")
+        if fence is not None and not (isinstance(fence, dict) and isinstance(fence.get("lease"), str)
+                                      and isinstance(fence.get("from"), str)):
+            raise ValueError("bad fence")
         return Commit(seq, d["parent"], str(d.get("id", "")), dict(d.get("writer") or {}),
                       str(d.get("time", "")), str(d.get("command", "")), changes, rejected, parent_id,
-                      fmt if fmt >= CHAIN_FORMAT else 0)
+                      fmt if fmt >= CHAIN_FORMAT else 0, leases, fence)
     except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as e:
         raise CorruptRemoteError(f"commit {seq} is malformed: {e}",
                                  hint="run 'swamp datastore verify'") from None
@@ -257,3 +276,23 @@ def check_contiguous(seqs: list[int], after: int) -> None:
             raise CorruptRemoteError(
                 f"the remote log has a gap: expected commit {after + 1 + i}, found {s}",
                 hint="run 'swamp datastore verify'")
+
+
+
+#: lease name -> {fenced holding nonce: seq of the epoch record that fenced it}
+Fenced = dict[str, dict[str, int]]
+
+
+def fenced_out(commit: Commit, fenced: Fenced) -> bool:
+    """The one rule every peer applies, the same way: a commit made under a
+    lease holding that an epoch record earlier in the log fenced (the lease
+    was taken over from it, or broken by force) is ignored, its changes
+    applied by no one. The holder that took over is never the one refused:
+    its epoch record comes before any work of its own."""
+    return any(fenced.get(name, {}).get(nonce, commit.seq) < commit.seq for name, nonce in commit.leases.items())
+
+
+def add_fence(commit: Commit, fenced: Fenced) -> None:
+    """Take ``commit``'s epoch record, if it is one, into ``fenced``."""
+    if commit.fence is not None:
+        fenced.setdefault(commit.fence["lease"], {}).setdefault(commit.fence["from"], commit.seq)

@@ -44,6 +44,13 @@ class Fencing:
             raise ValidationError("a lease needs a name")
         held = Lease(self.store, self.layout, name, peer=self.peer, ttl_ms=ttl_ms, timeout_ms=timeout_ms)
         held.acquire()
+        if held.taken_from is not None:
+            # A takeover: fence the old holding in the log before any work.
+            try:
+                self._append_fence(name, held.taken_from, held.nonce)
+            except BaseException:
+                held.release()
+                raise
         with self._leases_mutex:
             self._leases[held] = _LeaseScope()
         self.held.add(name, held)
@@ -156,9 +163,19 @@ class _LeaseScope:
 
     written: set[str] = field(default_factory=set)
     aside: str | None = None
+    #: seqs of the commits published under this holding
+    published: list[int] = field(default_factory=list)
 
 
 def _lost(held: Lease, scope: _LeaseScope) -> LeaseLostError:
     kept = (f"what was written under it is kept in {scope.aside} (local only); " if scope.aside else "")
+    if scope.published:
+        # Never "nothing was published" once a commit under it landed.
+        seqs = ", ".join(map(str, scope.published))
+        done = (f"commit {seqs} made under it was published; what was written under it since was not"
+                if scope.aside else f"commit {seqs} made under it was published before")
+        return LeaseLostError(f"lease {held.name!r} was lost; {done}",
+                              hint=kept + "another peer took it over after our heartbeat stalled; check the "
+                                          "result with 'swamp datastore log' and retry what is missing")
     return LeaseLostError(f"lease {held.name!r} was lost; nothing written under it was published",
                           hint=kept + "another peer took it over after our heartbeat stalled; retry")

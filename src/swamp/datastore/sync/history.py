@@ -66,7 +66,7 @@ def verify(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor) -> dict
                 referenced.setdefault(ch.sha256, f"commit {c.seq} ({ch.path})")
     for seq in ckpts:
         try:
-            tree, rejected, ckpt_id = checkpoint.fetch_full(store, layout, seq)
+            tree, rejected, ckpt_id, _fenced = checkpoint.fetch_full(store, layout, seq)
         except CorruptRemoteError as e:
             errors.append(e.message)
             continue

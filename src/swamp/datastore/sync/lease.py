@@ -123,6 +123,9 @@ class Lease:
         self.nonce = uuid.uuid4().hex
         self.etag: str | None = None
         self.lost = False
+        #: the nonce of the holding this acquire took over (None: created);
+        #: the engine fences it in the log (fencing.py)
+        self.taken_from: str | None = None
         self._acquired_at = ""
         self._renewed = 0.0  # monotonic time read just before our last successful write
         self._mutex = threading.Lock()
@@ -162,6 +165,8 @@ class Lease:
                 started = self._monotonic()
                 try:
                     self.etag = self.store.put(self.key, self._body(), if_match=etag)
+                    nonce = held.get("nonce")
+                    self.taken_from = nonce if isinstance(nonce, str) and nonce else None
                     break
                 except (PreconditionFailed, ObjectNotFound):
                     pass  # another taker won, or the holder came back

@@ -10,6 +10,7 @@ journal, rules, pool and transfer helpers."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 from swamp.util.atomic import DurableBatch
@@ -25,6 +26,8 @@ from .progress import Progress
 from .renumber import Renumberer
 from .state import Base
 from .transfers import _copy_checked
+
+log = logging.getLogger(__name__)
 
 
 class Puller:
@@ -77,7 +80,7 @@ class Puller:
                 self.state.set_tip(head, parent_id, listed.get(head))
             self._current = (head, time.monotonic())
             return
-        start, tree, rejected = head, None, []
+        start, tree, rejected, fenced = head, None, [], self.state.fenced()
         if head == 0:
             self._ensure_format(s, create=False)
         if head == 0 or seqs[0] != head + 1:
@@ -88,7 +91,10 @@ class Puller:
             usable = [c for c in checkpoint.seqs(s, self.layout) if head < c <= seqs[-1] and c >= seqs[0] - 1]
             if usable:
                 start = usable[-1]
-                tree, rejected, parent_id = checkpoint.fetch_full(s, self.layout, start)
+                tree, rejected, parent_id, ck_fenced = checkpoint.fetch_full(s, self.layout, start)
+                for name, nonces in ck_fenced.items():
+                    for nonce, seq in nonces.items():
+                        fenced.setdefault(name, {}).setdefault(nonce, seq)
                 if parent_id is None and start in listed:
                     parent_id = commitlog.fetch_one(s, self.layout, start).id  # a checkpoint from before ids
         seqs = [q for q in seqs if q > start]
@@ -115,6 +121,12 @@ class Puller:
         pending = self.state.pending()
         for c in commits:
             rejected += c.rejected
+            if commitlog.fenced_out(c, fenced):
+                # Made under a lease holding fenced earlier in the log: every
+                # peer ignores it alike (a holder that lost its lease).
+                log.warning("commit %d by %s was made under a lease taken over before it; ignored", c.seq, c.peer)
+                continue
+            commitlog.add_fence(c, fenced)
             mine = c.id in pending
             for ch in c.changes:
                 # where the path's newest content is kept (own or theirs)
@@ -129,6 +141,9 @@ class Puller:
                     incoming[ch.path] = Incoming(ch, c.seq, c.peer)
         for path in rejected:
             s.conflict({"path": path, "reason": "invalid path in a remote record; not applied"})
+        # Each fence carries its seq, so recording it before the head moves
+        # is harmless: it applies to later commits only.
+        self.state.set_fenced(fenced)
         self._apply(s, incoming, own, commits[-1].seq if commits else start, srcs, own_srcs)
         # After the head moved: a kill in between leaves a tip whose seq is
         # not the head, which counts as unknown and is read again.

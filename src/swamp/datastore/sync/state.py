@@ -145,6 +145,15 @@ class SyncState:
     def set_tip(self, seq: int, commit_id: str | None, etag: str | None) -> None:
         self.set_meta("tip", json.dumps({"seq": seq, "id": commit_id, "etag": etag}))
 
+    def fenced(self) -> dict[str, dict[str, int]]:
+        """Lease holdings the log fenced: lease -> {nonce: seq of the epoch
+        record} (commitlog.fenced_out)."""
+        raw = self.get_meta("fenced")
+        return json.loads(raw) if raw else {}
+
+    def set_fenced(self, fenced: dict[str, dict[str, int]]) -> None:
+        self.set_meta("fenced", json.dumps(fenced, sort_keys=True) if fenced else None)
+
     @property
     def seen(self) -> int:
         return max(int(self.get_meta("seen") or 0), self.head)
@@ -159,7 +168,7 @@ class SyncState:
         publishes every file and skips nothing as uploaded before. The peer
         name, the stat cache and the conflict copies stay."""
         with self.transaction():
-            for key in ("head", "tip", "seen", "remote", "tracking", "pending", "format"):
+            for key in ("head", "tip", "seen", "remote", "tracking", "pending", "format", "fenced"):
                 self.set_meta(key, None)
             self._q("DELETE FROM base")
             self._q("DELETE FROM intent")
