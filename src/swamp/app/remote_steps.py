@@ -135,7 +135,8 @@ def run_step(repo, job: StepJob, *, worker: str, registry=None) -> StepOutcome:
             return StepOutcome(worker, None, "failed", e.message, sync=counts.to_json())
         raise
     finally:
-        view.given_secrets.clear()
+        view.given_secrets.clear()  # the values live no longer than the step
+        job.secrets.clear()
     return StepOutcome(worker, record.id, record.status, record.error, list(record.dataArtifacts),
                        counts.to_json(), unpublished)
 
