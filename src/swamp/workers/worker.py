@@ -9,6 +9,9 @@ import signal
 from swamp.errors import ConflictError
 from swamp.workers import placement
 
+#: how long a worker tries to reach (or reach again) its scheduler before it stops
+DEATH_TIMEOUT = 60
+
 
 def check_repo(repo) -> None:
     """A worker is a peer of the shared datastore: a directory datastore
@@ -26,7 +29,13 @@ def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1,
     from swamp.workers import task
 
     task.serve(repo)
-    asyncio.run(_run(repo, scheduler, labels, concurrency, name, on_ready))
+    try:
+        asyncio.run(_run(repo, scheduler, labels, concurrency, name, on_ready))
+    except (OSError, TimeoutError) as e:
+        from swamp.workers.dispatch import SchedulerUnreachableError
+
+        raise SchedulerUnreachableError(f"the worker could not reach the Dask scheduler at {scheduler}: {e}",
+                                        hint="start one with 'dask scheduler', and check the address") from None
 
 
 async def _run(repo, scheduler, labels, concurrency, name, on_ready) -> None:
@@ -35,7 +44,7 @@ async def _run(repo, scheduler, labels, concurrency, name, on_ready) -> None:
     worker = Worker(scheduler, name=name, nthreads=concurrency,
                     resources=placement.worker_resources(labels, concurrency),
                     local_directory=str(repo.local_dir / "cache" / "worker"),
-                    dashboard=False, death_timeout=60)
+                    dashboard=False, death_timeout=DEATH_TIMEOUT)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
