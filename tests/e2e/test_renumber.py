@@ -47,6 +47,8 @@ def test_a_run_whose_push_failed_is_published_as_the_next_version_after_a_peers(
 
     synced = ok(a, "datastore", "sync")
     assert synced["conflicts"] == []
+    assert sorted((r["versions"].rsplit("/", 1)[-1], r["from"], r["to"]) for r in synced["renumbered"]) == [
+        ("log", 1, 2), ("result", 1, 2)]
     assert _conflict_copies(a) == []
 
     for peer in (a, b):

@@ -129,6 +129,9 @@ def print_counts(counts: dict) -> None:
     say(f"pulled {counts['filesPulled']} files ({counts['bytesPulled']} bytes), "
         f"pushed {counts['filesPushed']} files ({counts['bytesPushed']} bytes), "
         f"deleted {counts['filesDeleted']}, {counts['requests']} requests, head {counts['head']}")
+    for r in counts.get("renumbered", []):
+        say(f"renumbered: {r['versions']} version {r['from']} is published as {r['to']} "
+            f"(another peer published {r['from']} first)")
     for c in counts.get("conflicts", []):
         say(f"conflict: {c}", err=True)
 

@@ -41,6 +41,7 @@ def test_our_unpublished_version_moves_above_the_peers_and_its_record_follows(ma
 
     counts = a.sync()
     assert counts.conflicts == []
+    assert counts.to_json()["renumbered"] == [{"versions": V, "from": 1, "to": 2}]
     assert read(a, f"{V}/1/raw") == b"b's result" and _meta(a, 1)["id"] == "id-b"
     assert read(a, f"{V}/2/raw") == b"a's result" and _meta(a, 2)["version"] == 2
     rec = yaml.safe_load(read(a, f"{OUT}/20260101T000000000Z-out-a.yaml"))

@@ -31,6 +31,10 @@ class Session(ObjectStore):
         with self._lock:
             self.counts.conflicts.append(entry)
 
+    def renumber(self, entry: dict) -> None:
+        with self._lock:
+            self.counts.renumbered.append(entry)
+
     def get(self, key: str) -> tuple[bytes, str]:
         self.add(requests=1)
         return self.inner.get(key)

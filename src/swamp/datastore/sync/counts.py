@@ -19,15 +19,19 @@ class SyncCounts:
     requests: int = 0
     conflicts: list = field(default_factory=list)
     head: int = 0
+    #: our unpublished versions a pull moved to the next free number
+    #: (renumber.py): ``{"versions", "from", "to"}`` each
+    renumbered: list = field(default_factory=list)
 
     def add(self, other: "SyncCounts") -> None:
         for k in ("filesPulled", "filesPushed", "filesDeleted", "bytesPulled", "bytesPushed", "requests"):
             setattr(self, k, getattr(self, k) + getattr(other, k))
         self.conflicts.extend(other.conflicts)
+        self.renumbered.extend(other.renumbered)
         self.head = max(self.head, other.head)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "filesPulled": self.filesPulled,
             "filesPushed": self.filesPushed,
             "filesDeleted": self.filesDeleted,
@@ -37,3 +41,6 @@ class SyncCounts:
             "conflicts": list(self.conflicts),
             "head": self.head,
         }
+        if self.renumbered:  # only when it happened: rare, and worth saying
+            out["renumbered"] = list(self.renumbered)
+        return out

@@ -299,7 +299,7 @@ class Puller:
 
         mine = {rel for rel, _b, _l, _i in conflicted}
         renumber = Renumberer(self.tree, self.state, self.journal, self.rules, incoming,
-                              {rel for rel in incoming if rel not in mine})
+                              {rel for rel in incoming if rel not in mine}, s.renumber)
         resolver = Resolver(self.tree, self.state, self.journal, self.peer, self.rules, theirs,
                             lambda rel, base: self._content(s, rel, base), place, renumber)
         for rel, base, local, inc in conflicted:

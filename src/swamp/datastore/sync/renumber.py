@@ -15,7 +15,7 @@ everything it changed so the next push publishes it.
 from __future__ import annotations
 
 import logging
-from typing import Iterable, Protocol
+from typing import Callable, Iterable, Protocol
 
 from .journal import Journal
 from .localonly import is_synced
@@ -74,13 +74,14 @@ class Renumberer:
     from the remote (never ours to move)."""
 
     def __init__(self, tree: LocalTree, state: SyncState, journal: Journal, rules: PathRules,
-                 incoming: Iterable[str], theirs: set[str]) -> None:
+                 incoming: Iterable[str], theirs: set[str], report: Callable[[dict], None] | None = None) -> None:
         self.tree = tree
         self.state = state
         self.journal = journal
         self.rules = rules
         self.incoming = list(incoming)
         self.theirs = theirs
+        self.report = report
         #: (versions dir, old number) -> the number it moved to
         self.moved: dict[tuple[str, int], int] = {}
         #: every path renumbering moved or rewrote (all journaled)
@@ -132,6 +133,8 @@ class Renumberer:
                 self.journal.append(p)
                 self.changed.append(p)
             self.moved[(versions, v)] = new
+            if self.report is not None:
+                self.report({"versions": versions, "from": v, "to": new})
             log.info("renumbered our unpublished version %s/%d to %d (a peer published %d first)",
                      versions, v, new, old)
         return self.moved[key]
