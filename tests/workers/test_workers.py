@@ -137,3 +137,17 @@ def test_a_method_run_with_placement_runs_on_a_worker_with_that_label(cluster):
     assert got["status"] == "succeeded" and got["worker"] == "eu-1"
     latest = ok(cluster.workers["us-1"].repo, "data", "get", "hello", "result")
     assert latest["content"]["stdout"].strip() == "placed"  # published: another peer sees it
+
+
+def test_serve_with_a_scheduler_dispatches_placed_steps(cluster):
+    from tests.fixtures.servers import stop_processes
+    from tests.serve.server import Serve
+
+    server = Serve(cluster.origin, "--scheduler", cluster.scheduler)
+    try:
+        reply = server.post("/api/v1/workflows/secret/run", {"inputs": {}})
+    finally:
+        stop_processes([server.proc])
+    assert reply.status == 200, reply
+    (step,) = [s for j in reply.doc["jobs"] for s in j["steps"]]
+    assert step["status"] == "succeeded" and step["worker"] == "us-1"

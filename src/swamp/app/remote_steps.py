@@ -95,6 +95,20 @@ class Dispatcher(Protocol):
     def run(self, job: StepJob, placement: Placement) -> StepOutcome: ...
 
 
+_defaults: dict = {"dispatcher": None, "remote_only": False}
+
+
+def use(dispatcher, *, remote_only: bool = False) -> None:
+    """The dispatcher (and --remote-only) of every run this process starts
+    without its own: a long-running entry point (``swamp serve
+    --scheduler``) sets it once."""
+    _defaults.update(dispatcher=dispatcher, remote_only=remote_only)
+
+
+def defaults() -> tuple:
+    return _defaults["dispatcher"], _defaults["remote_only"]
+
+
 # ------------------------------------------------------------- worker side
 class _StepRepo:
     """The worker's repository seen by one step: the same datastore and

@@ -42,8 +42,11 @@ class _Host:
         self.unpublished: UnpublishedError | None = None
         self._mutex = threading.Lock()  # steps run in threads; their counts add up here
         #: placed steps go to workers through it (app/remote_steps.py, workers/)
-        self.dispatcher = dispatcher
-        self.remote_only = remote_only
+        from swamp.app.remote_steps import defaults
+
+        default, default_remote_only = defaults()
+        self.dispatcher = dispatcher or default
+        self.remote_only = remote_only or default_remote_only
 
     def _add(self, counts: SyncCounts) -> None:
         with self._mutex:

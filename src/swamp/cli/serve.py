@@ -34,12 +34,17 @@ from swamp.cli.options import CliState, global_options
                    "replicas each tick fires once. Repeatable.")
 @click.option("--dashboard", is_flag=True, help="Also serve the dashboard: web pages under /ui/ (runs, approvals, "
               "data, the datastore, the audit log).")
+@click.option("--scheduler", envvar="SWAMP_SCHEDULER", metavar="ADDRESS",
+              help="Dispatch placed workflow steps to the workers of this Dask scheduler (docs/workers.md).")
+@click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement instead of "
+              "running it in this process.")
 @click.option("--audit-log", type=click.Path(dir_okay=False), help="Where the audit log goes "
               "(default .swamp/cache/serve/audit.jsonl).")
 @global_options
 @click.pass_obj
 def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
-          max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, dashboard, audit_log):
+          max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, dashboard, audit_log,
+          scheduler=None, remote_only=False):
     """Serve this repository's use cases as an HTTP JSON API.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
@@ -70,6 +75,15 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
     if len({s.name for s in timed}) != len(timed):
         raise UsageError("two --schedule options have the same NAME")
     repo = state.repo()
+    if scheduler or remote_only:  # placed steps of every run go to workers (swamp.workers)
+        from swamp.app import remote_steps
+
+        dispatcher = None
+        if scheduler:
+            from swamp.workers.dispatch import DaskDispatcher
+
+            dispatcher = DaskDispatcher(scheduler)
+        remote_steps.use(dispatcher, remote_only=remote_only)
     settings = Settings(webhooks=hooks, schedules=timed, auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
                         audit_path=Path(audit_log).absolute() if audit_log else None, max_runs=max_runs,
                         max_runs_per_principal=max_runs_per_caller, max_run_duration=max_run_duration,
