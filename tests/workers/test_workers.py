@@ -80,6 +80,7 @@ def test_a_worker_killed_mid_step_fails_the_step_and_publishes_nothing(cluster):
             time.sleep(0.3)
         else:
             pytest.fail("the step never started on the worker")
+        assert rows["doomed-1"]["running"] == ["doomed: slow"]  # what `worker list` says it runs
         time.sleep(1.0)  # inside the method: its lease taken, its version allocated
         os.kill(doomed.proc.pid, signal.SIGKILL)
         doomed.proc.wait()  # reaped: a zombie would still look alive to the lease's dead-holder check

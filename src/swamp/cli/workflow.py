@@ -171,22 +171,25 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
 
     batch = collect_batch(input_, input_file, stdin_input)
     repo = state.repo()
-    if len(batch) > 1:
-        if junit:
-            from swamp.errors import UsageError
+    if len(batch) > 1 and junit:
+        from swamp.errors import UsageError
 
-            raise UsageError("--junit writes one run's report; a batch from --stdin has several")
-        _run_batch(state, repo, name, batch, fail_on)
-        return
+        raise UsageError("--junit writes one run's report; a batch from --stdin has several")
     dispatcher = None
-    if scheduler:  # placed steps go to workers (swamp.workers)
-        from swamp.workers.dispatch import DaskDispatcher
+    if scheduler or remote_only:  # placed steps of this command's runs go to workers (swamp.workers)
+        from swamp.app import remote_steps
 
-        dispatcher = DaskDispatcher(scheduler)
+        if scheduler:
+            from swamp.workers.dispatch import DaskDispatcher
+
+            dispatcher = DaskDispatcher(scheduler)
+        remote_steps.use(dispatcher, remote_only=remote_only)
     try:
+        if len(batch) > 1:
+            _run_batch(state, repo, name, batch, fail_on)
+            return
         with activity_for(state, f"workflow {name}") as activity:
-            result = workflows.run(repo, name, batch[0], fail_on=fail_on, observer=_observer(state, activity),
-                                   dispatcher=dispatcher, remote_only=remote_only)
+            result = workflows.run(repo, name, batch[0], fail_on=fail_on, observer=_observer(state, activity))
     finally:
         if dispatcher is not None:
             dispatcher.close()

@@ -95,7 +95,8 @@ class DaskDispatcher:
 
         wait = placement.queue_timeout or DEFAULT_QUEUE_TIMEOUT
         fitting = self._wait_for_worker(placement, time.monotonic() + wait)
-        key = f"swamp-step-{job.step_name or job.method}-{uuid.uuid4().hex[:12]}"
+        what = f"{job.workflow_name}: {job.step_name}" if job.step_name else f"{job.definition.name}.{job.method}"
+        key = f"swamp-step-{what}-{uuid.uuid4().hex[:12]}"  # `swamp worker list` shows what
         future = self.client.submit(task.run, job, key=key, resources=labels_mod.step_resources(placement.labels),
                                     workers=fitting if placement.target else None, allow_other_workers=False,
                                     retries=0, pure=False)
