@@ -149,5 +149,28 @@ def test_a_push_whose_commit_landed_never_says_nothing_was_published(make_peer, 
     assert (b.root / REL).read_bytes() == b"a's version 1"
 
 
+def test_a_lease_broken_by_force_fences_its_holder(make_peer, store):
+    """`swamp datastore lock release NAME --force` on a holder that is only
+    slow: its next commit under the lease is refused, nothing of it is
+    published, and the next holder allocates version 1 itself."""
+    from .conftest import files, write
+
+    a, b = make_peer("a"), make_peer("b")
+    with pytest.raises(LeaseLostError) as err:
+        with a.lease(LEASE):
+            a.pull()
+            write(a, REL, b"a's version 1")
+            assert b.force_release_lease(LEASE)
+            a.push()
+    assert "nothing written under it was published" in err.value.message
+    with b.lease(LEASE):
+        b.pull()
+        assert not (b.root / REL).exists()
+        write(b, REL, b"b's version 1")
+        b.push()
+    a.pull()
+    assert files(a)[REL] == b"b's version 1"
+
+
 if __name__ == "__main__":
     _role(sys.argv[1], Path(sys.argv[2]))

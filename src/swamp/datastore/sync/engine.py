@@ -51,7 +51,7 @@ from .history import history, verify
 from .journal import BULK, Journal
 from .commitlog import INLINE_MAX
 from .layout import FORMAT_VERSION, INLINE_FORMAT, Layout
-from .lease import Lease, force_release, lease_status
+from .lease import Lease, lease_status
 from .localonly import is_synced
 from .localtree import BlockedPath, LocalTree
 from .progress import ProgressHook
@@ -240,7 +240,7 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
         return lease_status(self.store, self.layout)
 
     def force_release_lease(self, name: str) -> bool:
-        return force_release(self.store, self.layout, name)
+        return self._break_lease(name)  # fencing.py: the broken holding is fenced in the log
 
     def log(self, limit: int | None = None) -> list[dict]:
         """The team's history, newest first: who changed what, when."""

@@ -21,7 +21,7 @@ from swamp.util import clock
 
 from .counting import Session
 from .errors import CorruptRemoteError
-from .lease import DEFAULT_TTL_MS, Lease
+from .lease import DEFAULT_TTL_MS, Lease, force_release, read_lease
 from .localtree import BlockedPath
 
 log = logging.getLogger(__name__)
@@ -72,6 +72,17 @@ class Fencing:
                         scope = self._leases.pop(held)
         if held.lost and not failed:
             raise _lost(held, scope)
+
+    def _break_lease(self, name: str) -> bool:
+        """``lock release --force``: break lease ``name`` whatever its state,
+        and fence the holding it broke in the log, as a takeover does, so a
+        holder that is only slow can never publish under it afterwards."""
+        seen = read_lease(self.store, self.layout.lease(name))
+        broke = force_release(self.store, self.layout, name)
+        nonce = seen[0].get("nonce") if seen else None
+        if broke and isinstance(nonce, str) and nonce:
+            self._append_fence(name, nonce, "")
+        return broke
 
     def _held_here(self) -> list[Lease]:
         """The leases this thread holds (the datastore's one record)."""
