@@ -15,6 +15,7 @@ import json
 import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from swamp.app.lifecycle import reading
 from swamp.errors import NotFoundError, SwampError
@@ -55,16 +56,53 @@ class RunIndex:
     would not move the time)."""
 
     RACY_NS = 1_000_000_000
+    #: at most one save of a workflow's rows in this many seconds
+    SAVE_EVERY_S = 5.0
 
-    def __init__(self) -> None:
+    def __init__(self, store: Path | None = None) -> None:
+        """``store``: a local directory (under cache/, never synced) where
+        the rows are kept across restarts, so that the first page after a
+        start reads only the records that changed meanwhile."""
+        self.store = store
         self._rows: dict[str, dict[str, tuple[tuple, dict]]] = {}  # workflow id -> run id -> (stamp, row)
         self._sorted: dict[str, tuple[tuple, list[dict]]] = {}  # workflow id -> (directory stamp, rows)
+        self._saved: dict[str, float] = {}
         self._lock = threading.Lock()
+        self._scanning: dict[str, threading.Lock] = {}  # one scan of a directory at a time
+
+    # -------------------------------------------------------- kept rows
+    def _file(self, wid: str) -> Path | None:
+        return None if self.store is None else self.store / f"runs-{wid}.json"
+
+    def _load(self, wid: str) -> dict[str, tuple[tuple, dict]]:
+        path = self._file(wid)
+        if path is None:
+            return {}
+        try:
+            doc = json.loads(path.read_bytes())
+            return {rid: ((int(v[0]), int(v[1])), dict(v[2])) for rid, v in doc["rows"].items()}
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return {}  # none yet, or unreadable: read the records
+
+    def _save(self, wid: str, rows: dict[str, tuple[tuple, dict]]) -> None:
+        import time
+
+        from swamp.util.atomic import atomic_write
+
+        path = self._file(wid)
+        now = time.monotonic()
+        if path is None or now - self._saved.get(wid, -1e9) < self.SAVE_EVERY_S:
+            return
+        self._saved[wid] = now
+        doc = {"rows": {rid: [stamp[0], stamp[1], row] for rid, (stamp, row) in rows.items()}}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, json.dumps(doc, separators=(",", ":")))
+        except OSError:
+            pass  # a cache: the next start reads the records instead
 
     def rows(self, ds, wid: str) -> list[dict]:
         """Every run of one workflow, newest first (caller holds a read session)."""
-        import time
-
         directory = str(ds.local_path(records.run_dir(wid)))
         try:
             dst = os.stat(directory)
@@ -72,10 +110,21 @@ class RunIndex:
             return []
         dstamp = (dst.st_mtime_ns, dst.st_ino, dst.st_size)
         with self._lock:
+            scanning = self._scanning.setdefault(wid, threading.Lock())
+        with scanning:  # a second caller waits for the first's scan, then reuses it
+            return self._scan(ds, wid, directory, dst, dstamp)
+
+    def _scan(self, ds, wid: str, directory: str, dst, dstamp: tuple) -> list[dict]:
+        import time
+
+        with self._lock:
             done = self._sorted.get(wid)
             if done is not None and done[0] == dstamp:
                 return done[1]
-            known = self._rows.get(wid, {})
+            known = self._rows.get(wid)
+        if known is None:
+            known = self._load(wid)
+        read = 0
         settled = time.time_ns() - dst.st_mtime_ns > self.RACY_NS
         fresh: dict[str, tuple[tuple, dict]] = {}
         with os.scandir(directory) as entries:
@@ -102,6 +151,7 @@ class RunIndex:
                     except SwampError:
                         continue
                 fresh[rid] = (stamp, _summary(doc))
+                read += 1
         out = [row for _, row in fresh.values()]
         out.sort(key=lambda r: (r["startedAt"], r["id"]), reverse=True)
         with self._lock:
@@ -110,6 +160,8 @@ class RunIndex:
                 self._sorted[wid] = (dstamp, out)
             else:
                 self._sorted.pop(wid, None)
+        if read or len(fresh) != len(known):
+            self._save(wid, fresh)
         return out
 
     def warm(self, repo) -> None:

@@ -75,7 +75,7 @@ class Dashboard:
 
         self.state = state
         self.sessions = Sessions(state)
-        self.index = RunIndex()
+        self.index = RunIndex(state.repo.local_dir / "cache" / "dashboard")
         self.env = _environment()
 
     # ------------------------------------------------------------ rendering
