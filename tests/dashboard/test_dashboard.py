@@ -121,10 +121,15 @@ def test_approve_in_the_page_and_watch_the_run_finish(served, browsers, screensh
     record = server.get(f"{API}/workflows/gated/runs/{run_id}", token=tokens["ops"]).doc
     gate_step = next(s for j in record["jobs"] for s in j["steps"] if s["name"] == "gate")
     assert record["status"] == "succeeded" and gate_step["approval"]["reason"] == "looks good"
+    page.goto(server.url + "/ui/audit")  # the approval, in the audit view, by the token that gave it
+    row = page.locator("table.audit tr", has_text="approveStep").first.inner_text()
+    assert "token:ops" in row and "workflow:gated" in row
 
 
 def test_data_versions_content_and_diff(served, browsers, screenshots):
     server, tokens = served
+    for text in ("one", "two"):  # two versions to compare
+        assert server.run_method("hello", "execute", {"run": f"echo {text}"}, token=tokens["ops"]).status == 200
     page = browsers.context().new_page()
     login(page, server, tokens["ops"])
     page.click("nav >> text=Models and data")
@@ -144,8 +149,8 @@ def test_data_versions_content_and_diff(served, browsers, screenshots):
     for name in ("datastore", "audit"):
         page.goto(f"{server.url}/ui/{name}")
         page.screenshot(path=screenshots / f"{name}.png", full_page=True)
-    assert "approveStep" in page.locator("table.audit").inner_text()  # who approved, in the audit view
-    assert "token:ops" in page.locator("table.audit").inner_text()
+    audit = page.locator("table.audit").inner_text()  # who ran what, when
+    assert "runMethod" in audit and "token:ops" in audit and "model:hello" in audit
 
 
 def test_a_viewer_sees_no_approve_button_and_forged_posts_are_refused(served, browsers):
