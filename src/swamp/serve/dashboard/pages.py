@@ -55,8 +55,7 @@ def _environment():
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
-                             finalize=_finalize, trim_blocks=True,
-                             lstrip_blocks=True)
+                             finalize=_finalize, trim_blocks=True, lstrip_blocks=True)
     env.filters["ms"] = _ms
     env.filters["q"] = lambda v: quote(str(v), safe="")
     return env
@@ -141,11 +140,17 @@ class Dashboard:
             def work():
                 try:
                     result = fn(ctx)
+                    if isinstance(result, Page):  # rendered here too: the page's cost is the thread's
+                        return self.render(request, result, subjects)
+                    return result
                 except SwampError as e:
                     return e
-                if isinstance(result, Page):  # rendered here too: the page's cost is the thread's
-                    return self.render(request, result, subjects)
-                return result
+                except Exception as e:  # a bug: logged here, a plain page there
+                    import traceback
+
+                    traceback.print_exc()
+                    return SwampError(f"internal error: {type(e).__name__}", code="internal",
+                                      hint="see the server's log")
 
             result = await anyio.to_thread.run_sync(work)
             if isinstance(result, SwampError):
