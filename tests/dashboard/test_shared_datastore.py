@@ -30,5 +30,6 @@ def test_the_datastore_page_shows_commits_and_the_head(tmp_path, seaweedfs):
         assert "model method run hello execute" in text  # the commits' commands
         seqs = [int(s) for s in re.findall(r"<tr><td>(\d+)</td>", text)]
         assert seqs and seqs == sorted(seqs, reverse=True)  # newest first
+        assert "Conflicts to resolve" in text and "no sync has kept a copy aside" in text
     finally:
         server.stop()

@@ -289,9 +289,15 @@ def datastore_overview(repo, *, commits: int = 20) -> dict:
         out["leases"] = datastores.lock_status(repo)
     except SwampError as e:
         out["leasesError"] = e.message
-    if repo.datastore.kind != "filesystem":
+    if repo.datastore.kind != "filesystem":  # only a sync makes commits or conflict copies
+        from swamp.app.datastore_conflicts import list_conflicts
+
         try:
             out["commits"] = datastores.history(repo, commits)
         except SwampError as e:
             out["commitsError"] = e.message
+        try:
+            out["conflicts"] = list_conflicts(repo)
+        except SwampError as e:
+            out["conflictsError"] = e.message
     return out
