@@ -135,7 +135,8 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
     return RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo), host.unpublished)
 
 
-def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason: str | None) -> dict:
+def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason: str | None,
+           *, by: str | None = None) -> dict:
     """Record ``approved`` or ``rejected`` for a step waiting for approval
     (in the run, or in a suspended nested run it started), under the lease
     of the run that owns the step."""
@@ -146,7 +147,7 @@ def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason
         owner, job_name, step_name = runs.find_waiting(ds, run, step)
     try:
         with changing(repo, f"workflow {decision}", leases=[records.run_lock(owner.id)]):
-            s = runs.record_decision(ds, owner, job_name, step_name, decision, reason)
+            s = runs.record_decision(ds, owner, job_name, step_name, decision, reason, by)
     except UnpublishedError as e:
         raise e.with_value(_decision(run, owner, job_name, step_name, decision, reason, s))
     return _decision(run, owner, job_name, step_name, decision, reason, s)

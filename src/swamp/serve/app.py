@@ -304,7 +304,8 @@ def _endpoint(state: ServeState, route: Route):
             query = _parse_query(route, request.query_params)
             body = await _read_body(route, request, state.settings.max_body)
             call = Call(state.repo, path, query, body,
-                        authorize=lambda action, resource: state.authorize(subjects, action, resource))
+                        authorize=lambda action, resource: state.authorize(subjects, action, resource),
+                        caller=None if state.settings.auth_mode == "none" else subjects[0])
             audit["args"] = {"path": path, "query": query, "body": body}
             if route.action and route.resource:
                 audit["action"], audit["resource"] = route.action, route.resource(call)

@@ -32,6 +32,8 @@ class Call:
     note: Callable[[dict], None] = lambda info: None
     #: check an action on a resource found only while handling (403 if denied)
     authorize: Callable[[str, str], None] = lambda action, resource: None
+    #: who is calling (the token's first subject, or "anonymous")
+    caller: str | None = None
 
 
 @dataclass
@@ -207,7 +209,7 @@ def _decide(decision: str):
         b = call.body
         try:
             return workflows.decide(call.repo, call.path["workflow"], b["step"], decision, b.get("runId"),
-                                    b.get("reason"))
+                                    b.get("reason"), by=call.caller)
         except UnpublishedError as e:
             return _unpublished(e)
 

@@ -54,8 +54,10 @@ def find_waiting(ds: Datastore, run: WorkflowRun, step: str) -> tuple[WorkflowRu
 
 
 def record_decision(ds: Datastore, owner: WorkflowRun, job_name: str, step_name: str, decision: str,
-                    reason: str | None) -> StepRun:
-    """Record ``approved`` or ``rejected`` on a step still waiting, read afresh."""
+                    reason: str | None, by: str | None = None) -> StepRun:
+    """Record ``approved`` or ``rejected`` on a step still waiting, read
+    afresh, as decided by ``by`` (a server's caller; default: this
+    process's user and host)."""
     fresh = records.load(ds, owner.workflowId, owner.id)
     if fresh.status != "suspended":
         raise ConflictError(f"run {owner.id} is {fresh.status}; decisions are taken while it is suspended")
@@ -68,7 +70,7 @@ def record_decision(ds: Datastore, owner: WorkflowRun, job_name: str, step_name:
                             f"from {a.requestedAt}; it is too late to decide",
                             hint="resume the run: the step then fails for want of a decision")
     s.approval.decision = decision
-    s.approval.decidedBy = holder()
+    s.approval.decidedBy = by or holder()
     s.approval.decidedAt = clock.isoformat()
     s.approval.reason = reason
     records.save(ds, fresh)

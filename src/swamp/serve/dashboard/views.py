@@ -101,7 +101,8 @@ def _api(c: Ctx, op: str, path: dict, body: dict):
 
     route = _route(op)
     call = Call(c.repo, path, {}, body,
-                authorize=lambda action, resource: c.require(action, resource))
+                authorize=lambda action, resource: c.require(action, resource),
+                caller=None if c.dash.state.settings.auth_mode == "none" else c.subjects[0])
     c.require(route.action, route.resource(call))
     key = c.dash.state.begin()
     try:
