@@ -24,7 +24,7 @@ from swamp.util import clock
 from swamp.util.names import check_rel_path
 
 from . import checkpoint, commitlog, identity
-from .commitlog import Change, Commit
+from .commitlog import HEAD_CURRENT_S, Change, Commit
 from .compare import content_id as _sha
 from .compare import parents as _parents
 from .blobs import upload_blob
@@ -40,9 +40,6 @@ log = logging.getLogger(__name__)
 CHECKPOINT_INLINE_TOTAL = 32 << 20
 
 MAX_COMMIT_ATTEMPTS = 25
-#: a push commits at head+1 only if this engine saw the log continue from
-#: head this recently; otherwise it pulls first (see _head_is_current)
-HEAD_CURRENT_S = 600.0
 
 
 class Committer:
@@ -321,7 +318,7 @@ class Committer:
         """Create these blobs (sha256 -> bytes); those found stored already
         are protected from a concurrent gc, and stored again if one swept
         them meanwhile."""
-        from .gc import protect  # gc reads this module's HEAD_CURRENT_S
+        from .gc import protect
 
         fresh = list(self._pool.map(lambda item: upload_blob(s, self.layout, *item), contents.items()))
         found = {sha for sha, new in zip(contents, fresh) if not new}

@@ -54,6 +54,12 @@ from swamp.errors import ValidationError
 from swamp.util.ids import hostname
 from swamp.util.names import check_rel_path
 
+#: How long a command may trust that the log continues from its head: a
+#: push commits at head+1 only if its engine saw that this recently (else it
+#: pulls first), and gc never trims commits younger than this (with margin),
+#: so a seq a pusher may still target is never made creatable again.
+HEAD_CURRENT_S = 600.0
+
 from .errors import CorruptRemoteError
 from .layout import CHAIN_FORMAT, SHA_RE, Layout
 from .localonly import is_synced

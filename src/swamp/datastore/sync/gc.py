@@ -63,7 +63,7 @@ from swamp.errors import SwampError, ValidationError
 from swamp.util import clock
 
 from . import checkpoint, commitlog
-from .commit import HEAD_CURRENT_S
+from .commitlog import HEAD_CURRENT_S
 from .layout import Layout
 
 DEFAULT_GRACE_S = 24 * 3600.0
