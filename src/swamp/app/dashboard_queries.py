@@ -282,7 +282,7 @@ def data_diff(repo, model: str, name: str, old: int, new: int) -> dict:
 def datastore_overview(repo, *, commits: int = 20) -> dict:
     """The datastore at a glance: its status, its recent commits (shared
     datastores only), the leases held, and conflict copies to resolve."""
-    from swamp.repo import datastores
+    from swamp.app import datastore as datastores
 
     out: dict = {"status": datastores.status(repo), "commits": None, "leases": [], "conflicts": None}
     try:

@@ -24,7 +24,7 @@ def setup():
 @click.pass_obj
 def setup_filesystem(state: CliState, path):
     """Use a directory (possibly shared by several processes) as the datastore."""
-    from swamp.repo.datastores import setup_filesystem as run
+    from swamp.app.datastore import setup_filesystem as run
 
     result = run(state.repo(), path)
     emit(state, result, f"Datastore is now {result['location']} "
@@ -44,7 +44,7 @@ def _shared_options(f):
 
 def _run_setup(state: CliState, **fields):
     from swamp.repo.config import DatastoreConfig
-    from swamp.repo.datastores import setup_object_store
+    from swamp.app.datastore import setup_object_store
     from swamp.util import locations
     from swamp.util.names import check_name
 
@@ -95,7 +95,7 @@ def setup_gcs(state: CliState, bucket, prefix, namespace, endpoint_url, hydratio
 @click.pass_obj
 def status(state: CliState):
     """Show the datastore, its sync head and local changes."""
-    from swamp.repo.datastores import status as run
+    from swamp.app.datastore import status as run
 
     result = run(state.repo())
 
@@ -144,7 +144,7 @@ def print_counts(counts: dict) -> None:
 def sync(state: CliState, pull_only, push_only):
     """Pull peers' commits and push local changes."""
     from swamp.errors import UsageError
-    from swamp.repo.datastores import sync as run
+    from swamp.app.datastore import sync as run
 
     if pull_only and push_only:
         raise UsageError("--pull and --push exclude each other")
@@ -166,7 +166,7 @@ def lock():
 @click.pass_obj
 def lock_status(state: CliState):
     """List held locks and leases with their holders."""
-    from swamp.repo.datastores import lock_status as run
+    from swamp.app.datastore import lock_status as run
 
     rows = run(state.repo())
     emit(state, rows, lambda: table(rows, ["name", "holder", "pid", "acquiredAt", "stale"]))
@@ -179,7 +179,7 @@ def lock_status(state: CliState):
 @click.pass_obj
 def lock_release(state: CliState, name, force):
     """Break the lock NAME (for a holder that died)."""
-    from swamp.repo.datastores import lock_release as run
+    from swamp.app.datastore import lock_release as run
 
     from swamp.errors import NotFoundError
 
@@ -196,7 +196,7 @@ def lock_release(state: CliState, name, force):
 @click.pass_obj
 def log(state: CliState, limit):
     """The shared history: who changed what, when."""
-    from swamp.repo.datastores import history
+    from swamp.app.datastore import history
 
     rows = history(state.repo(), limit)
 
@@ -214,7 +214,7 @@ def log(state: CliState, limit):
 @click.pass_obj
 def verify(state: CliState):
     """Check that the log has no gaps and every blob matches its hash."""
-    from swamp.repo.datastores import verify as run
+    from swamp.app.datastore import verify as run
 
     result = run(state.repo())
 
@@ -238,7 +238,7 @@ def verify(state: CliState):
 def gc(state: CliState, retention_days, dry_run):
     """Trim the shared log and unreferenced blobs (in two phases: mark, then
     sweep after a grace period, so a push in flight never loses a blob)."""
-    from swamp.repo.datastores import collect
+    from swamp.app.datastore import collect
 
     result = collect(state.repo(), retention_days=retention_days, dry_run=dry_run)
     emit(state, result)

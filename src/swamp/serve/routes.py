@@ -294,7 +294,7 @@ def data_delete(call: Call):
 
 
 def datastore_status(call: Call):
-    from swamp.repo.datastores import status
+    from swamp.app.datastore import status
 
     return status(call.repo)
 

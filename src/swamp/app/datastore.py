@@ -1,0 +1,198 @@
+"""Datastore use cases (``swamp datastore ...``): set up where the state
+lives (a directory, or a shared object store), and for a shared one its
+status, sync, leases, log, verify and gc."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from swamp.datastore.sync.counts import SyncCounts
+from swamp.datastore.sync.localonly import is_local_only
+from swamp.repo.datastores import path_rules
+from swamp.util.atomic import atomic_write
+
+
+def setup_filesystem(repo, path: str) -> dict:
+    """Point the repository at a directory datastore. Existing state is
+    copied there first (files already present are kept), and only then is
+    .swamp.yaml changed, so an interrupted setup can simply be rerun."""
+    from swamp.datastore.filesystem import FilesystemDatastore
+    from swamp.repo.config import DatastoreConfig
+
+    target_root = Path(path)
+    if not target_root.is_absolute():
+        target_root = (Path.cwd() / target_root).absolute()
+    source = repo.datastore
+    _hydrate_everything(source)
+    target = FilesystemDatastore(target_root)
+    copied, kept, nbytes = 0, 0, 0
+    if source.root.resolve() != target.root.resolve():
+        for rel in source.walk():
+            if is_local_only(rel):
+                continue
+            if target.exists(rel):
+                kept += 1
+                continue
+            data = source.read_bytes(rel)
+            target.write_bytes(rel, data)
+            copied += 1
+            nbytes += len(data)
+    cfg = repo.config_model().model_copy(update={"datastore": DatastoreConfig(type="filesystem", path=str(target_root))})
+    repo.save_config(cfg)
+    repo.__dict__.pop("datastore", None)
+    return {"type": "filesystem", "location": str(target_root), "filesCopied": copied,
+            "filesKept": kept, "bytesCopied": nbytes}
+
+
+def _hydrate_everything(source) -> None:
+    """A lazily hydrated cache holds data contents (``raw``) only once read:
+    fetch every one still missing, so the directory datastore gets them all
+    (whether it is the cache itself or somewhere else)."""
+    if getattr(source, "engine", None) is None:
+        return
+    from swamp.data import layout
+    from swamp.errors import NotFoundError
+
+    suffix = "/" + layout.METADATA
+    for rel in list(source.walk(layout.DATA_ROOT)):
+        raw = rel[: -len(suffix)] + "/" + layout.RAW if rel.endswith(suffix) else None
+        if raw is not None and not source.exists(raw):
+            try:
+                source.read_bytes(raw)  # hydrates it
+            except NotFoundError:
+                pass
+
+
+def setup_object_store(repo, cfg, *, progress=None) -> dict:
+    """Share this repository's datastore through an object store: probe the
+    backend's conditional writes (refused if it ignores them), attach to the
+    remote's identity, publish local state, hydrate from the remote, and
+    only then write the datastore section of .swamp.yaml. Every step is
+    idempotent: a setup that failed half-way is simply run again. It is
+    also how a repository attaches again to a remote its commands refuse as
+    another one (identity.RemoteChangedError)."""
+    from swamp.datastore.cached import location_of, store_config
+    from swamp.datastore.objectstore.factory import open_store
+    from swamp.datastore.objectstore.probe import probe_conditional_writes
+    from swamp.datastore.sync import identity
+    from swamp.datastore.sync.engine import SyncEngine
+
+    store = open_store(store_config(cfg))
+    probe_conditional_writes(store)
+    cache = repo.local_dir
+    copied = _copy_into_cache(repo, cache)
+    _claim_sync_state(repo, cache, cfg)
+    engine = SyncEngine(store, cache, rules=path_rules(), namespace=cfg.namespace, hydration=cfg.hydration)
+    engine.on_progress = progress
+    try:
+        engine.init_remote()
+        # The remote's identity (written now if it has none): a cache whose
+        # state describes another remote, or one emptied or reset since,
+        # forgets that state, so the full push below republishes what the
+        # remote lacks instead of skipping it as uploaded before.
+        identity.attach(engine.state, engine.store, engine.layout)
+        counts = engine.pull()
+        counts.add(engine.push(command="datastore setup", full_walk=True))
+    finally:
+        engine.close()
+    repo.save_config(repo.config_model().model_copy(update={"datastore": cfg}))
+    repo.__dict__.pop("datastore", None)
+    return {"type": cfg.type, "location": location_of(cfg), "namespace": cfg.namespace,
+            "hydration": cfg.hydration, "filesCopied": copied, **counts.to_json()}
+
+
+def _remote_identity(cfg) -> str:
+    return json.dumps({"type": cfg.type, "endpointUrl": cfg.endpointUrl or "", "bucket": cfg.bucket,
+                       "prefix": (cfg.prefix or "").strip("/"), "namespace": cfg.namespace}, sort_keys=True)
+
+
+def _claim_sync_state(repo, cache: Path, cfg) -> None:
+    """The sync state in ``.sync/`` (head, bases) describes one remote. Set
+    up onto another (bucket, prefix, namespace or server), it would make the
+    new remote look as if it already held everything: start it afresh, as a
+    new peer. The remote it belongs to is recorded before the engine touches
+    it, so a setup killed half-way and rerun keeps its progress."""
+    sync_dir = cache / ".sync"
+    marker = sync_dir / "remote.json"
+    wanted = _remote_identity(cfg)
+    try:
+        recorded = marker.read_text()
+    except FileNotFoundError:
+        current = repo.config.datastore
+        # State from before the marker existed: it belongs to the configured
+        # remote, if any.
+        recorded = (_remote_identity(current) if current is not None and current.type != "filesystem"
+                    else wanted)
+    if recorded != wanted and sync_dir.exists():
+        shutil.rmtree(sync_dir)
+    sync_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(marker, wanted.encode())
+
+
+def _copy_into_cache(repo, cache: Path) -> int:
+    """State kept in an external filesystem datastore moves into the cache
+    before it is published (files already in the cache are kept)."""
+    from swamp.datastore.filesystem import FilesystemDatastore
+
+    source = repo.datastore
+    if source.kind != "filesystem" or source.root.resolve() == cache.resolve():
+        return 0
+    target = FilesystemDatastore(cache)
+    copied = 0
+    for rel in source.walk():
+        if not is_local_only(rel) and not target.exists(rel):
+            target.write_bytes(rel, source.read_bytes(rel))
+            copied += 1
+    return copied
+
+
+def status(repo) -> dict:
+    ds = repo.datastore
+    out = {"type": ds.kind, "location": str(ds.root), "namespace": None, "head": 0, "dirtyFiles": 0}
+    out.update(ds.status())
+    return out
+
+
+def sync(repo, *, pull: bool, push: bool, progress=None) -> dict:
+    ds = repo.datastore
+    if not hasattr(ds, "sync"):
+        return SyncCounts().to_json()  # a filesystem datastore has nothing to sync
+    from swamp.datastore.sync.errors import SyncConflictError
+
+    try:
+        return ds.sync(pull=pull, push=push, progress=progress).to_json()
+    except SyncConflictError as e:
+        return e.counts.to_json()  # the report lists the conflicts; the CLI exits 1
+
+
+def lock_status(repo) -> list[dict]:
+    return sorted(repo.datastore.lock_status(), key=lambda r: r["name"])
+
+
+def lock_release(repo, name: str) -> dict:
+    return {"name": name, "released": repo.datastore.force_release(name)}
+
+
+def _engine(repo):
+    ds = repo.datastore
+    engine = getattr(ds, "engine", None)
+    if engine is None:
+        from swamp.errors import SwampError
+
+        raise SwampError("this repository's datastore is a directory; it has no shared history",
+                         code="not_shared", hint="share it first: swamp datastore setup s3|gcs ...")
+    return engine
+
+
+def history(repo, limit: int | None) -> list[dict]:
+    return _engine(repo).log(limit)
+
+
+def verify(repo) -> dict:
+    return _engine(repo).verify()
+
+
+def collect(repo, *, retention_days: float, dry_run: bool) -> dict:
+    return _engine(repo).gc(retention_days, dry_run=dry_run)
