@@ -1,6 +1,7 @@
-"""Shared helpers for the core tests: run the CLI (in a subprocess, or in
-this process when exit codes and streams are all that matter), build
-repositories, write local model types, and check the datastore tree."""
+"""The one helpers module of the test suite: run the CLI (in a subprocess,
+in this process, or on a pseudo-terminal), build repositories, write local
+model types and workflows, check the datastore tree, and set up peers that
+share a datastore."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import shutil
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,3 +266,158 @@ def on_a_terminal(argv: list[str], answer: bytes = b"", timeout: float = 60, cwd
     finally:
         os.waitpid(pid, 0)
     return out.decode(errors="replace")
+
+
+# ---------------------------------------------------------------- peers
+# Several repositories (peers) sharing a datastore, driven through `swamp`.
+
+def ok(repo: Path, *args, **kw):
+    """Run a command that must succeed; its one JSON document."""
+    r = cli(repo, *args, **kw)
+    assert r.code == 0, r
+    return r.data
+
+
+def peer_from_git(origin: Path, path: Path) -> Path:
+    """A second checkout: the same definitions, none of the runtime state."""
+    init_repo(path)
+    shutil.copytree(origin / "models", path / "models", dirs_exist_ok=True)
+    return path
+
+
+def run_hello(repo: Path, text: str) -> dict:
+    """Run the `hello` command/shell model, echoing ``text``."""
+    return ok(repo, "model", "method", "run", "hello", "execute", "--input", f"run=echo {text}")
+
+
+def s3_setup_args(server, prefix: str | None = None, gateway: int = 0) -> list[str]:
+    """`datastore setup` arguments for a SeaweedFS server (a fresh prefix by default)."""
+    return ["s3", "--bucket", server.bucket, "--prefix", prefix or server.new_prefix(),
+            "--endpoint-url", server.endpoints[gateway], "--region", "us-east-1"]
+
+
+def repo_with_hello_runs(path: Path, runs: int) -> Path:
+    """A new repository with a `hello` command/shell model run ``runs``
+    times (stdout a0, a1, ...)."""
+    repo = init_repo(path)
+    ok(repo, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello")
+    for i in range(runs):
+        run_hello(repo, f"a{i}")
+    return repo
+
+
+# ------------------------------------------------------------- workflows
+# Repositories with local work types and workflows, run in this process.
+
+WORK_TYPE = '''
+    import time
+
+    from pydantic import BaseModel
+    from swamp import Context, ModelType
+
+
+    class Args(BaseModel):
+        sleep: float = 0
+        value: str = ""
+        fail: bool = False
+
+
+    work_type = ModelType("test/work", version="2026.01.01.1", global_arguments=Args,
+                          description="Records when it ran")
+    work_type.resource("span", lifetime="infinite")
+
+
+    @work_type.method(description="Sleep, then record the span and the value")
+    def work(args, ctx: Context) -> None:
+        start = time.time()
+        time.sleep(args.sleep)
+        ctx.write_resource("span", "span", {"start": start, "end": time.time(), "value": args.value})
+        if args.fail:
+            raise RuntimeError(f"asked to fail ({args.value})")
+
+
+    @work_type.method(description="Nothing at all")
+    def noop(args, ctx: Context) -> None:
+        pass
+'''
+
+
+def make_repo(path: Path, models: int = 6) -> Path:
+    repo = init_repo(path)
+    write_type(repo, "work.py", WORK_TYPE)
+    for i in range(models):
+        write_model(repo, f"w{i}")
+    return repo
+
+
+def write_model(repo: Path, name: str, body: str = "") -> None:
+    p = repo / "models" / "test" / "work" / f"{name}.yaml"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(f"type: test/work\nname: {name}\n" + textwrap.dedent(body))
+
+
+def write_shell(repo: Path, name: str, body: str) -> None:
+    p = repo / "models" / "command" / "shell" / f"{name}.yaml"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(textwrap.dedent(body).lstrip())
+
+
+def write_workflow(repo: Path, name: str, body: str) -> Path:
+    p = repo / "workflows" / f"workflow-{name}.yaml"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(f"name: {name}\n" + textwrap.dedent(body).lstrip())
+    return p
+
+
+def run(repo: Path, name: str, inputs: dict | None = None, **kw):
+    """Run a workflow in this process; returns the WorkflowRun."""
+    from swamp.app import workflows
+    from swamp.repo.context import Repo
+
+    return workflows.run(Repo.open(repo), name, inputs or {}, **kw).run
+
+
+def resume(repo: Path, name: str, run_id: str | None = None, inputs: dict | None = None):
+    from swamp.app import workflows
+    from swamp.repo.context import Repo
+
+    return workflows.resume(Repo.open(repo), name, run_id, inputs or {}).run
+
+
+def decide(repo: Path, name: str, step: str, decision: str = "approved", reason: str | None = None):
+    from swamp.app import workflows
+    from swamp.repo.context import Repo
+
+    return workflows.decide(Repo.open(repo), name, step, decision, None, reason)
+
+
+def steps(run) -> dict:
+    """{"job/step": StepRun}, in record order."""
+    return {f"{j.name}/{s.name}": s for j, s in run.steps()}
+
+
+def statuses(run) -> dict:
+    return {k: s.status for k, s in steps(run).items()}
+
+
+def spans(repo: Path) -> list[tuple[float, float, str, str, int]]:
+    """Every recorded span: (start, end, value, model id, version)."""
+    from tests.helpers import visible_versions
+    import json
+
+    out = []
+    for where, meta, raw in visible_versions(repo):
+        if meta["name"] == "span":
+            d = json.loads(raw)
+            out.append((d["start"], d["end"], d["value"], meta["owner"]["definitionName"], meta["version"]))
+    return sorted(out)
+
+
+def max_overlap(intervals) -> int:
+    events = sorted([(s, 1) for s, e, *_ in intervals] + [(e, -1) for s, e, *_ in intervals],
+                    key=lambda x: (x[0], x[1]))
+    now = best = 0
+    for _, d in events:
+        now += d
+        best = max(best, now)
+    return best

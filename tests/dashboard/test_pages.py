@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import cli, init_repo
 from tests.serve.server import Serve
-from tests.unit.workflow_helpers import write_shell, write_workflow
+from tests.helpers import write_shell, write_workflow
 
 SECRET = "tok-5be1d2-Dashboard-Secret"
 

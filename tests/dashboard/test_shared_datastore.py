@@ -10,7 +10,7 @@ import pytest
 
 from tests.dashboard.test_pages import fetch
 from tests.helpers import init_repo
-from tests.peers import ok, s3_setup_args
+from tests.helpers import ok, s3_setup_args
 from tests.serve.server import Serve
 
 pytestmark = pytest.mark.s3

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import cli, init_repo
-from tests.peers import ok, s3_setup_args
+from tests.helpers import ok, s3_setup_args
 
 pytestmark = [pytest.mark.slow, pytest.mark.s3]
 

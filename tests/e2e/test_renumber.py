@@ -11,7 +11,7 @@ import pytest
 
 from tests.fixtures.faultproxy import Fault, FaultProxy
 from tests.helpers import cli, init_repo
-from tests.peers import ok, peer_from_git
+from tests.helpers import ok, peer_from_git
 
 pytestmark = [pytest.mark.slow, pytest.mark.s3]
 

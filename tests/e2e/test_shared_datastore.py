@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import cli, init_repo
-from tests.peers import ok, peer_from_git, repo_with_hello_runs, run_hello, s3_setup_args
+from tests.helpers import ok, peer_from_git, repo_with_hello_runs, run_hello, s3_setup_args
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import cli, init_repo, popen
-from tests.peers import ok, peer_from_git, s3_setup_args
+from tests.helpers import ok, peer_from_git, s3_setup_args
 
 pytestmark = [pytest.mark.slow, pytest.mark.s3]
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.fixtures.faultproxy import Fault, FaultProxy
 from tests.helpers import cli, init_repo
-from tests.peers import ok
+from tests.helpers import ok
 
 pytestmark = [pytest.mark.slow, pytest.mark.s3]
 

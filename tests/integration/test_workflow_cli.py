@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import cli, init_repo, invoke, popen
-from tests.unit.workflow_helpers import make_repo, write_shell, write_workflow
+from tests.helpers import make_repo, write_shell, write_workflow
 
 SECRET = "tok-9f3a7c1e-Very-Secret"
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.helpers import init_repo
-from tests.peers import ok, s3_setup_args
+from tests.helpers import ok, s3_setup_args
 from tests.serve.server import Serve
 
 NOOP = """

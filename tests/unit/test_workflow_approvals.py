@@ -8,7 +8,7 @@ import pytest
 
 from swamp.errors import ConflictError, NotFoundError
 from swamp.util import clock
-from tests.unit.workflow_helpers import (decide, make_repo, resume, run, spans, statuses, steps,
+from tests.helpers import (decide, make_repo, resume, run, spans, statuses, steps,
                                          write_workflow)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from swamp.errors import ValidationError
-from tests.unit.workflow_helpers import (make_repo, max_overlap, run, spans, statuses, steps, write_model,
+from tests.helpers import (make_repo, max_overlap, run, spans, statuses, steps, write_model,
                                          write_workflow)
 
 

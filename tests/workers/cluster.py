@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.fixtures.servers import _spawn, free_port, stop_processes, wait_until
 from tests.helpers import REPO_ROOT, _env, cli, init_repo
-from tests.peers import ok
+from tests.helpers import ok
 
 
 @dataclass

@@ -5,7 +5,7 @@ import textwrap
 import pytest
 
 from tests.helpers import cli, init_repo
-from tests.peers import ok, s3_setup_args
+from tests.helpers import ok, s3_setup_args
 from tests.workers.cluster import Cluster, start_scheduler
 
 SECRET = "s3cr3t-W0rker-Value-91"

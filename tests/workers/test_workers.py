@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.helpers import cli, popen
-from tests.peers import ok
+from tests.helpers import ok
 from tests.workers.cluster import dump
 from tests.workers.conftest import SECRET
 

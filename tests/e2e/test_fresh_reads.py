@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from tests.helpers import init_repo
-from tests.peers import ok
+from tests.helpers import ok
 
 pytestmark = pytest.mark.slow
 

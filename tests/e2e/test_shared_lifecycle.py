@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers import init_repo
-from tests.peers import ok, peer_from_git, run_hello, s3_setup_args
+from tests.helpers import ok, peer_from_git, run_hello, s3_setup_args
 
 pytestmark = pytest.mark.slow
 
