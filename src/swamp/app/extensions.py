@@ -59,7 +59,9 @@ def _change(repo, command: str, edit, value: dict, counts: SyncCounts) -> None:
     """One session under the lockfile's lease: read, ``edit(lock)`` (returns
     whether it changed anything), write, publish."""
     try:
-        with changing(repo, command, leases=[lockfile.LEASE], into=counts):
+        # The lease keeps other writers off; ``editing`` also holds this
+        # checkout's pulls off between the read and the write.
+        with changing(repo, command, leases=[lockfile.LEASE], into=counts), repo.datastore.editing(lockfile.PATH):
             lock = lockfile.read(repo)
             if edit(lock):
                 lockfile.write(repo, lock)

@@ -1,5 +1,9 @@
 """Shared settings use cases (``swamp config``): a JSON map in the datastore
-that every peer sees, changed by read-modify-write inside one session."""
+that every peer sees, changed by read-modify-write inside one session. The
+read and the write happen while ``Datastore.editing`` holds other processes
+of this checkout off (their edits, and pulls that would replace the file),
+so a concurrent `config set` or `datastore sync` never loses a key; peers'
+copies merge per key when the session pushes."""
 
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ def set_setting(repo, key: str, value: Any) -> dict:
     ds = repo.datastore
     counts = SyncCounts()
     try:
-        with changing(repo, f"config set {key}", into=counts):
+        with changing(repo, f"config set {key}", into=counts), ds.editing(shared_config.PATH):
             data = shared_config.read(ds)
             data[key] = value
             shared_config.write(ds, data)
@@ -41,7 +45,7 @@ def unset_setting(repo, key: str) -> dict:
     ds = repo.datastore
     counts = SyncCounts()
     try:
-        with changing(repo, f"config unset {key}", into=counts):
+        with changing(repo, f"config unset {key}", into=counts), ds.editing(shared_config.PATH):
             data = shared_config.read(ds)
             if key not in data:
                 raise NotFoundError(f"no setting named {key!r}")

@@ -117,6 +117,25 @@ class Datastore(abc.ABC):
         # before the bytes landed still finds the path journaled afterwards.
         self._mark_dirty(rel)
 
+    @contextlib.contextmanager
+    def editing(self, rel: str) -> Iterator[None]:
+        """Hold off every other process's edit of ``rel`` on this machine
+        while the caller reads it, changes it and writes it back, so a
+        read-modify-write never writes over a copy that changed under it.
+        (The cached datastore holds its pulls off too.)"""
+        import fcntl
+        import hashlib
+
+        directory = self.root / "cache" / "edits"  # local only, never synced
+        directory.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256(check_rel_path(rel).encode()).hexdigest()[:24] + ".lock"
+        fd = os.open(directory / name, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # dies with its process: kill -9 never leaves it held
+            yield
+        finally:
+            os.close(fd)
+
     def delete(self, rel: str) -> None:
         """Delete a file or a whole directory tree; a missing path is fine."""
         path = self.local_path(rel)

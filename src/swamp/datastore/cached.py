@@ -62,6 +62,13 @@ class CachedDatastore(Datastore):
                 return super().read_bytes(rel)
             raise
 
+    @contextlib.contextmanager
+    def editing(self, rel: str) -> Iterator[None]:
+        # The cache's sync lock: pulls (which could replace the document
+        # between the read and the write) and other processes' edits wait.
+        with super().editing(rel), self.engine.exclusive():
+            yield
+
     # ---------------------------------------------------------------- locks
     def _acquire(self, name: str, timeout_ms: int | None):
         return self.engine.lease(name, timeout_ms=timeout_ms)

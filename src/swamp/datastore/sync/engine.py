@@ -141,6 +141,12 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
                     os.close(self._lock_fd)
                     self._lock_fd = -1
 
+    def exclusive(self):
+        """Hold every sync step of this cache off (pulls and pushes, in every
+        process) meanwhile: what a read-modify-write of a document needs so
+        that no pull replaces it between the read and the write."""
+        return self._exclusive()
+
     def _session(self) -> Session:
         return Session(self.store)
 
