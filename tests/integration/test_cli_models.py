@@ -49,3 +49,27 @@ def test_edit_opens_the_editor_on_a_terminal_then_checks_the_file(repo, tmp_path
     assert cli(repo, "model", "get", "hi").data["globalArguments"]["run"] == "echo edited"
     no_tty = cli(repo, "model", "edit", "hi", json=False)
     assert no_tty.code == 2 and "needs a terminal" in no_tty.stderr
+
+
+def test_cancel_stops_a_running_method_and_records_it_cancelled(repo):
+    import time
+
+    from tests.helpers import popen
+
+    assert cli(repo, "model", "create", "command/shell", "slow", "--global-arg", "run=sleep 30").code == 0
+    proc = popen(repo, "model", "method", "run", "slow", "execute")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not list((repo / ".swamp" / "cache" / "running").glob("*.json")):
+            time.sleep(0.1)
+        r = cli(repo, "model", "cancel", "slow")
+        assert r.code == 0 and r.data["cancelled"] is True, r
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    runs = cli(repo, "model", "output", "search", "slow").data
+    assert [r["status"] for r in runs] == ["cancelled"]
+    nothing = cli(repo, "model", "cancel", "slow")
+    assert nothing.code == 1 and nothing.error["code"] == "not_found"

@@ -171,9 +171,12 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
     if not direct and direct_name:
         raise UsageError(f"NAME is only for running a type directly; {model_name!r} is a model",
                          hint=f"swamp model method run {model_name} {method_name}")
+    from swamp.app import running
+
     batch = collect_batch(input_, input_file, stdin_input)
     repo = state.repo()
-    with activity_for(state, f"{direct_name or model_name}.{method_name}") as activity:
+    with activity_for(state, f"{direct_name or model_name}.{method_name}") as activity, \
+            running.marked(repo, direct_name or model_name, method_name):  # so 'model cancel' can stop it
         if placement:  # on a worker (swamp.workers)
             results = _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler,
                                   parse_pairs(tag, "--tag"))
@@ -219,6 +222,23 @@ def _placed_run(repo, model_name, method_name, direct, batch, placement, schedul
                            dispatcher=dispatcher, tags=tags)]
     finally:
         dispatcher.close()
+
+
+@model.command("cancel")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def cancel(state: CliState, name):
+    """Stop the 'model method run' of NAME running on this machine: it is
+    interrupted as with Ctrl-C, recorded as cancelled, and what it wrote so
+    far is kept. (A step of a workflow stops with 'swamp workflow cancel'.)
+
+    Example: swamp model cancel hello"""
+    from swamp.app import running
+
+    result = running.cancel(state.repo(), name)
+    emit(state, result, f"cancelled {result['model']}.{result['method']} (pid {result['pid']})"
+                        if result["cancelled"] else f"asked {result['model']}.{result['method']} to stop")
 
 
 @model.command("evaluate")

@@ -1,0 +1,85 @@
+"""Method runs in progress on this machine, so `swamp model cancel` can stop
+one: a small marker per run that the `swamp` command started, kept under the
+checkout's local state (`.swamp/cache/running/`, never synced) while it runs.
+
+Cancelling interrupts that process as Ctrl-C would: the method stops
+(a shell command's process is killed), the run is recorded as cancelled,
+what it wrote so far is kept and published. Runs inside a workflow are
+cancelled with `swamp workflow cancel`; runs a server started are not
+cancellable this way (the server would stop)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Iterator
+
+from swamp.errors import NotFoundError, SwampError
+from swamp.util import clock
+from swamp.util.atomic import atomic_write
+from swamp.util.ids import hostname, new_id
+
+
+def _dir(repo) -> Path:
+    return repo.local_dir / "cache" / "running"
+
+
+@contextlib.contextmanager
+def marked(repo, model: str, method: str) -> Iterator[None]:
+    """While the body runs, this process is known to run ``model.method``."""
+    path = _dir(repo) / f"{new_id()}.json"
+    atomic_write(path, json.dumps({"model": model, "method": method, "pid": os.getpid(),
+                                   "host": hostname(), "startedAt": clock.isoformat()}))
+    try:
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def running(repo) -> list[dict]:
+    """The method runs in progress here, oldest first (markers of processes
+    that died are dropped)."""
+    out = []
+    for path in sorted(_dir(repo).glob("*.json")) if _dir(repo).is_dir() else []:
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if doc.get("host") == hostname() and not _alive(doc.get("pid", 0)):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            continue
+        out.append({**doc, "marker": path})
+    return sorted(out, key=lambda d: d["startedAt"])
+
+
+def cancel(repo, model: str, *, wait_s: float = 30.0) -> dict:
+    """Interrupt the `model method run` of ``model`` running on this
+    machine, and wait (bounded) until it has recorded itself cancelled."""
+    found = [r for r in running(repo) if r["model"] == model]
+    if not found:
+        raise NotFoundError(f"no method run of model {model!r} is running here",
+                            hint="a run inside a workflow stops with 'swamp workflow cancel'")
+    run = found[-1]
+    if run["host"] != hostname():
+        raise SwampError(f"the run of {model!r} is on {run['host']}; cancel it there", code="elsewhere")
+    os.kill(run["pid"], signal.SIGINT)
+    deadline = time.monotonic() + wait_s
+    while run["marker"].exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return {"model": model, "method": run["method"], "pid": run["pid"], "cancelled": not run["marker"].exists()}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
