@@ -56,11 +56,13 @@ def test_cancel_stops_a_running_method_and_records_it_cancelled(repo):
 
     from tests.helpers import popen
 
-    assert cli(repo, "model", "create", "command/shell", "slow", "--global-arg", "run=sleep 30").code == 0
+    started = repo / "started"
+    assert cli(repo, "model", "create", "command/shell", "slow", "--global-arg",
+               f"run=touch {started}; sleep 30").code == 0
     proc = popen(repo, "model", "method", "run", "slow", "execute")
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not list((repo / ".swamp" / "cache" / "running").glob("*.json")):
+        while time.monotonic() < deadline and not started.exists():  # the method is running now
             time.sleep(0.1)
         r = cli(repo, "model", "cancel", "slow")
         assert r.code == 0 and r.data["cancelled"] is True, r

@@ -39,6 +39,11 @@ def marked(repo, model: str, method: str) -> Iterator[None]:
     finally:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+        # Leave no trace: a command refused before it ran must leave the
+        # checkout as it found it.
+        for directory in (path.parent, path.parent.parent):
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only when empty
 
 
 def running(repo) -> list[dict]:
