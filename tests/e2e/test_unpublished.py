@@ -9,24 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures.faultproxy import Fault, FaultProxy
-from tests.helpers import cli, init_repo
-from tests.helpers import ok, peer_from_git
+from tests.fixtures.faultproxy import Fault
+from tests.helpers import cli, ok
 
 pytestmark = [pytest.mark.slow, pytest.mark.s3]
-
-
-@pytest.fixture
-def proxied(tmp_path, seaweedfs):
-    with FaultProxy(seaweedfs.endpoint_url) as proxy:
-        args = ["s3", "--bucket", seaweedfs.bucket, "--prefix", seaweedfs.new_prefix(),
-                "--endpoint-url", proxy.url, "--region", "us-east-1"]
-        a = init_repo(tmp_path / "a")
-        ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hi")
-        ok(a, "datastore", "setup", *args)
-        b = peer_from_git(a, tmp_path / "b")
-        ok(b, "datastore", "setup", *args)
-        yield proxy, a, b
 
 
 def _unpublished(r):
