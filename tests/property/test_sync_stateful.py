@@ -58,9 +58,8 @@ from swamp.util.atomic import atomic_write
 from swamp.repo.datastores import path_rules
 
 CI = os.environ.get("CI") == "true"
-#: the two engines on one cache sync at the same time; off for now: with it
-#: on, peers failed to converge in runs not yet reduced (see the report)
-CONCURRENT_TWINS = False
+#: the two engines on one cache sync at the same time (in two threads)
+CONCURRENT_TWINS = True
 PEERS = ("p0", "p1", "p2")
 PLAIN = ("files/a", "files/b", "files/dir/c", "definitions-evaluated/m.yaml")
 DOC = "config/shared.json"
@@ -111,6 +110,7 @@ class SyncMachine(RuleBasedStateMachine):
         self.replaced: set[bytes] = set()  # contents a peer had on disk when it wrote or deleted over them
         self.fenced: set[bytes] = set()  # written by a frozen holder under the lease it lost
         self.doc_keys: set[str] = set()
+        self.excused: set[bytes] = set()  # in a conflict copy when the remote was reset (known bug)
         self.heads = dict.fromkeys(PEERS, 0)
         self.server_offset = 0.0  # how far ``age`` moved the server's clock
         self.skews = dict.fromkeys(PEERS, 0.0)  # each peer's clock minus the server's
@@ -359,12 +359,13 @@ class SyncMachine(RuleBasedStateMachine):
             rel = f"files/twin/{self.counter}"
             twin.mark_dirty(rel)
             atomic_write(twin.root / rel, self._fresh(peer))
+            twin.mark_dirty(rel)  # again once done, as the Datastore does: a push may have taken the journal
             twin.sync(command="twin")
 
         threads = [in_thread(twin_work), in_thread(e.sync)]
         if not twin_first:
             threads.reverse()
-        for t in threads:  # one after the other: see CONCURRENT_TWINS
+        for t in threads:
             t.start()
             if not CONCURRENT_TWINS:
                 t.join()
@@ -385,6 +386,10 @@ class SyncMachine(RuleBasedStateMachine):
             # below: within HEAD_CURRENT_S of its last listing a push skips the
             # identity check. Here the reset comes later than that.
             e._current = None
+        for e in self.peers.values():
+            # Known bug, kept as test_a_second_conflict_after_a_reset_overwrites_the_first_conflict_copy:
+            # conflict copies are named by peer and seq, and seqs start again after a reset.
+            self.excused |= {(e.root / r).read_bytes() for r in e.tree.walk() if is_conflict_copy(r)}
         for p, e in self.peers.items():
             if e.state.seen > 0:
                 self.detached.add(p)
@@ -458,7 +463,7 @@ class SyncMachine(RuleBasedStateMachine):
             assert not kept & self.fenced, "a content written under a lost lease is in the tree"
             for e in self.peers.values():
                 kept |= {(e.root / r).read_bytes() for r in e.tree.walk() if is_conflict_copy(r)}
-            lost = self.written - kept - self.replaced - self.fenced
+            lost = self.written - kept - self.replaced - self.fenced - self.excused
             assert not lost, f"written, never replaced by anyone who saw it, and gone: {sorted(lost)}"
             if self.doc_keys:
                 docs = [json.loads(trees["p0"][DOC])]
@@ -545,3 +550,25 @@ def test_a_push_trusting_a_recent_listing_publishes_onto_an_emptied_remote(tmp_p
     finally:
         for e in (p0, p2, fresh):
             e.close()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "bug: conflict copies are named <path>.conflict-<peer>-<seq>; after a remote reset seqs start again, "
+    "so a second conflict on the same path overwrites the first copy and the content it kept is lost"))
+def test_a_second_conflict_after_a_reset_overwrites_the_first_conflict_copy() -> None:
+    m = SyncMachine()
+    try:
+        m.write("p0", "files/b")               # p0#1
+        m.attach_again("p0")                   # published at seq 1
+        m.write("p1", "files/b")               # p1#2, unpublished
+        m.attach_again("p1")                   # conflict: files/b.conflict-p1-1 keeps p1#2
+        m.remote_reset()
+        m.write("p0", "files/b")               # p0#3
+        m._attach("p0")
+        m._attach("p1")                        # conflict again: files/b.conflict-p1-1 now holds p0#1
+        e = m.peers["p1"]
+        kept = {(e.root / r).read_bytes() for r in e.tree.walk() if is_conflict_copy(r)}
+        assert b"p1#2" in kept, f"p1's own content, kept in a conflict copy, was overwritten: {kept}"
+    finally:
+        m.excused.clear()
+        m.teardown()
