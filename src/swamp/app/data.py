@@ -101,49 +101,22 @@ def prune(repo, model: str | None = None, name: str | None = None, *, older_than
         duration_seconds(older_than)  # a bad duration is refused before anything else
     if keep is not None and keep < 1:
         raise UsageError("--keep keeps at least 1 version")
-    ds = repo.datastore
     names = names_by_id(repo)
-    only = _definition(repo, model) if model else None
+    only = _definition(repo, model).id if model else None
     now = clock.now()
 
-    def select(model_type: str, model_id: str, *, apply: bool) -> list[dict]:
-        data = DataRepository(ds)
+    def doomed(model_id: str, n: str, metas) -> list[int]:
         orphan = model_id not in names
-        out = []
-        for n in sorted(data.names(model_type, model_id)):
-            if name is not None and n != name:
-                continue
-            metas = [r.meta for r in data.records(model_type, model_id, n)]
-            if orphans and orphan:
-                doomed = [m.version for m in metas]
-            elif orphan and (older_than is None and keep is None):
-                doomed = []
-            else:
-                doomed = versions_to_prune(metas, now, older_than=older_than, keep=keep)
-            for v in doomed:
-                if apply:
-                    data.delete(model_type, model_id, n, v)
-                out.append({"model": names.get(model_id, model_id), "name": n, "version": v})
-        return out
+        if name is not None and n != name:
+            return []
+        if orphans and orphan:
+            return [m.version for m in metas]
+        if orphan and (older_than is None and keep is None):
+            return []
+        return versions_to_prune(metas, now, older_than=older_than, keep=keep)
 
-    deleted: list[dict] = []
-
-    def report() -> dict:
-        return {"deleted": sorted(deleted, key=lambda r: (r["model"], r["name"], r["version"])),
-                "dryRun": dry_run}
-
-    try:
-        with reading(repo):
-            found = {m: select(*m, apply=False) for m in iter_models(ds) if only is None or m[1] == only.id}
-        for (model_type, model_id), rows in sorted(found.items()):
-            if dry_run:
-                deleted += rows
-            elif rows:
-                with changing(repo, "data prune", leases=[model_lock_name(model_type, model_id)]):
-                    deleted += select(model_type, model_id, apply=True)
-    except UnpublishedError as e:
-        raise e.with_value(report())
-    return report()
+    return _delete_by_model(repo, "data prune", names, doomed, dry_run=dry_run,
+                            first_look=reading(repo), only=only)
 
 
 def list_names(repo, model: str | None) -> list[dict]:
@@ -201,16 +174,40 @@ def gc(repo, *, dry_run: bool) -> dict:
     from swamp.workflows import records as run_records
 
     ds = repo.datastore
-    names = names_by_id(repo)
     now = clock.now()
     live_runs: set[str] = set()
 
-    def collect(model_type: str, model_id: str, *, apply: bool) -> list[dict]:
+    def doomed(model_id: str, name: str, metas) -> list[int]:
+        return versions_to_collect(metas, now, live_runs)
+
+    def runs_alive() -> None:
+        # data living as long as its workflow run goes once the run is deleted
+        live_runs.update(rid for wid in ds.listdir(run_records.RUNS) for rid in run_records.run_ids(ds, wid))
+
+    # Not a dry run: the first look is a session that also publishes what an
+    # earlier gc deleted here but could not publish (its push failed), even
+    # when there is nothing left to collect now.
+    return _delete_by_model(repo, "data gc", names_by_id(repo), doomed, dry_run=dry_run,
+                            first_look=reading(repo) if dry_run else changing(repo, "data gc"),
+                            before=runs_alive)
+
+
+def _delete_by_model(repo, command: str, names: dict[str, str], doomed, *, dry_run: bool, first_look,
+                     only: str | None = None, before=lambda: None) -> dict:
+    """What gc and prune share. One read (``first_look``, a session; after
+    ``before``) finds, per model, the versions ``doomed(model_id, name,
+    metas)`` names; then each model with something to delete is deleted
+    under its own lease after a fresh look (a busy model with nothing to
+    delete is never waited for). Reports ``{deleted, dryRun}``; when a push
+    fails, the report of what was done here goes with the error."""
+    ds = repo.datastore
+
+    def select(model_type: str, model_id: str, *, apply: bool) -> list[dict]:
         data = DataRepository(ds)
         out = []
-        for name in data.names(model_type, model_id):
+        for name in sorted(data.names(model_type, model_id)):
             metas = [r.meta for r in data.records(model_type, model_id, name)]
-            for v in versions_to_collect(metas, now, live_runs):
+            for v in doomed(model_id, name, metas):
                 if apply:
                     data.delete(model_type, model_id, name, v)
                 out.append({"model": names.get(model_id, model_id), "name": name, "version": v})
@@ -223,19 +220,15 @@ def gc(repo, *, dry_run: bool) -> dict:
                 "dryRun": dry_run}
 
     try:
-        # Not a dry run: a session that also publishes what an earlier gc
-        # deleted here but could not publish (its push failed), even when
-        # there is nothing left to collect now.
-        with reading(repo) if dry_run else changing(repo, "data gc"):
-            # data living as long as its workflow run goes once the run is deleted
-            live_runs.update(rid for wid in ds.listdir(run_records.RUNS) for rid in run_records.run_ids(ds, wid))
-            found = {m: collect(*m, apply=False) for m in iter_models(ds)}
-        for (model_type, model_id), rows in found.items():
+        with first_look:
+            before()
+            found = {m: select(*m, apply=False) for m in iter_models(ds) if only is None or m[1] == only}
+        for (model_type, model_id), rows in sorted(found.items()):
             if dry_run:
                 deleted += rows
             elif rows:
-                with changing(repo, "data gc", leases=[model_lock_name(model_type, model_id)]):
-                    deleted += collect(model_type, model_id, apply=True)
+                with changing(repo, command, leases=[model_lock_name(model_type, model_id)]):
+                    deleted += select(model_type, model_id, apply=True)
     except UnpublishedError as e:
         raise e.with_value(report())
     return report()
