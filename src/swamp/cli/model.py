@@ -6,7 +6,7 @@ import click
 
 from swamp.cli.inputs import collect_batch, input_options, parse_pairs
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import confirm, emit, emit_validation, say, show_failure_log, table
+from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, show_failure_log, table
 from swamp.errors import UsageError
 
 
@@ -276,10 +276,7 @@ def edit(state: CliState, name):
 
     repo = state.repo()
     path = repo.root / get_model(repo, name)["path"]
-    if state.json or not sys.stdin.isatty():
-        raise UsageError("model edit needs a terminal", hint=f"edit {path} with any editor, then run "
-                                                             f"'swamp model validate {name}'")
-    click.edit(filename=str(path))
+    open_in_editor(state, path, "model", name)
     emit_validation(state, validate_models(repo, path.stem), "models")
 
 

@@ -98,3 +98,14 @@ def show_failure_log(state: CliState, log: str, command: str) -> None:
         for line in shown:
             say(f"    {line}")
     say(f"  full log: {command}")
+
+
+def open_in_editor(state: CliState, path, kind: str, name: str) -> None:
+    """``swamp KIND edit NAME``: open ``path`` in $EDITOR (a terminal is
+    needed; without one, say how to do it by hand)."""
+    if state.json or not sys.stdin.isatty():
+        from swamp.errors import UsageError
+
+        raise UsageError(f"{kind} edit needs a terminal",
+                         hint=f"edit {path} with any editor, then run 'swamp {kind} validate {name}'")
+    click.edit(filename=str(path))

@@ -7,7 +7,7 @@ import click
 from swamp.cli.inputs import collect_batch, collect_inputs, input_options
 from swamp.cli.options import CliState, global_options
 from swamp.cli.groups import DefaultCommandGroup
-from swamp.cli.output import confirm, emit, emit_validation, say, table
+from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, table
 
 
 @click.group()
@@ -375,12 +375,7 @@ def edit(state: CliState, name):
 
     repo = state.repo()
     path = repo.root / service.get(repo, name)["path"]
-    if state.json or not sys.stdin.isatty():
-        from swamp.errors import UsageError
-
-        raise UsageError("workflow edit needs a terminal",
-                         hint=f"edit {path} with any editor, then run 'swamp workflow validate {name}'")
-    click.edit(filename=str(path))
+    open_in_editor(state, path, "workflow", name)
     emit_validation(state, service.validate(repo, name), "workflows")
 
 
