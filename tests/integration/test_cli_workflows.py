@@ -80,3 +80,18 @@ def test_edit_schema_and_list_aliases(repo, tmp_path):
     assert "jobs" in schema["properties"]
     assert [w["name"] for w in cli(repo, "workflow", "list").data] == ["gated", "plain"]
     assert [m["name"] for m in cli(repo, "model", "list").data] == ["hi"]
+
+
+def test_run_search_finds_past_runs_and_a_workflow_named_search_still_runs(repo):
+    plain = cli(repo, "workflow", "run", "plain").data
+    gated = cli(repo, "workflow", "run", "gated").data
+    assert [r["id"] for r in cli(repo, "workflow", "run", "search").data] == [gated["id"], plain["id"]]
+    assert [r["id"] for r in cli(repo, "workflow", "run", "search", "pla").data] == [plain["id"]]
+    assert [r["id"] for r in cli(repo, "workflow", "run", "search", gated["id"][:8]).data] == [gated["id"]]
+    assert [r["id"] for r in cli(repo, "workflow", "run", "search", "--status", "suspended").data] == [gated["id"]]
+    assert cli(repo, "workflow", "run", "search", "--workflow", "plain", "--limit", "1").data[0]["id"] == plain["id"]
+    assert cli(repo, "workflow", "run", "search", "--workflow", "nope").code == 1
+    # "search" is a subcommand; a workflow of that name runs when an option comes first.
+    (repo / "workflows" / "workflow-search.yaml").write_text(PLAIN.replace("name: plain", "name: search"))
+    ran = cli(repo, "workflow", "run", "--fail-on", "low", "search")
+    assert ran.code == 0 and ran.data["workflowName"] == "search"

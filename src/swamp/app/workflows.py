@@ -240,12 +240,15 @@ def _row(r: WorkflowRun) -> dict:
 
 
 def search_runs(repo, *, workflow: str | None = None, status: str | None = None,
-                limit: int | None = None) -> list[dict]:
-    """Runs of every workflow (or one), newest first."""
+                limit: int | None = None, query: str | None = None) -> list[dict]:
+    """Runs of every workflow (or one), newest first. ``query`` keeps runs
+    whose id starts with it or whose workflow's name contains it."""
     wid = workflow_id(find_workflow(repo, workflow)[1]) if workflow else None
     with reading(repo):
         found = records.all_runs(repo.datastore)
-    rows = [_row(r) for r in found if (wid is None or r.workflowId == wid) and (not status or r.status == status)]
+    q = (query or "").lower()
+    rows = [_row(r) for r in found if (wid is None or r.workflowId == wid) and (not status or r.status == status)
+            and (not q or r.id.lower().startswith(q) or q in r.workflowName.lower())]
     return rows[:limit] if limit else rows
 
 

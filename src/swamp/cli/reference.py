@@ -113,6 +113,8 @@ def _walk(cmd: click.Command, ctx: click.Context) -> list[tuple[click.Command, c
             sub_ctx = click.Context(sub, info_name=name, parent=ctx)
             out.append((sub, sub_ctx))
             out += _walk(sub, sub_ctx)
+    for name, sub in sorted(getattr(cmd, "subcommands", {}).items()):  # groups.CommandWithSubcommands
+        out.append((sub, click.Context(sub, info_name=name, parent=ctx)))
     return out
 
 

@@ -6,7 +6,7 @@ import click
 
 from swamp.cli.inputs import collect_batch, collect_inputs, input_options
 from swamp.cli.options import CliState, global_options
-from swamp.cli.groups import DefaultCommandGroup
+from swamp.cli.groups import CommandWithSubcommands, DefaultCommandGroup
 from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, table
 
 
@@ -146,7 +146,7 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
                       help="Also write a JUnit XML report to FILE.")
 
 
-@workflow.command("run")
+@workflow.command("run", cls=CommandWithSubcommands)
 @click.argument("name")
 @input_options
 @_junit
@@ -164,6 +164,10 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
 
     With --stdin holding NDJSON (one JSON object a line), runs it once per
     line, in order, and prints a list of run records.
+
+    'swamp workflow run search [QUERY]' searches past runs instead (a workflow
+    named "search" runs when an option comes first: 'swamp workflow run
+    --fail-on low search').
 
     Example: swamp workflow run deploy --input env=prod"""
     from swamp.app import workflows
@@ -293,10 +297,30 @@ def history_list(state: CliState, name, limit):
     emit(state, rows, lambda: table(rows, ["id", "status", "startedAt", "durationMs", "steps", "failedSteps"]))
 
 
+@run.subcommand("search")
+@click.argument("query", required=False)
+@click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
+@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled"]),
+              help="Only runs in this status.")
+@click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
+@global_options
+@click.pass_obj
+def run_search(state: CliState, query, workflow_name, status, limit):
+    """Past runs of every workflow, newest first; QUERY keeps those whose id
+    starts with it or whose workflow name contains it.
+
+    Example: swamp workflow run search deploy --status failed"""
+    from swamp.app import workflows
+
+    rows = workflows.search_runs(state.repo(), workflow=workflow_name, status=status, limit=limit, query=query)
+    emit(state, rows, lambda: table(rows, ["id", "workflowName", "status", "startedAt", "durationMs"]))
+
+
 @history.command("search")
 @click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled"]))
-@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled"]),
+              help="Only runs in this status.")
+@click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
 @global_options
 @click.pass_obj
 def history_search(state: CliState, workflow_name, status, limit):
