@@ -92,6 +92,8 @@ class ModelType:
         self.resources: dict[str, ResourceSpec] = {}
         self.files: dict[str, FileSpec] = {}
         self.methods: dict[str, MethodSpec] = {}
+        #: pre-flight checks of its mutating methods (models/checks.py)
+        self.checks: dict = {}
         #: top-level arguments whose vault references the type resolves itself
         #: (through ctx.shell_secrets / ctx.resolve_secrets) instead of the runner
         self.secret_passthrough: set[str] = set()
@@ -135,6 +137,18 @@ class ModelType:
                 raise ValidationError(f"{self.type}: method kind {k!r} is not one of {', '.join(METHOD_KINDS)}")
             self.methods[mname] = MethodSpec(mname, fn, description or (fn.__doc__ or "").strip(),
                                              _strict(arguments), k)
+            return fn
+
+        return decorator
+
+    def check(self, name: str | None = None, *, description: str = "", methods=None):
+        """Declare a pre-flight check, run before the methods it guards
+        (``methods``; default: every mutating method). See models/checks.py."""
+        from swamp.models.checks import declare
+
+        def decorator(fn):
+            spec = declare(self.type, self.checks, fn, name, description, methods)
+            self.checks[spec.name] = spec
             return fn
 
         return decorator
@@ -188,10 +202,17 @@ class ModelType:
                 }
                 for name, f in sorted(self.files.items())
             },
+            **({"checks": _describe_checks(self)} if self.checks else {}),
         }
 
     def __repr__(self) -> str:
         return f"ModelType({self.type!r}, version={self.version!r})"
+
+
+def _describe_checks(model_type) -> dict:
+    from swamp.models.checks import describe
+
+    return describe(model_type)
 
 
 def _check_signature(type_name: str, method: str, fn) -> None:

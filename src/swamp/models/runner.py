@@ -40,6 +40,9 @@ class Runner:
         self.renderer = renderer
         self.datastore = repo.datastore
         self.data = DataRepository(self.datastore)
+        #: pre-flight checks (models/checks.py) to skip: all of them, or these names
+        self.skip_checks = False
+        self.skip_check: frozenset[str] = frozenset()
 
     def check(self, model: str | Definition, method: str, inputs: dict | None = None) -> tuple[Definition, Any]:
         """What can be checked before a command takes any lease or pulls:
@@ -61,7 +64,12 @@ class Runner:
         definition, model_type = self.check(model, method, inputs)
         args, used_inputs = resolve_arguments(definition, model_type, method, inputs,
                                               variables=variables, renderer=self.renderer)
-        return Prepared(definition, model_type, method, args, used_inputs)
+        prepared = Prepared(definition, model_type, method, args, used_inputs)
+        if getattr(model_type, "checks", None):  # pre-flight checks: a failure raises, nothing written
+            from swamp.models.checks import run_checks
+
+            run_checks(self.repo, self.data, prepared, skip_all=self.skip_checks, skip=self.skip_check)
+        return prepared
 
     def execute(self, prepared: "Prepared", *, tags: dict | None = None, triggered_by: str = "manual",
                 workflow_run_id: str | None = None, workflow_name: str | None = None,

@@ -79,7 +79,14 @@ def describe_method(repo, name: str, method: str) -> dict:
     given = {**d.globalArguments, **(d.methods[method].arguments if method in d.methods else {})}
     return {"model": d.name, "type": d.type, "method": method, "description": spec.description,
             "kind": spec.kind, "arguments": model_type.arguments_model(method).model_json_schema(),
-            "values": given}
+            "values": given, **_checks_of(model_type, method)}
+
+
+def _checks_of(model_type, method: str) -> dict:
+    from swamp.models.checks import describe
+
+    found = describe(model_type, method)
+    return {"checks": found} if found else {}
 
 
 def search_models(repo, query: str | None) -> list[dict]:
