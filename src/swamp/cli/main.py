@@ -71,8 +71,9 @@ def cli(ctx):
 
 def main(argv=None) -> None:
     from swamp.cli.errors import run_cli
+    from swamp.util.tracing import run_command
 
-    sys.exit(run_cli(cli, argv))
+    sys.exit(run_command(cli, argv, run_cli))  # in a span when OTEL_* turns tracing on (docs/tracing.md)
 
 
 if __name__ == "__main__":

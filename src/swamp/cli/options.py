@@ -45,6 +45,15 @@ def _set(field):
     return callback
 
 
+def _traceparent(ctx, param, value):
+    """Checked here; used by swamp.util.tracing.run_command, which reads it before parsing."""
+    from swamp.util.tracing import valid_traceparent
+
+    if value is not None and not valid_traceparent(value):
+        raise click.BadParameter("not a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)", ctx, param)
+    return value
+
+
 def _remote_aware(f):
     """Run the command on a server when --server (or SWAMP_SERVE_URL) says
     so and swamp.cli.remote knows the command; the module loads only then."""
@@ -86,6 +95,8 @@ def global_options(f):
                      help="Run on this swamp serve (else SWAMP_SERVE_URL) where the command supports it."),
         click.option("--token", metavar="TOKEN", expose_value=False, callback=_set("token"),
                      help="The token for --server (else SWAMP_SERVE_TOKEN)."),
+        click.option("--traceparent", metavar="W3C", expose_value=False, callback=_traceparent,
+                     help="Trace as a child of this W3C traceparent (else TRACEPARENT); see docs/tracing.md."),
     ]
     for opt in reversed(opts):
         f = opt(f)
