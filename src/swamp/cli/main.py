@@ -22,6 +22,7 @@ GROUPS = {
     "serve": ("swamp.cli.serve", "serve", "Serve the use cases as an HTTP API"),
     "access": ("swamp.cli.access", "access", "Tokens and grants for swamp serve"),
     "worker": ("swamp.cli.worker", "worker", "Workers that run placed workflow steps, on Dask"),
+    "doctor": ("swamp.cli.doctor", "doctor", "Check the repository, datastore and installation; --repair"),
 }
 
 
