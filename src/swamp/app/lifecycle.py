@@ -21,6 +21,7 @@ from typing import Any, Iterator, Sequence
 
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, LeaseLostError, SwampError, UnpublishedError
+from swamp.util.tracing import span
 
 
 @dataclass
@@ -40,7 +41,7 @@ def is_shared(repo) -> bool:
 
 @contextlib.contextmanager
 def reading(repo, *, into: SyncCounts | None = None) -> Iterator[SyncCounts]:
-    with repo.datastore.session(mutating=False) as counts:
+    with span("swamp.session", mutating=False), repo.datastore.session(mutating=False) as counts:
         yield counts
     if into is not None:
         into.add(counts)
@@ -52,7 +53,8 @@ def changing(repo, command: str, *, leases: Sequence[str] = (),
     counts = None
     done = False
     try:
-        with repo.datastore.session(mutating=True, locks=leases, command=command) as counts:
+        with span("swamp.session", mutating=True, command=command, leases=",".join(sorted(leases))), \
+                repo.datastore.session(mutating=True, locks=leases, command=command) as counts:
             yield counts
             done = True
     except (LeaseLostError, ConflictError):

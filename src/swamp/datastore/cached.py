@@ -24,6 +24,7 @@ from swamp.datastore.base import Datastore
 from swamp.datastore.sync.localonly import is_local_only
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import LeaseLostError, NotFoundError, SwampError
+from swamp.util import tracing
 
 
 class CachedDatastore(Datastore):
@@ -83,10 +84,12 @@ class CachedDatastore(Datastore):
     # The engine serializes sync steps of every process sharing this cache
     # (an flock on .sync/lock), so no second local lock is needed here.
     def _pull(self, counts: SyncCounts) -> None:
-        counts.add(self.engine.pull())
+        with tracing.span("swamp.sync.pull") as s:
+            counts.add(s.counts(self.engine.pull()))
 
     def _push(self, counts: SyncCounts, command: str) -> None:
-        counts.add(self.engine.push(command=command))
+        with tracing.span("swamp.sync.push", command=command) as s:
+            counts.add(s.counts(self.engine.push(command=command)))
 
     @contextlib.contextmanager
     def session(self, *, mutating: bool, locks: Sequence[str] = (), command: str = "",
@@ -115,10 +118,10 @@ class CachedDatastore(Datastore):
         self.last_counts = counts
 
     def sync(self, *, pull: bool = True, push: bool = True, progress=None) -> SyncCounts:
-        with self.reporting(progress):
+        with self.reporting(progress), tracing.span("swamp.sync", pull=pull, push=push) as s:
             if pull and push:
-                return self.engine.sync(command="datastore sync")
-            return self.engine.pull() if pull else self.engine.push(command="datastore sync")
+                return s.counts(self.engine.sync(command="datastore sync"))
+            return s.counts(self.engine.pull() if pull else self.engine.push(command="datastore sync"))
 
     @contextlib.contextmanager
     def reporting(self, progress):
