@@ -19,7 +19,7 @@ from swamp.models.context import Context, RunInfo
 from swamp.models.definitions import Definition, find_definition
 from swamp.models.outputs import OutputRecord, write_record
 from swamp.models.registry import Registry, registry_for
-from swamp.util import clock
+from swamp.util import clock, tracing
 from swamp.util.ids import new_id
 from swamp.util.names import did_you_mean
 from swamp.vault.redact import redact_text
@@ -71,6 +71,9 @@ class Runner:
             run_checks(self.repo, self.data, prepared, skip_all=self.skip_checks, skip=self.skip_check)
         return prepared
 
+    @tracing.traced("swamp.method", lambda self, p, **kw: {"model": p.definition.name, "model_type": p.definition.type,
+                    "method": p.method, "workflow_run": kw.get("workflow_run_id"), "step": kw.get("step_name")},
+                    lambda rec: {"status": rec.status, "output_id": rec.id})
     def execute(self, prepared: "Prepared", *, tags: dict | None = None, triggered_by: str = "manual",
                 workflow_run_id: str | None = None, workflow_name: str | None = None,
                 step_name: str | None = None, overrides: dict | None = None,

@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Callable, Hashable, Sequence
 
+from swamp.util import tracing
+
 
 #: How often the dispatcher looks for a stop request while units run.
 WATCH_INTERVAL = 1.0
@@ -87,7 +89,7 @@ def run_units(units: Sequence[Unit], stop: threading.Event, should_stop: Callabl
                 for lane, queued in lanes.items():
                     if queued and lane not in busy and queued[0].gate.try_enter():
                         busy.add(lane)
-                        pool.submit(work, lane, queued.popleft())
+                        pool.submit(tracing.carry(work), lane, queued.popleft())
             if not busy:
                 break
             try:
@@ -115,7 +117,7 @@ def run_parallel(tasks: Sequence[Callable[[], None]], cap: int, stop: threading.
         return
     pool = ThreadPoolExecutor(max_workers=min(len(tasks), cap or len(tasks)), thread_name_prefix="swamp-job")
     try:
-        futures = [pool.submit(t) for t in tasks]
+        futures = [pool.submit(tracing.carry(t)) for t in tasks]
         wait(futures)
     except BaseException:
         stop.set()

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from swamp.errors import SwampError
 from swamp.models.api import ModelType
 from swamp.models.context import Context
-from swamp.util import clock
+from swamp.util import clock, tracing
 from swamp.vault.sentinel import describe_sentinels
 
 
@@ -55,7 +55,7 @@ class CommandFailed(SwampError):
 @shell.method(description="Run the command")
 def execute(args: ShellArguments, ctx: Context) -> None:
     command, secret_env = ctx.shell_secrets(args.run)
-    env = {**os.environ, **ctx.resolve_secrets(args.env), **secret_env}
+    env = {**os.environ, **tracing.child_env(), **ctx.resolve_secrets(args.env), **secret_env}
     cwd = args.workingDir or (str(ctx.repo_dir) if ctx.repo_dir else None)
     executed_at = clock.isoformat()
     t0 = time.perf_counter()
