@@ -23,6 +23,7 @@ GROUPS = {
     "access": ("swamp.cli.access", "access", "Tokens and grants for swamp serve"),
     "worker": ("swamp.cli.worker", "worker", "Workers that run placed workflow steps, on Dask"),
     "doctor": ("swamp.cli.doctor", "doctor", "Check the repository, datastore and installation; --repair"),
+    "run": ("swamp.cli.run", "run", "Method and workflow runs together: history, gc, doctor"),
 }
 
 

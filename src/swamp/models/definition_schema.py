@@ -45,6 +45,8 @@ class Definition(BaseModel):
     #: per spec name: lifetime and garbageCollection instead of the type's
     resources: dict[str, DataOverride] | None = None
     files: dict[str, DataOverride] | None = None
+    #: the reports that run after each of its method runs (docs/reports.md)
+    reports: list[str] | None = None
 
     @field_validator("type")
     @classmethod

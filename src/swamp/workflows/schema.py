@@ -228,6 +228,8 @@ class Workflow(_Strict):
     tags: dict[str, str] = Field(default_factory=dict)
     inputs: dict[str, Any] | None = None
     concurrency: int | None = Field(default=None, ge=0)
+    #: the reports that run after each run of it (docs/reports.md)
+    reports: list[str] | None = None
     jobs: list[Job] = Field(min_length=1)
 
     @field_validator("inputs")

@@ -1,0 +1,100 @@
+"""`swamp run ...`: method and workflow runs together (history, gc, doctor)."""
+
+from __future__ import annotations
+
+import click
+
+from swamp.cli.options import CliState, global_options
+from swamp.cli.output import emit, say, table
+
+KINDS = ("method", "workflow")
+STATUSES = ("pending", "running", "suspended", "succeeded", "failed", "cancelled")
+
+
+@click.group("run")
+def run():
+    """Method and workflow runs together: history, gc, doctor."""
+
+
+@run.command("history")
+@click.option("--kind", type=click.Choice(KINDS), help="Only method runs, or only workflow runs.")
+@click.option("--status", type=click.Choice(STATUSES), help="Only runs in this state.")
+@click.option("--model", metavar="MODEL", help="Runs of this model (and workflow runs with a step on it).")
+@click.option("--workflow", metavar="WORKFLOW", help="Runs of this workflow (and the method runs its steps made).")
+@click.option("--since", metavar="WHEN", help="Started since: a duration back from now (12h, 7d) or an ISO time.")
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True, help="At most this many (newest first).")
+@global_options
+@click.pass_obj
+def history(state: CliState, kind, status, model, workflow, since, limit):
+    """Method runs and workflow runs, newest first.
+
+    Example: swamp run history --kind workflow --status failed --since 7d
+    """
+    from swamp.app.runs import history as run_history
+
+    rows = run_history(state.repo(), kind=kind, status=status, model=model, workflow=workflow, since=since,
+                       limit=limit)
+
+    def human():
+        if not rows:
+            say("no runs")
+            return
+        table(rows, ["startedAt", "kind", "name", "status", "durationMs", "id"],
+              ["STARTED", "KIND", "NAME", "STATUS", "MS", "ID"])
+
+    emit(state, rows, human)
+
+
+@run.command("gc")
+@click.option("--older-than", metavar="DURATION", help="Finished runs that ended longer ago than this (30d, 12h).")
+@click.option("--keep", type=click.IntRange(0), metavar="N",
+              help="Keep the newest N runs of each model method and of each workflow.")
+@click.option("--kind", type=click.Choice(KINDS), help="Only method runs, or only workflow runs.")
+@click.option("--dry-run", is_flag=True, help="Only report what would be deleted.")
+@global_options
+@click.pass_obj
+def gc(state: CliState, older_than, keep, kind, dry_run):
+    """Delete old run records and their logs (never a workflow run that is
+    pending, running or suspended; the data runs wrote stays).
+
+    Example: swamp run gc --older-than 30d --keep 10 --dry-run
+    """
+    from swamp.app.runs import collect
+
+    result = collect(state.repo(), older_than=older_than, keep=keep, kind=kind, dry_run=dry_run)
+
+    def human():
+        verb = "would delete" if dry_run else "deleted"
+        for d in result["deleted"]:
+            say(f"{verb} {d['kind']} run {d['id']}  {d['name']}  {d['status']}  {d['startedAt']}")
+        say(f"{verb} {result['runs']} run(s): {result['files']} file(s), {result['bytes']} bytes")
+
+    emit(state, result, human)
+
+
+@run.command("doctor")
+@click.option("--dry-run", is_flag=True, help="Only list the runs whose process is gone.")
+@click.option("--wait", "wait_s", type=click.FloatRange(0), default=0, show_default=True, metavar="SECONDS",
+              help="Watch leases held on other machines this long (their ttl, 30 s, proves a holder gone).")
+@global_options
+@click.pass_obj
+def doctor(state: CliState, dry_run, wait_s):
+    """Mark as interrupted the workflow runs recorded running whose process
+    is gone (recorded failed, with the reason).
+
+    Example: swamp run doctor --dry-run
+    """
+    from swamp.app.runs import doctor as run_doctor
+
+    result = run_doctor(state.repo(), dry_run=dry_run, wait_s=wait_s)
+
+    def human():
+        if not result["orphaned"]:
+            say("no run is left running by a process that is gone")
+            return
+        marked = {m["runId"] for m in result["marked"]}
+        for o in result["orphaned"]:
+            done = "marked" if o["runId"] in marked else ("would mark" if dry_run else "left")
+            say(f"{done} {o['workflowName']} run {o['runId']} ({o['status']}): {o['reason']}")
+
+    emit(state, result, human)
