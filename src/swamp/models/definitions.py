@@ -30,9 +30,14 @@ def find_definition(repo, name_or_id: str) -> tuple[Path, Definition]:
     return find(repo, name_or_id, load_definition)
 
 
-def save_definition(path: Path, definition: Definition) -> None:
+def save_definition(path: Path, definition: Definition, repo=None) -> None:
+    """With ``repo``, written where the repository keeps its config (the
+    datastore's config tier under managed config)."""
     data = definition.model_dump(exclude_none=True)
     for key in ("tags", "methods", "globalArguments"):
         if not data.get(key):
             data.pop(key, None)
-    atomic_write(path, yamlio.dumps(data))
+    if repo is not None:
+        repo.write_config(path, yamlio.dumps(data))
+    else:
+        atomic_write(path, yamlio.dumps(data))

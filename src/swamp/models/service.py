@@ -50,7 +50,7 @@ def create_model(repo, type_name: str, name: str, global_args: dict[str, str]) -
     issues = _validate_definition(repo, definition, model_type)
     if issues:
         raise ValidationError(f"model {name!r}: " + "; ".join(issues))
-    save_definition(path, definition)
+    save_definition(path, definition, repo)
     return {"id": definition.id, "name": name, "type": type_name, "path": str(path.relative_to(repo.root))}
 
 
@@ -187,11 +187,12 @@ def delete_model(ds, path, d, *, force: bool) -> list[str]:
         raise ConflictError(f"model {d.name!r} still has data ({', '.join(names)})",
                             hint="delete its data first, or pass --force to delete it too")
     data.delete_model(d.type, d.id)
-    from swamp.models import auto_definitions
-
-    auto = auto_definitions.rel_path(d.type, d.name)
-    if path == ds.local_path(auto):
-        ds.delete(auto)  # an automatic definition lives in the datastore: its delete syncs
-    else:
+    try:
+        # An automatic definition, or one in the config tier (managed
+        # config), lives in the datastore: its delete syncs.
+        rel = path.absolute().relative_to(ds.root).as_posix()
+    except ValueError:
         path.unlink()
+    else:
+        ds.delete(rel)
     return names

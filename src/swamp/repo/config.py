@@ -30,3 +30,6 @@ class RepoConfig(BaseModel):
     defaultVault: str | None = None
     autoGc: bool = False
     logLevel: str | None = None
+    #: definitions, workflows, vault configs and the extension lockfile live
+    #: in the shared datastore's config tier (``swamp datastore config migrate``)
+    managedConfig: bool | None = None

@@ -9,8 +9,9 @@ from swamp.util.documents import DocView, read_light, validate
 
 _OPT_STR = (str, type(None))
 _FIELDS = {"swampVersion": str, "initializedAt": str, "repoId": str, "datastore": (dict, type(None)),
-           "defaultVault": _OPT_STR, "autoGc": bool, "logLevel": _OPT_STR}
-_DEFAULTS = {"datastore": None, "defaultVault": None, "autoGc": False, "logLevel": None}
+           "defaultVault": _OPT_STR, "autoGc": bool, "logLevel": _OPT_STR,
+           "managedConfig": (bool, type(None))}
+_DEFAULTS = {"datastore": None, "defaultVault": None, "autoGc": False, "logLevel": None, "managedConfig": None}
 _DS_FIELDS = {"type": str, "path": _OPT_STR, "bucket": _OPT_STR, "prefix": str, "namespace": str,
               "endpointUrl": _OPT_STR, "region": _OPT_STR, "hydration": str}
 _DS_DEFAULTS = {"path": None, "bucket": None, "prefix": "", "namespace": "default", "endpointUrl": None,

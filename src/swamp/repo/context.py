@@ -4,12 +4,24 @@ datastore. Everything a command needs hangs off one Repo object."""
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 from swamp.errors import RepoNotFoundError
 
 MARKER = ".swamp.yaml"
+
+#: the repositories whose config tier was refreshed in this context (a CLI
+#: process; one serve request, which runs in a context of its own)
+_REFRESHED: ContextVar[frozenset] = ContextVar("swamp_config_refreshed", default=frozenset())
+
+
+def config_lease(kind: str, name: str) -> str:
+    """The lease every change to one managed document holds: ``kind`` is
+    model, workflow or vault, ``name`` the document's name."""
+    return f"config/{kind}/{name}"
 
 
 def find_repo_root(repo_dir: str | Path | None = None) -> Path:
@@ -34,23 +46,72 @@ class Repo:
         self.root = root
         #: work from the local cache of a shared datastore (no pull, no push)
         self.offline = False
+        #: with managed config: called before this context first reads the
+        #: config tier; the application layer sets it (a pull)
+        self.on_config_read: Callable[["Repo"], None] | None = None
 
     @classmethod
     def open(cls, repo_dir: str | Path | None = None) -> "Repo":
         return cls(find_repo_root(repo_dir))
 
-    # Directories in git.
+    # Configuration: in git, or with managedConfig in the shared datastore.
+    @property
+    def managed_config(self) -> bool:
+        return bool(self.config.managedConfig)
+
+    def config_root(self) -> Path:
+        """THE resolver: where definitions (``models/``), workflows
+        (``workflows/``) and vault configurations (``vaults/``) are read
+        from and written to. The repository itself, or with
+        ``managedConfig: true`` this checkout's copy of the datastore (its
+        config tier, the same relative paths), refreshed once per context."""
+        if not self.managed_config:
+            return self.root
+        hook = self.on_config_read
+        if hook is not None and id(self) not in _REFRESHED.get():
+            _REFRESHED.set(_REFRESHED.get() | {id(self)})
+            hook(self)
+        return self.datastore.root
+
+    def config_rel(self, path: Path) -> str | None:
+        """``path``'s name in the datastore when it lies in its tree (the
+        config tier), else None (a file of the repository)."""
+        try:
+            return path.absolute().relative_to(self.datastore.root).as_posix()
+        except ValueError:
+            return None
+
+    def write_config(self, path: Path, data: str | bytes) -> None:
+        """Write a definition, workflow or vault configuration where it
+        lives: through the datastore in the config tier (so it is journaled
+        and published by the session's push), else atomically in place."""
+        data = data.encode() if isinstance(data, str) else data
+        rel = self.config_rel(path) if self.managed_config else None
+        if rel is not None:
+            self.datastore.write_bytes(rel, data)
+            return
+        from swamp.util.atomic import atomic_write
+
+        atomic_write(path, data)
+
+    def remove_config(self, path: Path) -> None:
+        rel = self.config_rel(path) if self.managed_config else None
+        if rel is not None:
+            self.datastore.delete(rel)
+        else:
+            path.unlink(missing_ok=True)
+
     @property
     def models_dir(self) -> Path:
-        return self.root / "models"
+        return self.config_root() / "models"
 
     @property
     def workflows_dir(self) -> Path:
-        return self.root / "workflows"
+        return self.config_root() / "workflows"
 
     @property
     def vaults_dir(self) -> Path:
-        return self.root / "vaults"
+        return self.config_root() / "vaults"
 
     @property
     def extensions_dir(self) -> Path:

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
 from swamp.util import documents, yamlio
-from swamp.util.atomic import atomic_write
 from swamp.util.names import NAME_RE, check_name, did_you_mean
 from swamp.workflows.schema import Workflow
 
@@ -102,7 +101,7 @@ def create_workflow(repo, name: str) -> tuple[Path, Workflow]:
 
     text = SKELETON.format(id=new_id(), name=name)
     wf = documents.validate(Workflow, yamlio.loads(text), str(path))  # the skeleton must stay valid
-    atomic_write(path, text)
+    repo.write_config(path, text)
     return path, wf
 
 
