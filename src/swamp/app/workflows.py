@@ -300,7 +300,7 @@ def delete(repo, name: str, *, force: bool = False) -> dict:
     try:
         with changing(repo, f"workflow delete {wf.name}"):
             ds.delete(records.run_dir(wid))
-            path.unlink()
+            repo.remove_config(path)  # in the repository, or the datastore's config tier
     except UnpublishedError as e:
         raise e.with_value(value)
     return value

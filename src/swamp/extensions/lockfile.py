@@ -100,8 +100,11 @@ def _read_raw(repo) -> bytes | None:
             return repo.datastore.read_bytes(PATH)
         except NotFoundError:
             # Before the first change on a shared datastore: the pins a git
-            # checkout carried start the shared document.
-            return _repo_file(repo).read_bytes() if _repo_file(repo).is_file() else None
+            # checkout carried start the shared document (under managed
+            # config the repository's copy is no longer read).
+            if repo.config.managedConfig or not _repo_file(repo).is_file():
+                return None
+            return _repo_file(repo).read_bytes()
     path = _repo_file(repo)
     if path.is_file():
         return path.read_bytes()
