@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ContextManager, Protocol
 
 from swamp.errors import SwampError, ValidationError
-from swamp.util import clock
+from swamp.util import clock, tracing
 from swamp.workflows import conditions, dag, records
 from swamp.workflows.expressions import UNSET, Scope, truthy
 from swamp.workflows.records import Approval, AssertResult, JobRun, StepRun, WorkflowRun
@@ -226,7 +226,8 @@ class _Execution:
     # ------------------------------------------------------------ the run
     def go(self) -> WorkflowRun:
         self.engine._prime()
-        with self.engine.host.holding(self.run):
+        with self.engine.host.holding(self.run), tracing.span(
+                "swamp.workflow", workflow=self.wf.name, run=self.run.id, depth=self.run.depth):
             return self._go()
 
     def _go(self) -> WorkflowRun:
@@ -298,6 +299,7 @@ class _Execution:
         return False
 
     # ------------------------------------------------------------- a job
+    @tracing.traced("swamp.job", lambda self, st: {"job": st.job.name}, after=lambda self, st: {"status": st.record.status})
     def run_job(self, st: _JobState) -> None:
         jr = st.record
         if jr.status in conditions.TERMINAL:
@@ -442,6 +444,8 @@ class _Execution:
             lane = ("model", definition.id)
         return Unit(lane, gate, lambda: self.execute(st, step, e, where, item, definition))
 
+    @tracing.traced("swamp.step", lambda self, st, step, e, *_: {"job": st.job.name, "step": e.name, "task": step.task.type},
+                    after=lambda self, st, step, e, *_: {"status": e.status})
     def execute(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any, definition) -> None:
         try:
             if step.guard is not None and e.status == "pending":
