@@ -40,6 +40,8 @@ _provider = None
 _traceparent: str | None = None
 
 _VALUE_OPTIONS = ("--repo-dir", "--server", "--token", "--traceparent")
+#: a ``status`` attribute that marks the span as failed
+_FAILED = ("failed", "cancelled", "interrupted", "timed_out")
 
 
 class _Noop:
@@ -232,11 +234,10 @@ class _Span:
     def set(self, **attrs) -> None:
         for k, v in _attrs(attrs).items():
             self._span.set_attribute(k, v)
-        status = attrs.get("status")
-        if status not in (None, "succeeded", "ok", 0):
+        if attrs.get("status") in _FAILED:
             from opentelemetry.trace import Status, StatusCode
 
-            self._span.set_status(Status(StatusCode.ERROR, str(status)))
+            self._span.set_status(Status(StatusCode.ERROR, attrs["status"]))
 
     def counts(self, counts):
         self.set(requests=counts.requests, bytes_pulled=counts.bytesPulled, bytes_pushed=counts.bytesPushed,
@@ -278,9 +279,11 @@ def span(name: str, **attrs):
                                               set_status_on_exception=False))
 
 
-def traced(name: str, attrs=None, result=None):
+def traced(name: str, attrs=None, result=None, after=None):
     """``span`` as a decorator: ``attrs(*args, **kwargs)`` gives the span's
-    attributes from the call, ``result(value)`` more from what it returned."""
+    attributes from the call, ``result(value)`` more from what it returned,
+    ``after(*args, **kwargs)`` more once it returned (a ``status`` of
+    failed or cancelled marks the span failed)."""
     def decorator(fn):
         import functools
 
@@ -292,6 +295,8 @@ def traced(name: str, attrs=None, result=None):
                 value = fn(*args, **kwargs)
                 if result is not None:
                     s.set(**result(value))
+                if after is not None:
+                    s.set(**after(*args, **kwargs))
                 return value
         return wrapper
     return decorator
