@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from swamp.app.lifecycle import changing, is_shared
 from swamp.datastore.sync.counts import SyncCounts
@@ -22,6 +22,8 @@ class MethodRun:
     unpublished: UnpublishedError | None = None
     #: the run's log, kept when the method failed (to show where it went wrong)
     failure_log: str | None = None
+    #: the reports that ran after it (reports/run.py Outcome), when any was selected
+    reports: list = field(default_factory=list)
 
     def to_json(self) -> dict:
         """The record as commands print it (without the process id), with
@@ -32,28 +34,57 @@ class MethodRun:
             data["sync"] = self.sync.to_json()
         if self.unpublished is not None:
             data["published"] = False
+        if self.reports:
+            data["reports"] = [o.to_json() for o in self.reports]
         return data
 
 
+def _runner_for(repo, runner, on_log, checks):
+    """A Runner with the run's pre-flight check options (``checks``: a
+    (skip all, names to skip) pair, or None)."""
+    from swamp.models.runner import Runner
+
+    runner = runner or Runner(repo, on_log=on_log)
+    if checks is not None:
+        runner.skip_checks, runner.skip_check = bool(checks[0]), frozenset(checks[1] or ())
+    return runner
+
+
+def _checked_options(repo, runner, definition, model_type, method, reports):
+    """Report and check options refused before any lease: an unknown
+    report or check name is a clear error, not a surprise after the run."""
+    from swamp.app.reports import for_method
+    from swamp.models.checks import check_skips
+
+    if runner.skip_check:
+        check_skips(model_type, method, runner.skip_check)
+    return for_method(repo, definition, reports)
+
+
 def run_method(repo, model: str, method: str, *, inputs: dict | None = None,
-               tags: dict | None = None, runner=None, on_log=None) -> MethodRun:
+               tags: dict | None = None, runner=None, on_log=None, reports=None, checks=None) -> MethodRun:
     """One session: the model's lease (its versions are allocated under it),
     a pull, the arguments resolved once against what the pull brought, the
     run, one push, release. ``runner`` (a models.runner.Runner) lets a caller
     that runs many methods load the type registry once."""
-    return run_batch(repo, model, method, [inputs or {}], tags=tags, runner=runner, on_log=on_log)[0]
+    return run_batch(repo, model, method, [inputs or {}], tags=tags, runner=runner, on_log=on_log,
+                     reports=reports, checks=checks)[0]
 
 
 def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | None = None,
-              runner=None, on_log=None) -> list[MethodRun]:
+              runner=None, on_log=None, reports=None, checks=None) -> list[MethodRun]:
     """Run ``method`` once per inputs map in ``batch``, all in one session:
     one lease, one pull, one push, so the versions they write are
-    contiguous. Every inputs map is checked before the lease is taken."""
-    from swamp.models.runner import Runner
+    contiguous. Every inputs map is checked before the lease is taken.
+    ``reports`` (a reports.run.Selection) chooses the reports that run
+    after each run, in the same session; ``checks`` is (skip every
+    pre-flight check, names of checks to skip)."""
+    from swamp.app.reports import after_method
 
-    runner = runner or Runner(repo, on_log=on_log)
+    runner = _runner_for(repo, runner, on_log, checks)
     checked = [runner.check(model, method, inputs) for inputs in batch]  # bad input: refused before any lease
     definition = checked[0][0]
+    report_types = _checked_options(repo, runner, definition, checked[0][1], method, reports)
     counts = SyncCounts()
     done: list[tuple] = []  # (record, failure log)
     try:
@@ -61,10 +92,12 @@ def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | 
                       leases=[model_lock_name(definition.type, definition.id)], into=counts):
             for inputs in batch:
                 record = runner.execute(runner.prepare(definition, method, inputs), tags=tags)
-                done.append((record, _failure_log(repo, record)))
+                done.append((record, _failure_log(repo, record), after_method(repo, runner.data, record,
+                                                                              report_types)))
     except UnpublishedError as e:
-        return [MethodRun(r, counts, is_shared(repo), unpublished=e, failure_log=log) for r, log in done]
-    return [MethodRun(r, counts, is_shared(repo), failure_log=log) for r, log in done]
+        return [MethodRun(r, counts, is_shared(repo), unpublished=e, failure_log=log, reports=rep)
+                for r, log, rep in done]
+    return [MethodRun(r, counts, is_shared(repo), failure_log=log, reports=rep) for r, log, rep in done]
 
 
 def _failure_log(repo, record) -> str | None:
@@ -74,7 +107,7 @@ def _failure_log(repo, record) -> str | None:
 
 
 def run_direct(repo, type_name: str, method: str, name: str, batch: list[dict], *, tags: dict | None = None,
-               on_log=None) -> list[MethodRun]:
+               on_log=None, reports=None, checks=None) -> list[MethodRun]:
     """Direct type execution: run ``method`` of the type ``type_name`` as
     the model ``name`` without a hand-written definition. Each input naming
     one of the method's own arguments goes to the method (it wins when the
@@ -85,10 +118,10 @@ def run_direct(repo, type_name: str, method: str, name: str, batch: list[dict], 
     from swamp.errors import ConflictError, NotFoundError
     from swamp.models import auto_definitions
     from swamp.models.definition_files import iter_definition_files, read_ref
-    from swamp.models.runner import Runner
+    from swamp.app.reports import after_method
     from swamp.util.names import did_you_mean
 
-    runner = Runner(repo, on_log=on_log)
+    runner = _runner_for(repo, None, on_log, checks)
     model_type = runner.registry.get(type_name)
     if method not in model_type.methods:
         raise NotFoundError(f"model type {type_name!r} has no method {method!r}",
@@ -101,7 +134,8 @@ def run_direct(repo, type_name: str, method: str, name: str, batch: list[dict], 
                 raise ConflictError(f"model {name!r} is a {own.type}, not a {type_name}",
                                     hint="choose another name, or run it as 'swamp model method run "
                                          f"{name} {method}'")
-            return run_batch(repo, name, method, batch, tags=tags, runner=runner, on_log=on_log)
+            return run_batch(repo, name, method, batch, tags=tags, runner=runner, on_log=on_log,
+                             reports=reports, checks=checks)
     routed = [auto_definitions.route_inputs(model_type, method, inputs) for inputs in batch]
     existing = auto_definitions.find(repo, type_name, name)
     global_args: dict = {}
@@ -110,17 +144,23 @@ def run_direct(repo, type_name: str, method: str, name: str, batch: list[dict], 
     definition = auto_definitions.updated(existing, model_type, name, global_args)
     # Every run's inputs checked before the lease: a bad one writes nothing.
     checked = [runner.check(definition, method, {**g, **m}) for g, m in routed]
+    report_types = _checked_options(repo, runner, definition, model_type, method, reports)
     del checked
     counts = SyncCounts()
     done: list[tuple] = []
     try:
         with changing(repo, f"model method run {type_name} {method} {name}",
                       leases=[model_lock_name(definition.type, definition.id)], into=counts):
+            # the first run's arguments resolved and its pre-flight checks passed before anything is saved
+            first = runner.prepare(definition, method, {**routed[0][0], **routed[0][1]})
             auto_definitions.save(repo.datastore, definition)
-            for g, m in routed:
+            for i, (g, m) in enumerate(routed):
                 # this run's own global values win over those the definition keeps
-                record = runner.execute(runner.prepare(definition, method, {**g, **m}), tags=tags)
-                done.append((record, _failure_log(repo, record)))
+                p = first if i == 0 else runner.prepare(definition, method, {**g, **m})
+                record = runner.execute(p, tags=tags)
+                done.append((record, _failure_log(repo, record), after_method(repo, runner.data, record,
+                                                                              report_types)))
     except UnpublishedError as e:
-        return [MethodRun(r, counts, is_shared(repo), unpublished=e, failure_log=log) for r, log in done]
-    return [MethodRun(r, counts, is_shared(repo), failure_log=log) for r, log in done]
+        return [MethodRun(r, counts, is_shared(repo), unpublished=e, failure_log=log, reports=rep)
+                for r, log, rep in done]
+    return [MethodRun(r, counts, is_shared(repo), failure_log=log, reports=rep) for r, log, rep in done]

@@ -31,6 +31,29 @@ class RunResult:
     shared: bool = False
     #: set when the run's work is done here but its last push failed
     unpublished: UnpublishedError | None = None
+    #: the reports that ran after it (reports/run.py Outcome), when any was selected
+    reports: list = field(default_factory=list)
+
+
+def _engine(repo, host, observer, checks) -> Engine:
+    """The engine, its runner given the run's pre-flight check options
+    (``checks``: (skip all, names to skip), or None)."""
+    engine = Engine(repo, host, observer=observer)
+    if checks is not None:
+        engine.runner.skip_checks, engine.runner.skip_check = bool(checks[0]), frozenset(checks[1] or ())
+    return engine
+
+
+def _reported(repo, result: RunResult, report_types) -> RunResult:
+    """Run the finished run's reports (docs/reports.md); their failure
+    never changes the run's outcome."""
+    from swamp.app.reports import after_workflow
+
+    outcomes, unpublished = after_workflow(repo, result.run, report_types, result.sync)
+    result.reports = outcomes
+    if unpublished is not None:
+        result.unpublished = unpublished
+    return result
 
 
 class _Host:
@@ -98,24 +121,34 @@ class _Host:
 
 
 def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
-        observer: Observer | None = None, dispatcher=None, remote_only: bool = False) -> RunResult:
+        observer: Observer | None = None, dispatcher=None, remote_only: bool = False,
+        reports=None, checks=None) -> RunResult:
+    """``reports`` (a reports.run.Selection) chooses the reports that run
+    once the run ends; ``checks`` is (skip every pre-flight check, names
+    of checks to skip) for its model_method steps."""
+    from swamp.app.reports import for_workflow
+
     source, wf = checked(repo, name)
+    report_types = for_workflow(repo, wf, reports)  # an unknown report: refused before the run starts
     host = _Host(repo, dispatcher=dispatcher, remote_only=remote_only)
-    result = Engine(repo, host, observer=observer).start(wf, source, inputs, fail_on=fail_on_level(fail_on))
-    return RunResult(result, host.sync, is_shared(repo), host.unpublished)
+    result = _engine(repo, host, observer, checks).start(wf, source, inputs, fail_on=fail_on_level(fail_on))
+    return _reported(repo, RunResult(result, host.sync, is_shared(repo), host.unpublished), report_types)
 
 
 def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None,
-           from_step: str | None = None) -> RunResult:
+           from_step: str | None = None, reports=None, checks=None) -> RunResult:
     """Continue a suspended run; with ``from_step``, restart a failed (or
     cancelled) run from that step: it and what depends on it run again,
     the rest keeps its outcome. ``inputs`` merge over the saved ones."""
+    from swamp.app.reports import for_workflow
+
     source, wf = checked(repo, name)
+    report_types = for_workflow(repo, wf, reports)
     host = _Host(repo)
     statuses = runs.RESTARTABLE if from_step else ("suspended",)
     with reading(repo, into=host.sync):
         target = runs.pick(repo.datastore, workflow_id(wf), run_id, statuses)
-    engine = Engine(repo, host, observer=observer)
+    engine = _engine(repo, host, observer, checks)
     if from_step:
         if target.status not in runs.RESTARTABLE:
             from swamp.errors import ConflictError
@@ -128,11 +161,12 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
         with changing(repo, f"workflow resume {wf.name} --from {from_step}",
                       leases=[records.run_lock(target.id)], into=host.sync):
             claimed, _ = runs.claim_from(repo.datastore, wf, target.workflowId, target.id, from_step)
-        return RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo),
-                         host.unpublished)
+        return _reported(repo, RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo),
+                                         host.unpublished), report_types)
     values = engine.resumable(wf, target, inputs)  # a refusal leaves the run suspended
     claimed = host.claim(target.workflowId, target.id)
-    return RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo), host.unpublished)
+    return _reported(repo, RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo),
+                                     host.unpublished), report_types)
 
 
 def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason: str | None,
