@@ -31,7 +31,7 @@ from swamp.errors import SwampError, ValidationError
 from swamp.util import clock, tracing
 from swamp.workflows import conditions, dag, records
 from swamp.workflows.expressions import UNSET, Scope, truthy
-from swamp.workflows.records import Approval, AssertResult, JobRun, StepRun, WorkflowRun
+from swamp.workflows.records import Approval, AssertResult, JobRun, SignalWait, StepRun, WorkflowRun
 from swamp.workflows.scheduler import Gate, Unit, run_parallel, run_units
 from swamp.workflows.schema import Job, Step, Workflow, workflow_id
 
@@ -217,6 +217,10 @@ class _Execution:
         #: automatic definitions of the steps that run a type directly, by id
         self.autos: dict = {}
         self.scope = Scope(engine.repo, source, inputs, run_info, ephemeral=self.ephemeral, probe=self.probe)
+        #: ``steps.NAME.signal``: the messages of the signal waits settled so far
+        self.steps_seen: dict = {s.name: _signal_view(s.signal) for _, s in run.steps()
+                                 if s.signal is not None and s.signal.outcome is not None}
+        self.scope.variables["steps"] = self.steps_seen
         self.jobs: dict[str, _JobState] = {}
         for i, job in enumerate(wf.jobs):
             st = _JobState(job, i, run.job(job.name))
@@ -257,7 +261,7 @@ class _Execution:
                 if jr.status == "running":
                     jr.status = _job_status(jr)
             failed = [(jr, s) for jr, s in run.steps() if s.status == "failed" and not s.allowedFailure]
-            waiting = any(jr.status in ("pending", "waiting_approval") for jr in run.jobs)
+            waiting = any(jr.status in ("pending", "waiting_approval", "waiting_signal") for jr in run.jobs)
             if self.cancel_requested or interrupted:
                 run.status = "cancelled"
             elif waiting:
@@ -457,6 +461,8 @@ class _Execution:
                 self.approval(st, step, e, where, item)
             elif task.type == "assert":
                 self.assertion(st, step, e, where, item)
+            elif task.type == "wait_for_signal":
+                self.signal_wait(st, step, e, where, item)
             elif task.type == "model_method":
                 self.run_method(st, step, e, where, item, definition)
             else:
@@ -689,6 +695,44 @@ class _Execution:
         elif a.timeoutSeconds and clock.now() > clock.parse_iso(a.requestedAt).timestamp() + a.timeoutSeconds:
             self.set_failed(st, e, f"no decision within {a.timeoutSeconds} s", step)
 
+    def signal_wait(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any) -> None:
+        """A wait_for_signal step: the first time, it starts waiting (the run
+        suspends once nothing else can proceed). Later (a resume), its
+        write-once outcome record decides: a message, or the timeout,
+        settled on the spot if it passed with no message (the host settles
+        it create-only, so a signal racing it gets one answer)."""
+        from swamp.workflows import signals
+
+        task = step.task
+        w = e.signal
+        if w is None:
+            prompt = self.scope.render(task.prompt, f"{where}.task.prompt", item) if task.prompt else None
+            with self.lock:
+                e.signal = SignalWait(prompt=None if prompt is None else str(prompt),
+                                      requestedAt=clock.isoformat(), timeoutSeconds=task.timeout)
+                e.startedAt = e.startedAt or e.signal.requestedAt
+                e.status = "waiting_signal"
+            self.log(f"step {st.record.name}/{e.name}: waiting for a signal"
+                     + (f" (at most {task.timeout} s)" if task.timeout else "") + (f": {prompt}" if prompt else ""))
+            self.notify(st, e)
+            return
+        outcome = signals.read_outcome(self.engine.ds, self.run.workflowId, self.run.id, st.record.name, e.name)
+        settle = getattr(self.engine.host, "settle_signal", None)
+        if outcome is None and signals.expired(w) and settle is not None:
+            outcome = settle(self.run, st.record.name, e.name,
+                             task.default if task.onTimeout == "continue" else None)
+        if outcome is None:
+            return  # still waiting
+        with self.lock:
+            w.outcome, w.message, w.by, w.at = outcome["outcome"], outcome.get("message"), outcome.get("by"), \
+                outcome.get("at")
+            self.steps_seen[e.name] = _signal_view(w)
+        self.log(f"step {st.record.name}/{e.name}: {signals.describe(outcome)}")
+        if w.outcome == "signalled" or task.onTimeout == "continue":
+            self.set_done(st, e, "succeeded")
+        else:
+            self.set_failed(st, e, f"no signal within {w.timeoutSeconds} s", step)
+
     def assertion(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any) -> None:
         task = step.task
         self.set_running(st, e)
@@ -784,10 +828,16 @@ class _Execution:
             records.write(self.engine.ds, self.run.workflowId, self.run.id, data, log)
 
 
+def _signal_view(w: SignalWait) -> dict:
+    return {"signal": w.message, "outcome": w.outcome, "by": w.by, "at": w.at}
+
+
 def _job_status(jr: JobRun) -> str:
     statuses = [s.status for s in jr.steps]
     if "waiting_approval" in statuses:
         return "waiting_approval"
+    if "waiting_signal" in statuses:
+        return "waiting_signal"
     if any(s in ("pending", "running") for s in statuses):
         return "pending"
     if any(s.status == "failed" and not s.allowedFailure for s in jr.steps):

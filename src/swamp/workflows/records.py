@@ -19,7 +19,7 @@ from swamp.util import documents, yamlio
 RUNS = "workflow-runs"
 
 RunStatus = Literal["pending", "running", "suspended", "succeeded", "failed", "cancelled"]
-StepStatus = Literal["pending", "running", "waiting_approval", "succeeded", "failed", "skipped"]
+StepStatus = Literal["pending", "running", "waiting_approval", "waiting_signal", "succeeded", "failed", "skipped"]
 SkipReason = Literal["dependency", "guarded", "condition"]
 
 
@@ -37,6 +37,20 @@ class Approval(_Doc):
     reason: str | None = None
 
 
+class SignalWait(_Doc):
+    """A wait_for_signal step: what it waits for, and (copied in when the
+    run continues) its outcome. The outcome itself is a write-once record
+    of its own (swamp.workflows.signals), never written here by a sender."""
+
+    prompt: str | None = None
+    requestedAt: str
+    timeoutSeconds: int | None = None
+    outcome: Literal["signalled", "timed_out"] | None = None
+    message: Any = None
+    by: str | None = None
+    at: str | None = None
+
+
 class AssertResult(_Doc):
     passed: bool
     severity: Literal["low", "medium", "high"]
@@ -47,7 +61,7 @@ class AssertResult(_Doc):
 class StepRun(_Doc):
     name: str
     status: StepStatus = "pending"
-    task: Literal["model_method", "workflow", "manual_approval", "assert"]
+    task: Literal["model_method", "workflow", "manual_approval", "assert", "wait_for_signal"]
     skipReason: SkipReason | None = None
     #: the declared step this one was expanded from (forEach), and its item
     forEachOf: str | None = None
@@ -63,6 +77,7 @@ class StepRun(_Doc):
     childWorkflowId: str | None = None
     childRunId: str | None = None
     approval: Approval | None = None
+    signal: SignalWait | None = None
     assertResult: AssertResult | None = None
     allowedFailure: bool | None = None
     error: str | None = None

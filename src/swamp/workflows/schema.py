@@ -92,6 +92,8 @@ TASK_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "workflow": (frozenset({"workflowIdOrName"}), frozenset({"inputs"})),
     "manual_approval": (frozenset({"prompt"}), frozenset({"timeout"})),
     "assert": (frozenset({"expr", "message"}), frozenset({"severity"})),
+    # a message from outside (docs/signals.md): checked in swamp.workflows.signals
+    "wait_for_signal": (frozenset(), frozenset({"prompt", "schema", "timeout", "onTimeout", "default"})),
 }
 
 
@@ -100,9 +102,11 @@ class Task(_Strict):
     ``{modelType, modelName, globalArgs?, methodName, inputs?}``: the type
     run directly, as ``swamp model method run TYPE METHOD NAME``),
     ``workflow {workflowIdOrName, inputs?}``, ``manual_approval {prompt,
-    timeout? (seconds)}``, ``assert {expr, message, severity? (high)}``."""
+    timeout? (seconds)}``, ``assert {expr, message, severity? (high)}``,
+    ``wait_for_signal {prompt?, schema?, timeout? (seconds), onTimeout?
+    (fail | continue), default?}``."""
 
-    type: Literal["model_method", "workflow", "manual_approval", "assert"]
+    type: Literal["model_method", "workflow", "manual_approval", "assert", "wait_for_signal"]
     modelIdOrName: str | None = None
     modelType: str | None = None
     modelName: str | None = None
@@ -115,6 +119,10 @@ class Task(_Strict):
     expr: str | bool | None = None
     message: str | None = None
     severity: Literal["low", "medium", "high"] | None = None
+    #: wait_for_signal: the JSON schema a message must match, what a timeout does, the message it gives
+    signalSchema: dict[str, Any] | None = Field(default=None, alias="schema")
+    onTimeout: Literal["fail", "continue"] | None = None
+    default: Any = None
 
     @model_validator(mode="before")
     @classmethod
@@ -127,7 +135,7 @@ class Task(_Strict):
     @model_validator(mode="after")
     def _keys(self) -> "Task":
         required, optional = TASK_KEYS[self.type]
-        given = self.model_fields_set - {"type"}
+        given = {"schema" if f == "signalSchema" else f for f in self.model_fields_set} - {"type"}
         missing = sorted(required - given)
         if missing:
             raise ValueError(f"a {self.type} task needs {', '.join(missing)}")
@@ -142,6 +150,13 @@ class Task(_Strict):
         if foreign:
             raise ValueError(f"{', '.join(foreign)} {'does' if len(foreign) == 1 else 'do'} not belong in a "
                              f"{self.type} task (it takes {', '.join(sorted(required | optional))})")
+        if self.type == "wait_for_signal":
+            if ("onTimeout" in given or "default" in given) and self.timeout is None:
+                raise ValueError("onTimeout and default need a timeout (seconds)")
+            if self.onTimeout == "continue" and "default" not in given:
+                raise ValueError("onTimeout: continue needs a default: the message the step continues with")
+            if "default" in given and self.onTimeout != "continue":
+                raise ValueError("a default is the message of onTimeout: continue; add it, or drop the default")
         return self
 
     @property

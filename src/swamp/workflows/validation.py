@@ -29,6 +29,7 @@ def review_workflow(repo, wf: Workflow) -> tuple[list[str], list[str]]:
     problems = dag.check_structure(wf)
     problems += expression_problems(wf)
     problems += input_reference_problems(wf)
+    problems += signal_problems(wf)
     errors, warnings = reference_problems(repo, wf)
     return problems + errors, warnings
 
@@ -54,6 +55,20 @@ def input_reference_problems(wf: Workflow) -> list[str]:
                             else "this workflow declares no inputs")
                         problems.append(f"{field}: input {name!r} is not declared ({hint})")
     return problems
+
+
+def signal_problems(wf: Workflow) -> list[str]:
+    """wait_for_signal steps (their schema, their default) and the
+    ``steps.NAME`` references that read their messages."""
+    from swamp.workflows import signals
+
+    texts = []
+    for i, job in enumerate(wf.jobs):
+        for k, step in enumerate(job.steps):
+            for field, value, bare in _step_fields(step, f"jobs[{i}].steps[{k}]"):
+                text = _text_of(value)
+                texts.append((field, text if bare else " ".join(_EXPRESSION.findall(text))))
+    return signals.review(wf, texts)
 
 
 def _text_of(value: Any) -> str:

@@ -1,0 +1,242 @@
+"""Signal use cases: send a message to a step waiting for one, list the
+waits, settle an expired wait, and (for serve) resume each run whose wait
+was settled, once.
+
+Every settlement is the claim a serve schedule makes for a cron tick
+(``app/schedules.py``): one ``changing`` session under the wait's lease
+(``signals.lease_name``): pull, look for the record, create it if absent,
+push. The record is written once and never edited, and the run record is
+never touched by a sender. Whoever finds the record there has lost, and is
+told who won."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from swamp.app.lifecycle import changing, reading
+from swamp.datastore.sync.counts import SyncCounts
+from swamp.errors import ConflictError, NotFoundError, SwampError, UnpublishedError
+from swamp.util import clock
+from swamp.util.ids import holder
+from swamp.workflows import records, signals
+from swamp.workflows.files import find_workflow
+from swamp.workflows.records import WorkflowRun
+from swamp.workflows.runs import FINISHED
+from swamp.workflows.schema import workflow_id
+
+OPEN = ("suspended", "running")
+
+
+def _target(repo, wf, run_id: str | None, step: str):
+    """(run, owner run, job, step) of the open wait ``step``: in run
+    ``run_id``, or in the newest suspended or running run that waits there."""
+    ds = repo.datastore
+    if run_id:
+        run = records.load(ds, workflow_id(wf), run_id)
+        if run.status in FINISHED:
+            raise ConflictError(f"run {run.id} is {run.status}; it waits for nothing")
+        return (run, *signals.find_wait(ds, run, step))
+    first_error = None
+    for run in records.history(ds, workflow_id(wf)):
+        if run.status not in OPEN:
+            continue
+        try:
+            return (run, *signals.find_wait(ds, run, step))
+        except SwampError as e:
+            first_error = first_error or e
+    if first_error is not None:
+        raise first_error
+    raise NotFoundError(f"no run of {wf.name!r} waits for a signal",
+                        hint="list the waits with 'swamp workflow signals'")
+
+
+def _wait_step(ds, owner: WorkflowRun, job: str, step: str):
+    return next(s for s in owner.job(job).steps if s.name == step)
+
+
+def signal(repo, name: str, step: str, message: Any, run_id: str | None = None, *, by: str | None = None) -> dict:
+    """Deliver ``message`` to the step ``step`` (STEP or JOB/STEP) waiting
+    in a run of workflow ``name``. A message that breaks the step's schema
+    is refused before anything is written. Raises ConflictError naming
+    the winner when the wait was already settled (by a signal or its
+    timeout)."""
+    _, wf = find_workflow(repo, name)
+    ds = repo.datastore
+    with reading(repo):
+        run, owner, job, step_name = _target(repo, wf, run_id, step)
+        owner_wf = wf if owner.workflowId == run.workflowId else find_workflow(repo, owner.workflowName)[1]
+        declared = signals.step_definition(owner_wf, job, _wait_step(ds, owner, job, step_name))
+    where = f"{job}/{step_name}"
+    signals.check_message(declared.task.signalSchema, message, where)  # refused: nothing written
+    me = by or holder()
+    mine = None
+    existing = None
+    value = None
+    try:
+        with changing(repo, f"workflow signal {wf.name} {where}", leases=[signals.lease_name(owner.id)]):
+            existing = signals.read_outcome(ds, owner.workflowId, owner.id, job, step_name)
+            if existing is None:
+                fresh = records.load(ds, owner.workflowId, owner.id)
+                if fresh.status in FINISHED:
+                    raise ConflictError(f"run {owner.id} is {fresh.status}; it waits for nothing")
+                wait = _wait_step(ds, fresh, job, step_name).signal
+                if wait is not None and wait.outcome is None and signals.expired(wait):
+                    # too late: the timeout settles the wait, and the sender hears so
+                    existing = signals.outcome_doc(
+                        fresh, job, step_name, "timed_out",
+                        declared.task.default if declared.task.onTimeout == "continue" else None, me)
+                    signals.create_outcome(ds, existing)
+                else:
+                    mine = signals.outcome_doc(fresh, job, step_name, "signalled", message, me)
+                    signals.create_outcome(ds, mine)
+                    value = _result(run, owner, mine)
+    except UnpublishedError as e:
+        if mine is not None:
+            raise e.with_value(value)
+        raise
+    if existing is not None:
+        raise ConflictError(f"step {where} of run {owner.id} was already settled: {signals.describe(existing)}",
+                            hint="a wait takes one message; see the run with "
+                                 f"'swamp workflow history get {run.id}'")
+    return value
+
+
+def _result(run: WorkflowRun, owner: WorkflowRun, doc: dict) -> dict:
+    out = {"workflowName": run.workflowName, "runId": run.id, "job": doc["job"], "step": doc["step"],
+           "outcome": doc["outcome"], "by": doc["by"], "at": doc["at"], "message": doc["message"]}
+    if owner.id != run.id:
+        out["nestedRunId"] = owner.id
+    return out
+
+
+def settle_timeout(repo, run: WorkflowRun, job: str, step: str, message: Any,
+                   *, into: SyncCounts | None = None) -> dict | None:
+    """Settle the expired wait ``job/step`` of ``run`` as timed out (with
+    ``message``, the default of ``onTimeout: continue``), unless something
+    settled it first: the outcome that stands. None when the settlement
+    could not be published (the wait stays open; a later look settles it)."""
+    ds = repo.datastore
+    try:
+        with changing(repo, f"workflow {run.workflowName}: {job}/{step} timed out",
+                      leases=[signals.lease_name(run.id)], into=into):
+            existing = signals.read_outcome(ds, run.workflowId, run.id, job, step)
+            if existing is not None:
+                return existing
+            doc = signals.outcome_doc(run, job, step, "timed_out", message, holder())
+            signals.create_outcome(ds, doc)
+    except UnpublishedError:
+        return None
+    return doc
+
+
+def waiting(repo, name: str | None = None) -> list[dict]:
+    """Every wait of a suspended or running run (of ``name``, or of every
+    workflow), with its state: waiting, or settled and about to continue."""
+    wid = workflow_id(find_workflow(repo, name)[1]) if name else None
+    ds = repo.datastore
+    out = []
+    with reading(repo):
+        for run in records.all_runs(ds):
+            if run.status not in OPEN or (wid and run.workflowId != wid) or run.parentRunId:
+                continue
+            for owner, j, s in signals.waiting(ds, run):
+                w = s.signal
+                outcome = signals.read_outcome(ds, owner.workflowId, owner.id, j.name, s.name)
+                state = ("waiting" if outcome is None and not signals.expired(w)
+                         else "timed out" if outcome is None else outcome["outcome"].replace("_", " "))
+                row = {"workflowName": run.workflowName, "runId": run.id, "job": j.name, "step": s.name,
+                       "prompt": w.prompt, "requestedAt": w.requestedAt, "timeoutSeconds": w.timeoutSeconds,
+                       "deadline": signals.deadline_iso(w), "state": state}
+                if outcome is not None:
+                    row["settledBy"] = outcome.get("by")
+                if owner.id != run.id:
+                    row["nestedRunId"] = owner.id
+                out.append(row)
+    return sorted(out, key=lambda a: (a["requestedAt"], a["runId"], a["job"], a["step"]))
+
+
+# -------------------------------------------------------------- serve
+def _watched_workflows(repo) -> set[str]:
+    """Ids of the workflows whose runs may wait for a signal: those with a
+    wait_for_signal step, and those that nest other workflows."""
+    from swamp.workflows.files import iter_workflow_files, load_workflow
+
+    out = set()
+    for p in iter_workflow_files(repo):
+        try:
+            wf = load_workflow(p, repo.root)
+        except SwampError:
+            continue
+        if any(s.task.type in ("wait_for_signal", "workflow") for j in wf.jobs for s in j.steps):
+            out.add(workflow_id(wf))
+    return out
+
+
+def ready(repo) -> list[tuple[WorkflowRun, WorkflowRun, str, str]]:
+    """(run, owner, job, step) for each suspended top-level run with a wait
+    that is settled or past its deadline, and not yet claimed to resume."""
+    ds = repo.datastore
+    wids = _watched_workflows(repo)
+    out = []
+    with reading(repo):
+        for wid in sorted(wids):
+            for rid in records.run_ids(ds, wid):
+                try:
+                    run = records.load(ds, wid, rid)
+                except SwampError:
+                    continue
+                if run.status != "suspended" or run.parentRunId:
+                    continue
+                for owner, j, s in signals.waiting(ds, run):
+                    if ds.exists(signals.resumed_path(owner.workflowId, owner.id, j.name, s.name)):
+                        continue
+                    if (signals.expired(s.signal)
+                            or signals.read_outcome(ds, owner.workflowId, owner.id, j.name, s.name) is not None):
+                        out.append((run, owner, j.name, s.name))
+                        break
+    return out
+
+
+def claim_resume(repo, run: WorkflowRun, owner: WorkflowRun, job: str, step: str, *, by: str) -> bool:
+    """True when this caller claimed the resume of ``run`` for the settled
+    (or expired: settled now, as timed out) wait ``job/step``, and must
+    resume it. A claim whose push failed is not a claim."""
+    ds = repo.datastore
+    marker = signals.resumed_path(owner.workflowId, owner.id, job, step)
+    try:
+        with changing(repo, f"workflow signal resume {run.workflowName} {job}/{step}",
+                      leases=[signals.lease_name(owner.id)]):
+            if ds.exists(marker):
+                return False
+            if signals.read_outcome(ds, owner.workflowId, owner.id, job, step) is None:
+                fresh = records.load(ds, owner.workflowId, owner.id)
+                s = _wait_step(ds, fresh, job, step)
+                if s.signal is None or not signals.expired(s.signal):
+                    return False
+                owner_wf = find_workflow(repo, owner.workflowName)[1]
+                task = signals.step_definition(owner_wf, job, s).task
+                signals.create_outcome(ds, signals.outcome_doc(
+                    fresh, job, step, "timed_out", task.default if task.onTimeout == "continue" else None, by))
+            import json
+
+            ds.write_bytes(marker, json.dumps({"runId": run.id, "by": by, "claimedAt": clock.isoformat()}).encode())
+    except UnpublishedError:
+        return False
+    return True
+
+
+def resume_ready(repo, *, by: str, resume=None) -> list[dict]:
+    """Resume, once across every replica, each run whose wait was settled
+    or expired. ``resume(run)`` runs it (default: in this thread); returns
+    what was claimed."""
+    claimed = []
+    for run, owner, job, step in ready(repo):
+        if claim_resume(repo, run, owner, job, step, by=by):
+            claimed.append({"workflowName": run.workflowName, "runId": run.id, "job": job, "step": step})
+            if resume is not None:
+                resume(run)
+            else:
+                from swamp.app import workflows
+
+                workflows.resume(repo, run.workflowName, run.id, {})
+    return claimed
