@@ -72,7 +72,13 @@ def cli(ctx):
 
 
 def main(argv=None) -> None:
+    import os
+
     from swamp.cli.errors import run_cli
+
+    args = sys.argv[1:] if argv is None else argv
+    if not any(k.startswith("OTEL_") for k in os.environ) and not any(str(a).startswith("--traceparent") for a in args):
+        sys.exit(run_cli(cli, argv))  # no tracing asked for: swamp.util.tracing is not even imported
     from swamp.util.tracing import run_command
 
     sys.exit(run_command(cli, argv, run_cli))  # in a span when OTEL_* turns tracing on (docs/tracing.md)
