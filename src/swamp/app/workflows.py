@@ -119,6 +119,17 @@ class _Host:
         with self._session("workflow resume", leases=[records.run_lock(run_id)]):
             return runs.claim_for_resume(self.repo.datastore, workflow_id, run_id)
 
+    def settle_signal(self, run: WorkflowRun, job: str, step: str, message):
+        """An expired signal wait, settled as timed out unless a signal won
+        first (app/signals.py): the outcome that stands, or None."""
+        from swamp.app import signals
+
+        counts = SyncCounts()
+        try:
+            return signals.settle_timeout(self.repo, run, job, step, message, into=counts)
+        finally:
+            self._add(counts)
+
 
 def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
         observer: Observer | None = None, dispatcher=None, remote_only: bool = False,
