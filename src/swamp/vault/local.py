@@ -9,18 +9,21 @@ key name: a file copied or renamed to another name does not decrypt."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from swamp.errors import ConflictError, NotFoundError, SwampError
 from swamp.util.atomic import atomic_write, fsync_dir
 from swamp.vault.names import KEY_RE, check_key_name, check_vault_name
+from swamp.vault.types import VaultType
 
 TYPE = "local_encryption"
 FORMAT_VERSION = 1
 KEY_FILE = ".key"
 KEY_BYTES = 32
 SUFFIX = ".enc"
+META_SUFFIX = ".meta.json"
 NONCE_BYTES = 12
 TAG_BYTES = 16
 AAD_PREFIX = b"swamp-vault-v1\0"
@@ -48,6 +51,12 @@ class LocalEncryptionVault:
             d.mkdir(mode=0o700, exist_ok=True)
         if not self.key_path.exists():
             atomic_write(self.key_path, os.urandom(KEY_BYTES), mode=0o600)
+
+    def check(self) -> None:
+        self._key()
+
+    def location(self) -> str:
+        return str(self.dir)
 
     def put(self, key: str, value: str) -> bool:
         """Store ``value`` under ``key``; True when it replaced a value."""
@@ -101,7 +110,27 @@ class LocalEncryptionVault:
             path.unlink()
         except FileNotFoundError:
             raise NotFoundError(f"vault {self.name!r} has no secret {key!r}") from None
+        try:
+            self._meta_path(key).unlink()
+        except FileNotFoundError:
+            pass
         fsync_dir(self.dir)
+
+    def read_meta(self, key: str) -> dict:
+        """Metadata kept beside the ciphertext, in clear (never a value)."""
+        try:
+            doc = json.loads(self._meta_path(key).read_text())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as e:
+            raise VaultError(f"{self._meta_path(key)} is not readable metadata: {e}") from None
+        return doc if isinstance(doc, dict) else {}
+
+    def write_meta(self, key: str, meta: dict) -> None:
+        atomic_write(self._meta_path(key), json.dumps(meta, indent=2, sort_keys=True) + "\n", mode=0o600)
+
+    def _meta_path(self, key: str) -> Path:
+        return self.dir / (check_key_name(key) + META_SUFFIX)
 
     def _path(self, key: str) -> Path:
         return self.dir / (check_key_name(key) + SUFFIX)
@@ -120,6 +149,19 @@ class LocalEncryptionVault:
         if len(key) != KEY_BYTES:
             raise VaultError(f"{self.key_path} is not a {KEY_BYTES}-byte key")
         return key
+
+
+class LocalEncryptionType(VaultType):
+    name = TYPE
+    description = ("AES-256-GCM ciphertexts under .swamp/secrets on this machine, with a random key "
+                   "beside them; never in git and never synced")
+    settings = ()
+
+    def open(self, name: str, settings: dict, secrets_dir: Path) -> LocalEncryptionVault:
+        return LocalEncryptionVault(name, secrets_dir)
+
+
+VAULT_TYPE = LocalEncryptionType()
 
 
 def _aesgcm(key: bytes):
