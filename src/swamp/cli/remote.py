@@ -239,7 +239,15 @@ HANDLERS = {
     "data versions": (data_versions, {"model", "name"}),
     "workflow history": (workflow_history, {"name", "limit"}),
     "workflow history list": (workflow_history, {"name", "limit"}),
+    "workflow signal": (lambda c, s, p: _signals_cli().remote_signal(c, s, p), {"name", "step", "data", "run_id"}),
+    "workflow signals": (lambda c, s, p: _signals_cli().remote_signals(c, s, p), {"name"}),
 }
+
+
+def _signals_cli():
+    from swamp.cli import workflow_signals
+
+    return workflow_signals
 
 
 def command_key(ctx: click.Context) -> str:

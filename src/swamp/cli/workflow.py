@@ -445,3 +445,10 @@ def cancel(state: CliState, name, run_id):
     result = workflows.cancel(state.repo(), name, run_id)
     emit(state, result, f"run {result['id']}: " + ("cancel requested" if result["cancelRequested"]
                                                   else result["status"]))
+
+
+# workflow signal / signals (docs/signals.md)
+from swamp.cli.workflow_signals import signal as _signal, signals as _signals  # noqa: E402
+
+workflow.add_command(_signal)
+workflow.add_command(_signals)
