@@ -24,6 +24,7 @@ GROUPS = {
     "worker": ("swamp.cli.worker", "worker", "Workers that run placed workflow steps, on Dask"),
     "doctor": ("swamp.cli.doctor", "doctor", "Check the repository, datastore and installation; --repair"),
     "run": ("swamp.cli.run", "run", "Method and workflow runs together: history, gc, doctor"),
+    "report": ("swamp.cli.report", "report", "Reports that runs write, and their types"),
 }
 
 

@@ -7,6 +7,7 @@ import click
 from swamp.cli.inputs import collect_batch, input_options, parse_pairs
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, show_failure_log, table
+from swamp.cli.report import run_options, say_reports, selections
 from swamp.errors import UsageError
 
 
@@ -143,10 +144,11 @@ def method():
               help="Run on a worker with this label (docs/workers.md; needs --scheduler). Repeatable.")
 @click.option("--scheduler", envvar="SWAMP_SCHEDULER", metavar="ADDRESS",
               help="The Dask scheduler of the workers --placement picks from. Default: $SWAMP_SCHEDULER.")
+@run_options
 @global_options
 @click.pass_obj
 def method_run(state: CliState, model_name, method_name, direct_name, input_, input_file, stdin_input, tag,
-               placement=(), scheduler=None):
+               placement=(), scheduler=None, **options):
     """Run METHOD of MODEL and print its output record. Exits 1 if it fails.
 
     With a TYPE and a NAME instead, runs the type directly as the model
@@ -164,6 +166,7 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
     from swamp.app.methods import run_batch, run_direct
     from swamp.cli.activity import activity_for
 
+    reports, checks = selections(options)
     direct = "/" in model_name
     if direct and not direct_name:
         raise UsageError(f"{model_name} is a type: name the model to run it as",
@@ -177,15 +180,19 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
     repo = state.repo()
     with activity_for(state, f"{direct_name or model_name}.{method_name}") as activity, \
             running.marked(repo, direct_name or model_name, method_name):  # so 'model cancel' can stop it
+        if placement and (reports != type(reports)() or any(checks)):
+            raise UsageError("--placement runs the method on a worker: reports and check options are "
+                             "not available with it yet", hint="run it without --placement")
         if placement:  # on a worker (swamp.workers)
             results = _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler,
                                   parse_pairs(tag, "--tag"))
         elif direct:
             results = run_direct(repo, model_name, method_name, direct_name, batch,
-                                 tags=parse_pairs(tag, "--tag"), on_log=activity.logged)
+                                 tags=parse_pairs(tag, "--tag"), on_log=activity.logged,
+                                 reports=reports, checks=checks)
         else:
             results = run_batch(repo, model_name, method_name, batch, tags=parse_pairs(tag, "--tag"),
-                                on_log=activity.logged)
+                                on_log=activity.logged, reports=reports, checks=checks)
 
     def human():
         for result in results:
@@ -195,6 +202,7 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
                 say(f"  wrote {a['kind']} {a['name']} version {a['version']}")
             if rec.error:
                 say(f"  error: {rec.error}")
+            say_reports(result.reports)
             if result.failure_log is not None:
                 show_failure_log(state, result.failure_log, f"swamp model output logs {rec.id}")
 

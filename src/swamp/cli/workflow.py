@@ -8,6 +8,7 @@ from swamp.cli.inputs import collect_batch, collect_inputs, input_options
 from swamp.cli.options import CliState, global_options
 from swamp.cli.groups import CommandWithSubcommands, DefaultCommandGroup
 from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, table
+from swamp.cli.report import run_options, say_reports, selections
 
 
 @click.group()
@@ -120,6 +121,8 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
         data["sync"] = result.sync.to_json()  # every session of the run, added up
     if result.unpublished is not None:
         data["published"] = False
+    if result.reports:
+        data["reports"] = [o.to_json() for o in result.reports]
 
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
@@ -129,6 +132,7 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
                                                        s.status == "waiting_approval" else None)}
                 for j, s in run.steps()]
         table(rows, ["job", "step", "status", "detail"])
+        say_reports(result.reports)
         if run.status == "suspended":
             for w in data.get("approvalRequired", []):
                 say(f"waiting for approval: {w['step']}"
@@ -157,9 +161,11 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
                    "docs/workers.md). Default: $SWAMP_SCHEDULER.")
 @click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement "
               "instead of running it on this machine.")
+@run_options
 @global_options
 @click.pass_obj
-def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, scheduler=None, remote_only=False):
+def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, scheduler=None, remote_only=False,
+        **options):
     """Run workflow NAME and print its run record. Exits 1 when the run fails.
 
     With --stdin holding NDJSON (one JSON object a line), runs it once per
@@ -173,6 +179,7 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
 
+    reports, checks = selections(options)
     batch = collect_batch(input_, input_file, stdin_input)
     repo = state.repo()
     if len(batch) > 1 and junit:
@@ -190,17 +197,19 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
         remote_steps.use(dispatcher, remote_only=remote_only)
     try:
         if len(batch) > 1:
-            _run_batch(state, repo, name, batch, fail_on)
+            _run_batch(state, repo, name, batch, fail_on, reports, checks)
             return
         with activity_for(state, f"workflow {name}") as activity:
-            result = workflows.run(repo, name, batch[0], fail_on=fail_on, observer=_observer(state, activity))
+            result = workflows.run(repo, name, batch[0], fail_on=fail_on, observer=_observer(state, activity),
+                                   reports=reports, checks=checks)
     finally:
         if dispatcher is not None:
             dispatcher.close()
     _finish(state, repo, result, junit)
 
 
-def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str) -> None:
+def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str, reports=None,
+               checks=None) -> None:
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
     from swamp.workflows.service import run_json
@@ -209,7 +218,7 @@ def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str
     for inputs in batch:
         with activity_for(state, f"workflow {name}") as activity:
             results.append(workflows.run(repo, name, inputs, fail_on=fail_on,
-                                         observer=_observer(state, activity)))
+                                         observer=_observer(state, activity), reports=reports, checks=checks))
     docs = [run_json(repo, r.run) for r in results]
 
     def human():

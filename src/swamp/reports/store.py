@@ -71,5 +71,5 @@ def row(record: DataRecord) -> dict:
     owner = record.meta.owner
     return {"report": tags.get("report"), "scope": tags.get("scope"), "status": tags.get("status"),
             "runId": tags.get("runId"), "runStatus": tags.get("runStatus") or None,
-            "owner": owner.definitionName, "dataName": record.meta.name, "version": record.meta.version,
+            "owner": (owner or {}).get("definitionName"), "dataName": record.meta.name, "version": record.meta.version,
             "createdAt": record.meta.createdAt}
