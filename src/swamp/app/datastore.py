@@ -196,3 +196,97 @@ def verify(repo) -> dict:
 
 def collect(repo, *, retention_days: float, dry_run: bool) -> dict:
     return _engine(repo).gc(retention_days, dry_run=dry_run)
+
+
+# ------------------------------------------------------------ administration
+#: the datastore types swamp ships: type -> (description, what `setup` needs, extra to install)
+DATASTORE_TYPES = {
+    "filesystem": ("A directory: .swamp/ (the default) or a path shared by several processes, on one machine or "
+                   "a network filesystem; nothing to sync", "swamp datastore setup filesystem --path DIR", None),
+    "gcs": ("Google Cloud Storage (or a GCS emulator): shared by a team through a bucket, synced with the local "
+            "cache", "swamp datastore setup gcs --bucket NAME [--prefix P] [--namespace N]", "gcs"),
+    "s3": ("Amazon S3 or an S3-compatible server that enforces conditional writes (SeaweedFS, MinIO, R2): shared "
+           "by a team through a bucket, synced with the local cache",
+           "swamp datastore setup s3 --bucket NAME [--prefix P] [--namespace N] [--endpoint-url URL]", None),
+}
+
+
+def type_search(query: str | None = None) -> list[dict]:
+    """The datastore types available, whose name or description contains
+    ``query``; sorted by type. (Extensions provide model types only: no
+    datastore type comes from an extension.)"""
+    import importlib.util
+
+    q = (query or "").lower()
+    rows = []
+    for name, (description, setup, extra) in sorted(DATASTORE_TYPES.items()):
+        if q and q not in name and q not in description.lower():
+            continue
+        available = True
+        if extra == "gcs":
+            try:
+                available = importlib.util.find_spec("google.cloud.storage") is not None
+            except (ImportError, ValueError):
+                available = False
+        rows.append({"type": name, "description": description, "setup": setup, "source": "builtin",
+                     "available": available, "install": None if available else f"pip install 'swamp[{extra}]'"})
+    return rows
+
+
+def _sizes(paths) -> int:
+    total = 0
+    for p in paths:
+        for f in (p, p.with_name(p.name + "-wal"), p.with_name(p.name + "-shm")):
+            try:
+                total += f.stat().st_size
+            except OSError:
+                pass
+    return total
+
+
+def _vacuum(path: Path) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(path, timeout=60, isolation_level=None)
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
+
+
+def compact(repo) -> dict:
+    """Compact what is local and can be: the query catalog (SQLite VACUUM),
+    the sync state of a shared datastore (checkpoint its write-ahead log and
+    VACUUM, with every sync step of this cache held off meanwhile), and the
+    temp files of writers killed mid-write. Sizes measured before and after;
+    nothing shared is touched."""
+    import contextlib
+
+    from swamp.data.catalog import CATALOG
+    from swamp.util.atomic import sweep_temp_files
+
+    ds = repo.datastore
+    parts = []
+    catalog = repo.local_dir / CATALOG
+    if catalog.is_file():
+        before = _sizes([catalog])
+        _vacuum(catalog)
+        parts.append({"part": "catalog", "path": str(catalog), "bytesBefore": before, "bytesAfter": _sizes([catalog])})
+    engine = getattr(ds, "engine", None)
+    state_db = repo.local_dir / ".sync" / "state.db"
+    if engine is not None and state_db.is_file():
+        before = _sizes([state_db])
+        with engine.exclusive():
+            _vacuum(state_db)
+        parts.append({"part": "sync-state", "path": str(state_db), "bytesBefore": before,
+                      "bytesAfter": _sizes([state_db])})
+    with contextlib.suppress(OSError):
+        removed = sweep_temp_files(ds.root)
+        parts.append({"part": "temp-files", "path": str(ds.root), "bytesBefore": None, "bytesAfter": None,
+                      "removed": removed})
+    measured = [p for p in parts if p["bytesBefore"] is not None]
+    return {"parts": sorted(parts, key=lambda p: p["part"]),
+            "bytesBefore": sum(p["bytesBefore"] for p in measured),
+            "bytesAfter": sum(p["bytesAfter"] for p in measured)}

@@ -297,3 +297,13 @@ def conflicts_drop(state: CliState, path):
 
     result = drop(state.repo(), path)
     emit(state, result, f"dropped {result['dropped']}")
+
+
+from swamp.cli.datastore_admin import COMMANDS as _ADMIN_COMMANDS  # noqa: E402  (namespace, compact, type)
+
+for _command in _ADMIN_COMMANDS:
+    datastore.add_command(_command)
+
+from swamp.cli.datastore_config import config as _config  # noqa: E402  (managed config: migrate, status)
+
+datastore.add_command(_config)
