@@ -1,7 +1,10 @@
 """Conflict copies (``swamp datastore conflicts``): list the copies a pull
-kept aside (``<path>.conflict-<peer>-<seq>``: ours, when a peer's change to
-the same path won), put one back in place of theirs as a new change, or
-drop one.
+kept aside (``<path>.conflict-<peer>-<seq>-<id>``: ours, when a peer's
+change to the same path won; ``<id>`` begins the id of their commit, so a
+name never repeats, even after a remote was emptied and its seqs started
+again; copies named without it, ``<path>.conflict-<peer>-<seq>``, come from
+an older swamp), put one back in place of theirs as a new change, or drop
+one.
 
 A copy is local-only: it is never published, so it stays until someone
 deals with it here (or deletes the file). Restoring publishes ours as a new
@@ -11,23 +14,23 @@ local copy."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 
 from swamp.app.lifecycle import changing
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.datastore.sync.localonly import LOCAL_ONLY_DIRS
+from swamp.datastore.sync.localonly import CONFLICT_COPY_RE, LOCAL_ONLY_DIRS
 from swamp.errors import ConflictError, NotFoundError, UnpublishedError, ValidationError
 
-_COPY_RE = re.compile(r"^(?P<path>.+)\.conflict-(?P<peer>[A-Za-z0-9_.-]+)-(?P<seq>\d+)$")
+_COPY_RE = CONFLICT_COPY_RE  # the one rule (localonly.py)
 _HINT = "list them with 'swamp datastore conflicts'"
 
 
 def list_conflicts(repo) -> list[dict]:
     """Every conflict copy in the datastore, with what it conflicts with:
-    ``{"copy", "path", "peer", "seq", "class", "oursSize", "theirs", "theirsSize", "same"}``
-    (``theirs``: whether the path holds a file now; ``same``: whether it
-    holds exactly our copy's bytes)."""
+    ``{"copy", "path", "peer", "seq", "commit", "class", "oursSize", "theirs", "theirsSize", "same"}``
+    (``commit``: the first digits of their commit's id, None for a copy an
+    older swamp named; ``theirs``: whether the path holds a file now;
+    ``same``: whether it holds exactly our copy's bytes)."""
     from swamp.repo.datastores import path_rules
 
     rules = path_rules()
@@ -40,7 +43,7 @@ def list_conflicts(repo) -> list[dict]:
         theirs = root / path
         has_theirs = theirs.is_file()
         out.append({
-            "copy": copy, "path": path, "peer": m["peer"], "seq": int(m["seq"]),
+            "copy": copy, "path": path, "peer": m["peer"], "seq": int(m["seq"]), "commit": m["id"],
             "class": rules.classify(path).value, "oursSize": ours.stat().st_size,
             "theirs": has_theirs, "theirsSize": theirs.stat().st_size if has_theirs else None,
             "same": has_theirs and _same(ours, theirs),

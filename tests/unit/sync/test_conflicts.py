@@ -100,7 +100,9 @@ def test_other_files_keep_theirs_and_save_ours(make_peer, store):
     with pytest.raises(SyncConflictError) as err:
         b.sync()
     (c,) = err.value.counts.conflicts
-    assert c["savedAs"] == "files/notes.txt.conflict-b-2" and c["peer"] == "a"
+    their_id = json.loads(store.get("default/log/00000000000000000002.json")[0])["id"]
+    # named by peer, seq and their commit's id (seqs repeat after a remote reset; ids never)
+    assert c["savedAs"] == f"files/notes.txt.conflict-b-2-{their_id[:12]}" and c["peer"] == "a"
     assert read(b, "files/notes.txt") == b"theirs" and read(b, c["savedAs"]) == b"ours"
     assert err.value.exit_code == 1
     # ours is never pushed; a later sync is clean

@@ -4,7 +4,8 @@
 - mergeable documents: three-way merge per key; a clean merge is written
   locally and journaled so the next push publishes it;
 - everything else, and a merge that fails: theirs goes in place, ours is
-  renamed to ``<path>.conflict-<peer>-<seq>`` (local-only, never pushed) and
+  renamed to ``<path>.conflict-<peer>-<seq>-<id>`` (local-only, never
+  pushed; ``<id>`` from the incoming commit's id, so a name never repeats) and
   the path is reported. Immutable paths land here too: the second publisher
   of a version is refused and nothing is overwritten;
 - except a numbered version of ours that was never published (our push
@@ -36,6 +37,8 @@ class Incoming:
     change: Change
     seq: int
     peer: str
+    #: the id of that commit (of the checkpoint's commit), "" if unknown
+    commit: str = ""
 
 
 class Resolver:
@@ -119,7 +122,11 @@ class Resolver:
             # Ours is moved aside only once theirs is in hand (a failed
             # download leaves the path as it was, for the next pull).
             if local is not None and report["savedAs"] is None:
-                saved = conflict_copy_name(rel, self.peer, inc.seq)
+                saved = conflict_copy_name(rel, self.peer, inc.seq, inc.commit)
+                while self.tree.abspath(saved).exists() or self.tree.abspath(saved).is_symlink():
+                    # the same commit pulled again (a remote restored from a
+                    # copy): never over an earlier copy
+                    saved = conflict_copy_name(rel, self.peer, inc.seq, "")
                 self.tree.move_aside(rel, saved)
                 self.state.add_conflict(saved, rel, inc.seq)
                 report["savedAs"] = saved

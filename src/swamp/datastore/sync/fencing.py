@@ -19,6 +19,7 @@ from swamp.datastore.objectstore.base import ObjectStoreError
 from swamp.errors import LeaseLostError, ValidationError
 from swamp.util import clock
 
+from .compare import parents as _parents
 from .counting import Session
 from .errors import CorruptRemoteError
 from .lease import DEFAULT_TTL_MS, Lease, force_release, read_lease
@@ -96,6 +97,20 @@ class Fencing:
                     scope = self._leases.get(lease)
                     if scope is not None:
                         scope.written.add(rel)
+
+    def _follow_moves(self, moves: list[tuple[list[str], list[str]]]) -> None:
+        """A pull renumbered versions of ours (renumber.py): ``moves`` pairs
+        the paths each version held with those it moved to (and those
+        the move rewrote). What was written under a lease stays under it
+        once moved, so if that lease is lost the moved version is taken
+        back too, never published under its new number."""
+        if not moves:
+            return
+        with self._leases_mutex:
+            for scope in self._leases.values():
+                for olds, news in moves:
+                    if any(_written_in(p, scope.written) for p in olds):
+                        scope.written.update(news)
 
     def _check_leases(self, s: Session) -> bool:
         """Before a commit: every lease held in this process must still be
@@ -176,6 +191,12 @@ class _LeaseScope:
     aside: str | None = None
     #: seqs of the commits published under this holding
     published: list[int] = field(default_factory=list)
+
+
+def _written_in(rel: str, written: set[str]) -> bool:
+    """Whether ``rel`` was written under a scope that recorded ``written``
+    (a path, a directory above it, or "" for everything)."""
+    return "" in written or rel in written or any(a in written for a in _parents(rel))
 
 
 def _lost(held: Lease, scope: _LeaseScope) -> LeaseLostError:

@@ -114,10 +114,11 @@ class Puller:
             for path, (sha, size, data) in tree.items():
                 b = bases.get(path)
                 if b is None or b.sha256 != sha:
-                    incoming[path] = Incoming(Change(path, "put", sha, size, data), start, "checkpoint")
+                    incoming[path] = Incoming(Change(path, "put", sha, size, data), start, "checkpoint",
+                                             parent_id or "")
                     srcs[path] = "" if data is None else f"checkpoint:{start}"
             for path in bases.keys() - tree.keys():
-                incoming[path] = Incoming(Change(path, "delete"), start, "checkpoint")
+                incoming[path] = Incoming(Change(path, "delete"), start, "checkpoint", parent_id or "")
         pending = self.state.pending()
         for c in commits:
             rejected += c.rejected
@@ -138,7 +139,7 @@ class Puller:
                     own_srcs[ch.path] = srcs[ch.path]
                     incoming.pop(ch.path, None)
                 else:
-                    incoming[ch.path] = Incoming(ch, c.seq, c.peer)
+                    incoming[ch.path] = Incoming(ch, c.seq, c.peer, c.id)
         for path in rejected:
             s.conflict({"path": path, "reason": "invalid path in a remote record; not applied"})
         # Each fence carries its seq, so recording it before the head moves
@@ -314,6 +315,7 @@ class Puller:
                 s.add(filesDeleted=1)
 
         self.renumbered.update(renumber.changed)
+        self._follow_moves(renumber.moves)
         with self.state.transaction():
             self.state.set_bases((rel, ch.sha256, ch.size, rel not in unhydrated, srcs.get(rel, ""))
                                  for rel, ch in new_base.items() if ch.op == "put")

@@ -86,6 +86,10 @@ class Renumberer:
         self.moved: dict[tuple[str, int], int] = {}
         #: every path renumbering moved or rewrote (all journaled)
         self.changed: list[str] = []
+        #: per version moved: (our paths it held, the paths it moved to and
+        #: those the scheme rewrote), so what was written under a lease
+        #: stays under it once moved (fencing.py)
+        self.moves: list[tuple[list[str], list[str]]] = []
 
     def _key(self, rel: str) -> tuple[VersionScheme, tuple[str, int]] | None:
         scheme = self.rules.version_scheme(rel)
@@ -124,14 +128,17 @@ class Renumberer:
         for i, (v, ours) in enumerate(plan):
             new = start + i
             vdir = f"{versions}/{v}"
+            follow: list[str] = []
             for p in ours:
                 to = f"{versions}/{new}/{p[len(vdir) + 1:]}"
                 self.tree.move_out(p, to)
                 self.journal.append(to)
-                self.changed.append(to)
+                follow.append(to)
             for p in scheme.rewrite(files, versions, v, new):
                 self.journal.append(p)
-                self.changed.append(p)
+                follow.append(p)
+            self.changed += follow
+            self.moves.append((ours, follow))
             self.moved[(versions, v)] = new
             if self.report is not None:
                 self.report({"versions": versions, "from": v, "to": new})
