@@ -10,6 +10,7 @@ from swamp.errors import NotFoundError, UnpublishedError
 from swamp.models.definitions import find_definition
 from swamp.models.leases import model_lock_name
 from swamp.models.outputs import find_record, iter_records
+from swamp.repo.context import config_lease
 
 
 def delete(repo, name: str, *, force: bool) -> dict:
@@ -24,7 +25,8 @@ def delete(repo, name: str, *, force: bool) -> dict:
         raise ConflictError(f"model {d.name!r} is used by workflow(s) {', '.join(users)}",
                             hint="remove or change those steps first; a workflow would fail without it")
     try:
-        with changing(repo, f"model delete {name}", leases=[model_lock_name(d.type, d.id)]):
+        leases = [model_lock_name(d.type, d.id)] + ([config_lease("model", d.name)] if repo.managed_config else [])
+        with changing(repo, f"model delete {name}", leases=leases):
             names = delete_model(repo.datastore, path, d, force=force)
     except UnpublishedError as e:
         raise e.with_value({"name": name, "id": d.id, "deletedData": names})

@@ -14,6 +14,7 @@ from swamp.app.lifecycle import changing, is_shared, reading, refresh
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import UnpublishedError
 from swamp.models.leases import model_lock_name
+from swamp.repo.context import config_lease
 from swamp.workflows import records, runs
 from swamp.workflows.engine import Engine, Observer
 from swamp.workflows.files import find_workflow
@@ -343,7 +344,8 @@ def delete(repo, name: str, *, force: bool = False) -> dict:
                             hint="let them finish or cancel them, or pass --force")
     value = {"name": wf.name, "id": wid, "path": str(path.relative_to(repo.root)), "deletedRuns": len(found)}
     try:
-        with changing(repo, f"workflow delete {wf.name}"):
+        with changing(repo, f"workflow delete {wf.name}",
+                      leases=[config_lease("workflow", wf.name)] if repo.managed_config else []):
             ds.delete(records.run_dir(wid))
             repo.remove_config(path)  # in the repository, or the datastore's config tier
     except UnpublishedError as e:

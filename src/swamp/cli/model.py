@@ -66,7 +66,7 @@ def _repo_or_none(state: CliState):
 @click.pass_obj
 def create(state: CliState, type_name, name, global_arg):
     """Create a definition of TYPE named NAME."""
-    from swamp.models.service import create_model
+    from swamp.app.managed_config import create_model
 
     result = create_model(state.repo(), type_name, name, parse_pairs(global_arg, "--global-arg"))
     emit(state, result, f"Created model {result['name']} ({result['type']}) at {result['path']}")
@@ -285,6 +285,9 @@ def edit(state: CliState, name):
     repo = state.repo()
     path = repo.root / get_model(repo, name)["path"]
     open_in_editor(state, path, "model", name)
+    from swamp.app.managed_config import publish_edit
+
+    publish_edit(repo, "model", name, path)  # managed config: publish it
     emit_validation(state, validate_models(repo, path.stem), "models")
 
 

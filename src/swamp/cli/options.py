@@ -29,7 +29,15 @@ class CliState:
         configure(json_mode=self.json)  # before anything that may log a warning
         repo = Repo.open(self.repo_dir)
         repo.offline = self.offline
+        repo.on_config_read = _refresh_config
         return repo
+
+
+def _refresh_config(repo) -> None:
+    """Managed config: pull before the first read of the config tier."""
+    from swamp.app.managed_config import refresh
+
+    refresh(repo)
 
 
 def _set(field):

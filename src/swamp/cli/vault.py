@@ -40,7 +40,7 @@ def create(state: CliState, vault_type: str, name: str, settings: tuple[str, ...
     """Create vault NAME of TYPE (local_encryption, aws_secrets_manager, or an extension's).
 
     Example: swamp vault create aws_secrets_manager prod --set region=eu-west-1"""
-    from swamp.app.vaults import create as create_vault
+    from swamp.app.managed_config import create_vault
 
     result = create_vault(state.repo(), vault_type, name, _settings(settings))
     emit(state, result, f"Created vault {result['name']} ({result['type']}) in {result['path']}")
@@ -128,6 +128,9 @@ def edit(state: CliState, name: str):
     repo = state.repo()
     path = config_path(repo, name)
     open_in_editor(state, path, "vault", name)
+    from swamp.app.managed_config import publish_edit
+
+    publish_edit(repo, "vault", name, path)  # managed config: publish it
     emit_validation(state, validate_vaults(repo, name), "vaults")
 
 

@@ -22,9 +22,9 @@ def workflow():
 @click.pass_obj
 def create(state: CliState, name):
     """Write a skeleton workflow NAME to workflows/workflow-NAME.yaml."""
-    from swamp.workflows import service
+    from swamp.app.managed_config import create_workflow
 
-    result = service.create(state.repo(), name)
+    result = create_workflow(state.repo(), name)
     emit(state, result, f"Created workflow {result['name']} at {result['path']}")
 
 
@@ -409,6 +409,9 @@ def edit(state: CliState, name):
     repo = state.repo()
     path = repo.root / service.get(repo, name)["path"]
     open_in_editor(state, path, "workflow", name)
+    from swamp.app.managed_config import publish_edit
+
+    publish_edit(repo, "workflow", name, path)  # managed config: publish it
     emit_validation(state, service.validate(repo, name), "workflows")
 
 

@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from swamp.errors import NotFoundError, SwampError, ValidationError
 from swamp.util import clock, documents, yamlio
-from swamp.util.atomic import atomic_write
 from swamp.util.names import did_you_mean
 from swamp.vault import audit
 from swamp.vault.names import check_key_name, check_vault_name
@@ -50,7 +49,7 @@ def create_vault(repo, vault_type: str, name: str, settings: dict | None = None)
     config = VaultConfig(name=name, type=vtype.name, createdAt=clock.isoformat(), settings=checked)
     vtype.open(name, checked, repo.secrets_dir).create()
     path = repo.vaults_dir / vtype.name / f"{name}.yaml"
-    atomic_write(path, yamlio.dumps(config.dump()))
+    repo.write_config(path, yamlio.dumps(config.dump()))  # the repository, or the config tier
     audit.record(repo.secrets_dir, "create", name, type=vtype.name)
     return {**config.dump(), "path": _rel(repo, path)}
 

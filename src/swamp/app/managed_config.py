@@ -1,0 +1,363 @@
+"""Managed config: definitions, workflows, vault configurations and the
+extension lockfile kept in the shared datastore (its config tier) instead
+of the repository, so every peer and serve replica reads one copy without
+a git round-trip (``managedConfig: true`` in ``.swamp.yaml``).
+
+The config tier is the datastore's own tree under the same relative paths
+as in a repository: ``models/<type>/<name>.yaml``,
+``workflows/workflow-<name>.yaml``, ``vaults/<type>/<name>.yaml`` and
+``extensions/lockfile.json``. ``Repo.config_root()`` is the one resolver.
+
+Each document is its own file, so a change writes only that file: a peer's
+documents are never rewritten from a stale copy. Every change to one runs
+as the shared lockfile's changes do: one ``changing`` session under the
+document's lease (``config/<kind>/<name>``), which pulls first (so the
+change starts from what peers published), writes through the datastore
+(journaled), and publishes one commit; a failed publish is
+UnpublishedError, published by the next sync or state-changing command.
+A document changed on two peers is a conflict the sync names (both copies
+kept), never a silent last-writer-wins.
+
+Reading pulls first: the entry points set ``Repo.on_config_read`` to
+``refresh``, which pulls once per context (a CLI command, a serve request)
+before the config tier is first read."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from pathlib import Path
+from typing import Iterator
+
+from swamp.app.lifecycle import changing, is_shared, reading
+from swamp.app.lifecycle import refresh as _pull
+from swamp.datastore.sync.counts import SyncCounts
+from swamp.errors import ConflictError, SwampError, UnpublishedError, UsageError
+from swamp.repo.context import config_lease
+
+#: what the config tier holds, as (kind, directory)
+KINDS = (("model", "models"), ("workflow", "workflows"), ("vault", "vaults"))
+
+
+# ------------------------------------------------------------- freshness
+def refresh(repo) -> None:
+    """The hook the entry points set as ``repo.on_config_read``: pull before
+    the config tier is first read (nothing offline or when not managed)."""
+    if repo.managed_config and not repo.offline:
+        _pull(repo)
+
+
+def attach(repo):
+    """Make ``repo``'s config reads pull first; returns it."""
+    repo.on_config_read = refresh
+    return repo
+
+
+# ------------------------------------------------------------- changes
+@contextlib.contextmanager
+def _changing_document(repo, command: str, kind: str, name: str, counts: SyncCounts) -> Iterator[None]:
+    """Around a domain function that writes one document: under managed
+    config, one changing session under the document's lease; otherwise the
+    repository's file is written as it always was (git is the sharing)."""
+    if not repo.managed_config:
+        yield
+        return
+    repo.config_root()  # pulled once before the lease (the hook), so names resolve as peers left them
+    with changing(repo, command, leases=[config_lease(kind, name)], into=counts):
+        yield
+
+
+def _with_sync(repo, value: dict, counts: SyncCounts) -> dict:
+    return {**value, "sync": counts.to_json()} if repo.managed_config else value
+
+
+def _run(repo, command: str, kind: str, name: str, body) -> dict:
+    counts = SyncCounts()
+    done: dict = {}
+    try:
+        with _changing_document(repo, command, kind, name, counts):
+            done.update(body())
+    except UnpublishedError as e:
+        raise e.with_value(_with_sync(repo, done, counts))
+    return _with_sync(repo, done, counts)
+
+
+def create_model(repo, type_name: str, name: str, global_args: dict[str, str]) -> dict:
+    """``swamp model create``: in the config tier under managed config."""
+    from swamp.models.service import create_model as create
+
+    return _run(repo, f"model create {name}", "model", name, lambda: create(repo, type_name, name, global_args))
+
+
+def create_workflow(repo, name: str) -> dict:
+    """``swamp workflow create``: in the config tier under managed config."""
+    from swamp.workflows.service import create
+
+    return _run(repo, f"workflow create {name}", "workflow", name, lambda: create(repo, name))
+
+
+def create_vault(repo, vault_type: str, name: str, settings: dict | None = None) -> dict:
+    """``swamp vault create``: its configuration in the config tier under
+    managed config (where its secrets live does not change)."""
+    from swamp.app.vaults import create
+
+    return _run(repo, f"vault create {name}", "vault", name, lambda: create(repo, vault_type, name, settings))
+
+
+def publish_edit(repo, kind: str, name: str, path: Path) -> dict:
+    """After ``swamp model|workflow edit`` changed ``path`` in an editor:
+    under managed config, publish it in one session under the document's
+    lease. Its pull brings what peers published meanwhile; a peer's change
+    to this same document is a conflict that keeps both copies."""
+    if not repo.managed_config:
+        return {}
+    rel = repo.config_rel(path)
+    counts = SyncCounts()
+    try:
+        with changing(repo, f"{kind} edit {name}", leases=[config_lease(kind, name)], into=counts):
+            _journal(repo, path)
+    except UnpublishedError as e:
+        raise e.with_value({"name": name, "path": rel, "sync": counts.to_json()})
+    return {"name": name, "path": rel, "sync": counts.to_json()}
+
+
+def _journal(repo, path: Path) -> None:
+    """Make the datastore publish ``path`` as it is now on disk (written by
+    an editor or a domain function that wrote the file directly)."""
+    if repo.config_rel(path) is None:
+        return
+    if path.is_file():
+        repo.write_config(path, path.read_bytes())
+    else:
+        repo.remove_config(path)
+
+
+# ------------------------------------------------------------- migrate
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _repo_documents(root: Path) -> list[tuple[str, str, str]]:
+    """The repository's config documents as (kind, name, relative path),
+    found as their readers find them."""
+    out = []
+    models = root / "models"
+    if models.is_dir():
+        out += [("model", p.stem, p.relative_to(root).as_posix())
+                for p in models.rglob("*.yaml") if not p.name.startswith(".") and p.is_file()]
+    workflows = root / "workflows"
+    if workflows.is_dir():
+        out += [("workflow", p.stem[len("workflow-"):], p.relative_to(root).as_posix())
+                for p in workflows.glob("workflow-*.yaml") if p.is_file()]
+    vaults = root / "vaults"
+    if vaults.is_dir():
+        out += [("vault", p.stem, p.relative_to(root).as_posix())
+                for p in vaults.glob("*/*.yaml") if p.is_file()]
+    return sorted(out, key=lambda d: d[2])
+
+
+def _check_migratable(repo) -> None:
+    if not is_shared(repo):
+        raise UsageError("this repository's datastore is a directory on this machine: there is nobody to share "
+                         "its config with",
+                         hint="managed config is for a shared datastore: set one up first "
+                              "('swamp datastore setup s3 --bucket ...'), then run 'swamp datastore config migrate'")
+    if repo.managed_config:
+        raise SwampError("this repository's config is already managed: definitions, workflows and vault "
+                         "configurations are read from the datastore", code="already_managed",
+                         hint="see 'swamp datastore config status'")
+    if repo.offline:
+        raise UsageError("datastore config migrate publishes to the shared datastore, which --offline cannot do",
+                         hint="run it without --offline")
+
+
+def _plan(repo, docs: list[tuple[str, str, str]]) -> dict:
+    """What a migration does, from this checkout's copy of the datastore as
+    of its last pull: per document, copy it, or it is already there (same
+    bytes), or the datastore holds another version of it (a peer's)."""
+    from swamp.errors import NotFoundError
+    from swamp.extensions import lockfile
+
+    ds = repo.datastore
+    plan: dict = {"copy": [], "same": [], "differs": [], "lockfile": "none", "lockfileConflicts": []}
+    for _kind, _name, rel in docs:
+        ours = (repo.root / rel).read_bytes()
+        theirs = ds.local_path(rel)
+        if not theirs.is_file():
+            plan["copy"].append(rel)
+        elif _sha(theirs.read_bytes()) == _sha(ours):
+            plan["same"].append(rel)
+        else:
+            plan["differs"].append(rel)
+    repo_lock = repo.root / lockfile.PATH
+    if repo_lock.is_file():
+        ours = lockfile.parse(repo_lock.read_bytes(), lockfile.PATH)
+        try:
+            theirs = lockfile.parse(ds.read_bytes(lockfile.PATH), f"datastore:{lockfile.PATH}")
+        except NotFoundError:
+            plan["lockfile"] = "copy"
+        else:
+            missing = {n: e for n, e in ours.extensions.items() if n not in theirs.extensions}
+            plan["lockfileConflicts"] = sorted(n for n, e in ours.extensions.items()
+                                               if n in theirs.extensions and theirs.extensions[n] != e)
+            untrusted = set(ours.trustedIndexes) - set(theirs.trustedIndexes)
+            plan["lockfile"] = "merge" if missing or untrusted else "same"
+    return plan
+
+
+def _refuse_differences(plan: dict) -> None:
+    if plan["differs"] or plan["lockfileConflicts"]:
+        what = plan["differs"] + [f"{p} (extension {n})" for p, n in
+                                  (("extensions/lockfile.json", n) for n in plan["lockfileConflicts"])]
+        raise ConflictError("the datastore already holds other versions of: " + ", ".join(what)
+                            + "; nothing was migrated",
+                            hint="a peer migrated (or changed) them first: make this repository's copies match "
+                                 "the datastore's (see 'swamp datastore config status'), or move them out of the "
+                                 "repository, and run the migration again")
+
+
+def migrate(repo, *, dry_run: bool = False, remove_repo_files: bool = False) -> dict:
+    """Copy the repository's definitions, workflows, vault configurations
+    and lockfile into the config tier in ONE changing session (under every
+    copied document's lease and the lockfile's), verify the copies, publish,
+    and only then set ``managedConfig: true``. A failed publish raises
+    UnpublishedError and leaves the setting off; running it again publishes
+    what is left and completes it. A document the datastore already holds
+    in another version (a peer's) stops it before anything is written."""
+    from swamp.extensions import lockfile
+
+    _check_migratable(repo)
+    docs = _repo_documents(repo.root)
+    counts = SyncCounts()
+    if dry_run:
+        with reading(repo, into=counts):
+            plan = _plan(repo, docs)
+        return {"dryRun": True, "managed": False, "copy": plan["copy"], "alreadyThere": plan["same"],
+                "differs": plan["differs"], "lockfile": plan["lockfile"],
+                "lockfileConflicts": plan["lockfileConflicts"], "sync": counts.to_json()}
+    leases = sorted({config_lease(kind, name) for kind, name, _ in docs} | {lockfile.LEASE})
+    value: dict = {}
+    ds = repo.datastore
+    try:
+        with changing(repo, "datastore config migrate", leases=leases, into=counts):
+            plan = _plan(repo, docs)
+            _refuse_differences(plan)
+            for rel in plan["copy"]:
+                ds.write_bytes(rel, (repo.root / rel).read_bytes())
+            if plan["lockfile"] in ("copy", "merge"):
+                with ds.editing(lockfile.PATH):
+                    _migrate_lockfile(repo)
+            _verify(repo, docs)
+            value.update({"managed": True, "copied": plan["copy"], "alreadyThere": plan["same"],
+                          "lockfile": {"copy": "copied", "merge": "merged", "same": "already there",
+                                       "none": "none in the repository"}[plan["lockfile"]]})
+    except UnpublishedError as e:
+        raise e.with_value({**value, "managed": False, "sync": counts.to_json()})
+    # Published: only now does this repository read the config tier.
+    config = repo.config_model()
+    config.managedConfig = True
+    repo.save_config(config)
+    removed = _remove_repo_files(repo, docs) if remove_repo_files else []
+    return {**value, "removed": removed,
+            "repositoryFiles": "removed" if remove_repo_files else
+            "left in place, no longer read (remove them with --remove-repo-files, or from git)",
+            "sync": counts.to_json()}
+
+
+def _migrate_lockfile(repo) -> None:
+    """Inside the session, under the lockfile's lease and edit hold: add the
+    repository's pins and trusted indexes the datastore's lockfile lacks."""
+    from swamp.errors import NotFoundError
+    from swamp.extensions import lockfile
+
+    ours = lockfile.parse((repo.root / lockfile.PATH).read_bytes(), lockfile.PATH)
+    try:
+        theirs = lockfile.parse(repo.datastore.read_bytes(lockfile.PATH), f"datastore:{lockfile.PATH}")
+    except NotFoundError:
+        theirs = lockfile.Lockfile()
+    for n, e in ours.extensions.items():
+        theirs.extensions.setdefault(n, e)
+    for url, trusted in ours.trustedIndexes.items():
+        theirs.trustedIndexes.setdefault(url, trusted)
+    repo.datastore.write_bytes(lockfile.PATH, lockfile.dumps(theirs))
+
+
+def _verify(repo, docs: list[tuple[str, str, str]]) -> None:
+    """Every document reads back from the config tier with the repository's
+    bytes, and every pin of the repository's lockfile is in the datastore's."""
+    from swamp.extensions import lockfile
+
+    bad = [rel for _, _, rel in docs
+           if _sha(repo.datastore.read_bytes(rel)) != _sha((repo.root / rel).read_bytes())]
+    repo_lock = repo.root / lockfile.PATH
+    if repo_lock.is_file():
+        ours = lockfile.parse(repo_lock.read_bytes(), lockfile.PATH)
+        theirs = lockfile.parse(repo.datastore.read_bytes(lockfile.PATH), f"datastore:{lockfile.PATH}")
+        bad += [f"{lockfile.PATH} (extension {n})" for n, e in sorted(ours.extensions.items())
+                if theirs.extensions.get(n) != e]
+    if bad:
+        raise SwampError("the config tier does not hold what was copied: " + ", ".join(bad),
+                         code="verify_failed", hint="run 'swamp datastore config migrate' again")
+
+
+def _remove_repo_files(repo, docs: list[tuple[str, str, str]]) -> list[str]:
+    from swamp.extensions import lockfile
+
+    removed = []
+    for _, _, rel in docs:
+        (repo.root / rel).unlink(missing_ok=True)
+        removed.append(rel)
+    if (repo.root / lockfile.PATH).is_file():
+        (repo.root / lockfile.PATH).unlink()
+        removed.append(lockfile.PATH)
+    for top in ("models", "workflows", "vaults", "extensions"):
+        _prune_empty(repo.root / top)
+    return sorted(removed)
+
+
+def _prune_empty(directory: Path) -> None:
+    if not directory.is_dir():
+        return
+    for d in sorted((p for p in directory.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            d.rmdir()
+    with contextlib.suppress(OSError):
+        directory.rmdir()
+
+
+# ------------------------------------------------------------- status
+def _count(root: Path) -> dict:
+    docs = _repo_documents(root)
+    from swamp.extensions import lockfile
+
+    return {"models": sum(1 for d in docs if d[0] == "model"),
+            "workflows": sum(1 for d in docs if d[0] == "workflow"),
+            "vaults": sum(1 for d in docs if d[0] == "vault"),
+            "lockfile": (root / lockfile.PATH).is_file()}
+
+
+def status(repo) -> dict:
+    """What is managed, and where each kind of document is read from."""
+    shared = is_shared(repo)
+    counts = SyncCounts()
+    managed = repo.managed_config
+    if shared:
+        with reading(repo, into=counts):
+            tier = _count(repo.datastore.root)
+    else:
+        tier = None
+    in_repo = _count(repo.root)
+    notes = []
+    if managed and any(v for v in in_repo.values()):
+        notes.append("the repository still has config files; they are no longer read")
+    if not managed and shared and tier and any(v for k, v in tier.items() if k != "lockfile"):
+        notes.append("the datastore's config tier holds documents (a peer migrated): "
+                     "'swamp datastore config migrate' makes this checkout read them")
+    if managed and not shared:
+        notes.append("managedConfig is set but the datastore is not shared: the config is read from "
+                     f"{repo.datastore.root}")
+    where = "datastore" if managed else "repository"
+    return {"managed": managed, "shared": shared, "readsFrom": where,
+            "configRoot": str(repo.datastore.root if managed else repo.root),
+            "datastore": tier, "repository": in_repo, "notes": notes,
+            **({"sync": counts.to_json()} if shared else {})}
