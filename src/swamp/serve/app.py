@@ -478,19 +478,23 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
         routes += dashboard_routes(state)
 
     from swamp.serve.scheduler import Scheduler
+    from swamp.serve.signal_watch import SignalWatch
 
     from swamp.serve.watchdog import RunWatchdog
 
     scheduler = Scheduler(state, settings.schedules)
+    signal_watch = SignalWatch(state)  # signalled or expired waits resume their runs (docs/signals.md)
     watchdog = RunWatchdog(state, settings.max_run_duration)
 
     @asynccontextmanager
     async def lifespan(app):
         scheduler.start()
+        signal_watch.start()
         watchdog.start()
         yield
         state.shutting_down = True
         await anyio.to_thread.run_sync(scheduler.stop)
+        await anyio.to_thread.run_sync(signal_watch.stop)
         await anyio.to_thread.run_sync(watchdog.stop)
         await anyio.to_thread.run_sync(state.drain)
 

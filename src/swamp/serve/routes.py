@@ -216,6 +216,23 @@ def _decide(decision: str):
     return handler
 
 
+def workflow_signal(call: Call):
+    from swamp.app import signals
+
+    b = call.body
+    try:
+        return signals.signal(call.repo, call.path["workflow"], b["step"], b["message"], b.get("runId"),
+                              by=call.caller)
+    except UnpublishedError as e:
+        return _unpublished(e)
+
+
+def signals_list(call: Call):
+    from swamp.app import signals
+
+    return signals.waiting(call.repo, call.query.get("workflow"))
+
+
 def workflow_cancel(call: Call):
     from swamp.app import workflows
 
@@ -352,6 +369,14 @@ ROUTES: list[Route] = [
           _decide("rejected"), "approve", _workflow,
           body=Body({"step": (str, True, "STEP or JOB/STEP"), "runId": (str, False, "the run"),
                      "reason": (str, False, "why")}), changes=True),
+    Route("POST", f"{API}/workflows/{{workflow}}/signal", "signalStep",
+          "Send a message to a step waiting for a signal (the first one settles it; a later one is 409)",
+          workflow_signal, "approve", _workflow,
+          body=Body({"step": (str, True, "STEP or JOB/STEP"), "message": (dict, True, "the message, a JSON object"),
+                     "runId": (str, False, "the run (default: the newest one waiting there)")}), changes=True),
+    Route("GET", f"{API}/signals", "listSignals", "Steps of suspended or running runs waiting for a signal",
+          signals_list, query={"workflow": (str, "only this workflow's")},
+          row_resource=lambda r: f"workflow:{r['workflowName']}"),
     Route("POST", f"{API}/workflows/{{workflow}}/cancel", "cancelWorkflow",
           "Cancel a suspended run, or ask a running one to stop", workflow_cancel, "run", _workflow,
           body=Body({"runId": (str, False, "the run (default: the newest unfinished one)")}), changes=True),

@@ -1,0 +1,84 @@
+"""Under serve, a signalled or expired wait resumes its run by itself.
+
+Every replica looks about once a second (``app.signals.resume_ready``):
+a suspended run whose wait was settled, or whose deadline passed (then
+settled as timed out), is claimed create-only in the datastore under the
+wait's lease, as a schedule's tick is, and only the replica whose claim
+is published resumes it. So a run resumes once however many replicas
+serve. The resume runs in a thread of its own, counted in flight, so a
+shutdown waits for it (and asks it to stop, as any run)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+from swamp.errors import SwampError
+
+POLL_S = 1.0
+
+
+class SignalWatch:
+    def __init__(self, state, *, every_s: float = POLL_S) -> None:
+        from swamp.util.ids import holder
+
+        self.state = state
+        self.every_s = every_s
+        self.me = f"{holder()}:{os.getpid()}"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="swamp-signal-watch", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(30)
+
+    def _loop(self) -> None:
+        from swamp.app import signals
+
+        while not self._stop.wait(self.every_s):
+            if self.state.shutting_down:
+                return
+            try:
+                signals.resume_ready(self.state.repo, by=self.me, resume=self._resume)
+            except SwampError as e:
+                _log(f"signal waits not checked: {e.message}")
+            except Exception:
+                import traceback
+
+                traceback.print_exc()
+
+    def _resume(self, run) -> None:
+        from swamp.serve.routes import Call, _observer
+
+        state = self.state
+        key = state.begin()
+        name = run.workflowName
+
+        def go() -> None:
+            from swamp.app import workflows
+
+            call = Call(state.repo, {"workflow": name}, {}, {})
+            call.note = lambda info: state.note(key, info)
+            call.note({"kind": "workflow", "workflow": name, "runId": run.id})
+            try:
+                result = workflows.resume(state.repo, name, run.id, {}, observer=_observer(call, name))
+                _log(f"signal: resumed run {run.id} of {name}: {result.run.status}")
+            except SwampError as e:
+                _log(f"signal: run {run.id} of {name} was not resumed: {e.message}")
+            except Exception:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                state.end(key)
+
+        threading.Thread(target=go, name=f"resume {name} {run.id}").start()
+
+
+def _log(text: str) -> None:
+    print(f"swamp serve: {text}", file=sys.stderr, flush=True)
