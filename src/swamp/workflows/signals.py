@@ -95,11 +95,7 @@ def expired(wait, now: float | None = None) -> bool:
 
 def deadline_iso(wait) -> str | None:
     d = deadline(wait)
-    if d is None:
-        return None
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(d, timezone.utc).isoformat().replace("+00:00", "Z")
+    return None if d is None else clock.isoformat(d)
 
 
 def waiting(ds: Datastore, run: WorkflowRun) -> list[tuple[WorkflowRun, JobRun, StepRun]]:
@@ -158,6 +154,9 @@ def check_message(schema: dict | None, message: Any, where: str) -> None:
     schema's own words."""
     from swamp.models.inputs import _check
 
+    if not isinstance(message, dict):
+        raise ValidationError(f"the message for {where} must be a JSON object, not {_json_kind(message)}",
+                              hint="e.g. --data '{\"version\": \"1.4.2\"}'; nothing was recorded")
     if schema is None:
         return
     problem = _check(message, schema)
@@ -165,6 +164,11 @@ def check_message(schema: dict | None, message: Any, where: str) -> None:
         raise ValidationError(f"the message for {where} does not match its schema: {problem}",
                               hint="nothing was recorded; the run still waits. See the step's 'schema' "
                                    "in the workflow file")
+
+
+def _json_kind(value: Any) -> str:
+    return {list: "a list", str: "a string", bool: "true or false", int: "a number", float: "a number",
+            type(None): "null"}.get(type(value), type(value).__name__)
 
 
 def parse_data(text: str) -> Any:
@@ -203,9 +207,11 @@ def review(wf, step_texts) -> list[str]:
                 continue
             waits.add(step.name)
             where = f"jobs[{i}].steps[{k}].task"
+            if t.onTimeout == "continue" and not isinstance(t.default, dict):
+                problems.append(f"{where}.default: the message a timeout gives is a map, like a signal's")
             if t.signalSchema is not None:
                 problems += _schema_problems(t.signalSchema, f"{where}.schema")
-                if t.onTimeout == "continue":
+                if t.onTimeout == "continue" and isinstance(t.default, dict):
                     try:
                         check_message(t.signalSchema, t.default, f"{job.name}/{step.name}")
                     except ValidationError as e:
