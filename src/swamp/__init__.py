@@ -9,6 +9,11 @@ __version__ = "0.1.0"
 _LAZY = {
     "ModelType": "swamp.models.api",
     "Context": "swamp.models.context",
+    "CheckFailed": "swamp.models.checks",
+    "CheckContext": "swamp.models.checks",
+    "ReportType": "swamp.reports.api",
+    "Report": "swamp.reports.api",
+    "ReportContext": "swamp.reports.api",
 }
 
 
@@ -21,4 +26,5 @@ def __getattr__(name: str):
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = ["ModelType", "Context", "__version__"]
+__all__ = ["ModelType", "Context", "CheckFailed", "CheckContext", "ReportType", "Report", "ReportContext",
+           "__version__"]
