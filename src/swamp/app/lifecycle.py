@@ -19,6 +19,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
+from swamp.datastore.objectstore.base import TransientError
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, LeaseLostError, SwampError, UnpublishedError
 from swamp.util.tracing import span
@@ -41,8 +42,13 @@ def is_shared(repo) -> bool:
 
 @contextlib.contextmanager
 def reading(repo, *, into: SyncCounts | None = None) -> Iterator[SyncCounts]:
-    with span("swamp.session", mutating=False), repo.datastore.session(mutating=False) as counts:
-        yield counts
+    try:
+        with span("swamp.session", mutating=False), repo.datastore.session(mutating=False) as counts:
+            yield counts
+    except TransientError as e:  # the remote did not answer, even after retries
+        raise SwampError(e.message, code=e.code,
+                         hint=(e.hint + "; " if e.hint else "")
+                         + "this command only reads: add --offline to work from this machine's copy") from e
     if into is not None:
         into.add(counts)
 

@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import diagnose
 from .base import (
     ObjectMeta,
     ObjectNotFound,
@@ -94,7 +95,14 @@ class GCSObjectStore(ObjectStore):
                 client = storage.Client(project=self.project or "swamp", credentials=AnonymousCredentials(),
                                         client_options={"api_endpoint": self.endpoint})
             else:
-                client = storage.Client(project=self.project)
+                import google.auth.exceptions
+
+                try:
+                    client = storage.Client(project=self.project)
+                except google.auth.exceptions.DefaultCredentialsError:
+                    looked, hint = diagnose.gcs_credentials_text()
+                    raise ObjectStoreError(f"no Google credentials found for {self.name}: {looked}", hint=hint,
+                                           code="no_credentials") from None
             bucket = self._local.bucket = client.bucket(self.bucket_name)
         return bucket
 
@@ -111,7 +119,17 @@ class GCSObjectStore(ObjectStore):
         if isinstance(e, gx.GoogleAPICallError):
             return ObjectStoreError(f"{where}: {e}")
         # requests' connection errors and timeouts, google.auth transport errors
-        return TransientError(f"{where}: {type(e).__name__}: {e}")
+        import requests
+
+        endpoint = self.endpoint or "storage.googleapis.com"
+        if isinstance(e, requests.ConnectionError):
+            why = "connection refused" if "refused" in str(e) else "no connection"
+            return TransientError(f"{where}: cannot reach {endpoint} ({why})",
+                                  hint="is the server running, and is the endpoint right? "
+                                       "(datastore setup --endpoint-url)")
+        if isinstance(e, requests.Timeout):
+            return TransientError(f"{where}: {endpoint} did not answer in time")
+        return TransientError(f"{where}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
 
     def _calls(self) -> tuple[type[Exception], ...]:  # the errors worth mapping; others are bugs
         import google.auth.exceptions

@@ -24,7 +24,6 @@ from __future__ import annotations
 import configparser
 import math
 import os
-import re
 import threading
 import urllib.error
 import urllib.request
@@ -32,6 +31,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Iterator
 
+from . import diagnose
 from .base import (
     ObjectMeta,
     ObjectNotFound,
@@ -51,7 +51,6 @@ from .streams import (
     transfer_timeout_s,
 )
 
-_STATUS = re.compile(r"status code: (\d{3})")
 MIB = 1 << 20
 #: S3 allows at most 10,000 parts; parts grow past ``part_size`` to fit
 MAX_PARTS = 10_000
@@ -121,7 +120,15 @@ class S3ObjectStore(ObjectStore):
             allow_http = bool(endpoint_url and endpoint_url.startswith("http://"))
         self._config = config
         self._allow_http = allow_http
-        self._store = self._client(timeout_s)
+        try:
+            self._store = self._client(timeout_s)
+        except Exception as e:  # obstore checks the configuration here (GenericError)
+            if "SecretAccessKey" in str(e) or "AccessKeyId" in str(e):
+                raise ObjectStoreError(
+                    f"incomplete AWS credentials for {self.name}: an access key without its secret key "
+                    "(or the other way round)", code="no_credentials",
+                    hint="export both AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") from None
+            raise ObjectStoreError(f"{self.name}: {str(e).splitlines()[0]}") from None
 
     def _client(self, timeout_s: float) -> Any:
         from obstore.store import S3Store
@@ -164,24 +171,47 @@ class S3ObjectStore(ObjectStore):
 
         where = f"{self.name}{key}"
         text = str(e)
-        first_line = text.splitlines()[0] if text else type(e).__name__
-        m = _STATUS.search(text)
-        status = int(m.group(1)) if m else None
-        if "NoSuchBucket" in text:
-            return ObjectStoreError(f"{self.name}: the bucket does not exist")
+        failure = diagnose.parse(text)
+        status = failure.status
+        if failure.asked_metadata_service:  # nothing in the environment or the shared file
+            looked, hint = diagnose.aws_credentials_text()
+            return ObjectStoreError(f"no AWS credentials found for {self.name}: {looked}", hint=hint,
+                                    code="no_credentials")
+        if failure.code == "NoSuchBucket" or "NoSuchBucket" in text:
+            return ObjectStoreError(f"{self.name}: the bucket '{self._bucket}' does not exist"
+                                    + (f" on {failure.endpoint}" if failure.endpoint else ""),
+                                    hint=diagnose.s3_hint("NoSuchBucket"), code="no_such_bucket")
         # obstore reports a 409 on a conditional PUT as AlreadyExists; on
         # AWS it is ConditionalRequestConflict, "try again", not an answer.
         if isinstance(e, (AlreadyExistsError, PreconditionError)) and status != 409:
             return PreconditionFailed(f"{where}: precondition failed")
         if isinstance(e, FileNotFoundError):
             return ObjectNotFound(f"{where} not found")
+        said = self._server_said(failure)
         if isinstance(e, (PermissionDeniedError, UnauthenticatedError)):
-            return ObjectStoreError(f"{where}: access denied: {first_line}",
-                                    hint="check the AWS credentials and the bucket policy")
+            return ObjectStoreError(f"{where}: access denied: {said}", code="access_denied",
+                                    hint=diagnose.s3_hint(failure.code) or diagnose.s3_hint("AccessDenied"))
+        if failure.unreachable:
+            return TransientError(f"{where}: cannot reach {failure.endpoint or 'the server'} "
+                                  f"({failure.unreachable}) for {failure.operation or 'a request'}",
+                                  hint="is the server running, and is the endpoint right? "
+                                       "(datastore setup --endpoint-url)")
         if status is not None and not _transient_status(status):
-            return ObjectStoreError(f"{where}: {first_line}")
-        # 409/429/5xx, timeouts, refused or dropped connections
-        return TransientError(f"{where}: {first_line}")
+            return ObjectStoreError(f"{where}: {said}", hint=diagnose.s3_hint(failure.code))
+        # 409/429/5xx, timeouts, dropped connections
+        return TransientError(f"{where}: {said}")
+
+    @staticmethod
+    def _server_said(failure: diagnose.Failure) -> str:
+        """'PUT answered 403 SignatureDoesNotMatch: <the server's message>'."""
+        parts = [failure.operation or "request"]
+        if failure.status is not None:
+            parts.append(f"answered {failure.status}")
+        if failure.code:
+            parts.append(failure.code + (f": {failure.message}" if failure.message else ""))
+        elif failure.unreachable:
+            parts.append(f"failed ({failure.unreachable})")
+        return " ".join(parts) + (f" (at {failure.endpoint})" if failure.endpoint else "")
 
     # ------------------------------------------------------------ the API
     def get(self, key: str) -> tuple[bytes, str]:
