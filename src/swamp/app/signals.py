@@ -33,8 +33,6 @@ def _target(repo, wf, run_id: str | None, step: str):
     ds = repo.datastore
     if run_id:
         run = records.load(ds, workflow_id(wf), run_id)
-        if run.status in FINISHED:
-            raise ConflictError(f"run {run.id} is {run.status}; it waits for nothing")
         return (run, *signals.find_wait(ds, run, step))
     first_error = None
     for run in records.history(ds, workflow_id(wf)):

@@ -129,7 +129,7 @@ def find_wait(ds: Datastore, run: WorkflowRun, step: str) -> tuple[WorkflowRun, 
         if step in (s.name, f"{j.name}/{s.name}") and s.task == "wait_for_signal":
             if s.signal is not None and s.signal.outcome is not None:
                 raise ConflictError(f"step {j.name}/{s.name} of run {run.id} was already settled: "
-                                      f"{s.signal.outcome} by {s.signal.by} at {s.signal.at}")
+                                    + describe(s.signal.model_dump()))
             raise NotFoundError(f"step {j.name}/{s.name} of run {run.id} is {s.status}, not waiting for a signal",
                                 hint="a signal is taken once the run reaches the step; see 'swamp workflow signals'")
     raise NotFoundError(
