@@ -453,6 +453,9 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
 
     settings = settings or Settings()
     repo.datastore  # opened once, here: request threads then share it (and a bad config stops the start)
+    from swamp.app.managed_config import attach
+
+    attach(repo)  # managed config: a request pulls before it first reads a definition, workflow or vault config
     state = ServeState(repo, settings, TokenStore(repo), GrantSet(repo),
                        AuditLog(settings.audit_path or default_path(repo)))
     if settings.auth_mode == "token":

@@ -1,0 +1,203 @@
+"""Managed config: `swamp datastore config migrate` moves definitions,
+workflows, vault configurations and the lockfile into the shared
+datastore, and from then on every peer reads and changes them there, each
+document in its own session under its own lease. Through the `swamp`
+command, peers on SeaweedFS (some behind a fault proxy)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.faultproxy import Fault
+from tests.helpers import cli, init_repo, ok, on_a_terminal, s3_setup_args
+
+pytestmark = [pytest.mark.slow, pytest.mark.s3]
+
+WORKFLOW = """\
+name: greet
+jobs:
+  - name: j
+    steps:
+      - {name: s1, task: {type: model_method, modelIdOrName: hello, methodName: execute}}
+"""
+
+
+def _managed_peer(path: Path, setup: list[str]) -> Path:
+    """A checkout with no config files of its own that reads the config tier."""
+    repo = init_repo(path)
+    ok(repo, "datastore", "setup", *setup)
+    assert ok(repo, "datastore", "config", "migrate")["copied"] == []
+    return repo
+
+
+def _names(repo: Path) -> list[str]:
+    return [m["name"] for m in ok(repo, "model", "search")]
+
+
+def test_after_migrate_a_peer_without_the_files_sees_and_runs_the_model_and_workflow(tmp_path, seaweedfs):
+    setup = s3_setup_args(seaweedfs)
+    a = init_repo(tmp_path / "a")
+    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo from-the-tier")
+    (a / "workflows").mkdir(exist_ok=True)
+    (a / "workflows" / "workflow-greet.yaml").write_text(WORKFLOW)
+    ok(a, "vault", "create", "local_encryption", "keys")
+    ok(a, "datastore", "setup", *setup)
+
+    plan = ok(a, "datastore", "config", "migrate", "--dry-run")
+    assert plan["copy"] == ["models/command/shell/hello.yaml", "vaults/local_encryption/keys.yaml",
+                            "workflows/workflow-greet.yaml"]
+    assert not ok(a, "datastore", "config", "status")["managed"]  # a dry run changes nothing
+
+    done = ok(a, "datastore", "config", "migrate")
+    assert done["managed"] is True and done["copied"] == plan["copy"]
+    assert "no longer read" in done["repositoryFiles"]
+    assert (a / "models" / "command" / "shell" / "hello.yaml").is_file()  # left in place
+    assert "managedConfig: true" in (a / ".swamp.yaml").read_text()
+    status = ok(a, "datastore", "config", "status")
+    assert status["managed"] and status["readsFrom"] == "datastore"
+    assert status["datastore"]["models"] == 1 and status["datastore"]["workflows"] == 1
+    assert any("no longer read" in n for n in status["notes"])
+    assert ok(a, "model", "get", "hello")["path"] == ".swamp/models/command/shell/hello.yaml"
+
+    b = init_repo(tmp_path / "b")  # a new machine: no definitions, no workflows
+    ok(b, "datastore", "setup", *setup)
+    assert "a peer migrated" in " ".join(ok(b, "datastore", "config", "status")["notes"])
+    assert cli(b, "model", "get", "hello").code == 1  # not managed yet: it reads its (empty) repository
+    ok(b, "datastore", "config", "migrate")
+    assert _names(b) == ["hello"]
+    assert [v["name"] for v in ok(b, "vault", "list")] == ["keys"]
+    ok(b, "model", "method", "run", "hello", "execute")
+    run = ok(b, "workflow", "run", "greet")
+    assert run["status"] == "succeeded", run
+    assert "from-the-tier" in ok(a, "data", "get", "hello", "result")["content"]["stdout"]
+
+    # The repository's old copy is no longer read.
+    (a / "models" / "command" / "shell" / "hello.yaml").write_text(
+        "type: command/shell\nname: hello\nglobalArguments: {run: echo stale}\n")
+    assert ok(a, "model", "get", "hello")["globalArguments"]["run"] == "echo from-the-tier"
+
+
+def test_two_peers_creating_definitions_at_once_keep_all_of_them(tmp_path, seaweedfs):
+    setup = s3_setup_args(seaweedfs)
+    a = _managed_peer(tmp_path / "a", setup)
+    b = _managed_peer(tmp_path / "b", setup)
+    errors: list = []
+
+    def create(repo: Path, names: list[str]) -> None:
+        for n in names:
+            r = cli(repo, "model", "create", "command/shell", n, "--global-arg", f"run=echo {n}")
+            if r.code != 0:
+                errors.append(r)
+
+    threads = [threading.Thread(target=create, args=(a, ["a1", "a2", "a3"])),
+               threading.Thread(target=create, args=(b, ["b1", "b2", "b3"])),
+               threading.Thread(target=create, args=(b, ["b4", "b5"]))]  # two processes in one checkout too
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    everyone = ["a1", "a2", "a3", "b1", "b2", "b3", "b4", "b5"]
+    assert _names(a) == everyone
+    assert _names(b) == everyone
+    log = ok(a, "datastore", "log", "--limit", "50")
+    assert not any(".lock" in c["path"] for entry in log for c in entry.get("changes", []))
+
+    # The same name on two peers: the second is refused, the first stays.
+    r = cli(b, "model", "create", "command/shell", "a1", "--global-arg", "run=echo other")
+    assert r.code == 1 and "already exists" in r.error["error"]
+    assert ok(a, "model", "get", "a1")["globalArguments"]["run"] == "echo a1"
+
+
+EDITOR = """\
+touch "{started}"
+while [ ! -f "{go}" ]; do sleep 0.1; done
+sed -i 's/echo x/echo edited/' "$1"
+"""
+
+
+def test_a_stale_peer_editing_one_definition_keeps_the_definitions_peers_added_meanwhile(tmp_path, seaweedfs):
+    setup = s3_setup_args(seaweedfs)
+    a = _managed_peer(tmp_path / "a", setup)
+    b = _managed_peer(tmp_path / "b", setup)
+    ok(a, "model", "create", "command/shell", "x", "--global-arg", "run=echo x")
+    assert _names(b) == ["x"]
+
+    started, go = tmp_path / "started", tmp_path / "go"
+    script = tmp_path / "editor.sh"
+    script.write_text(EDITOR.format(started=started, go=go))
+    out: list[str] = []
+    editing = threading.Thread(target=lambda: out.append(on_a_terminal(
+        ["model", "edit", "x", "--repo-dir", str(b)], env={"EDITOR": f"sh {script}"})))
+    editing.start()
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert started.exists(), "the editor never opened"
+    # While b's editor is open (b read x before these), a adds two definitions.
+    ok(a, "model", "create", "command/shell", "y", "--global-arg", "run=echo y")
+    ok(a, "model", "create", "command/shell", "z", "--global-arg", "run=echo z")
+    go.touch()
+    editing.join(90)
+    assert "ok" in out[0] and "error" not in out[0].lower(), out[0]
+
+    for peer in (a, b):
+        assert _names(peer) == ["x", "y", "z"]
+        assert ok(peer, "model", "get", "x")["globalArguments"]["run"] == "echo edited"
+        assert ok(peer, "model", "get", "y")["globalArguments"]["run"] == "echo y"
+    assert any(entry["command"] == "model edit x" for entry in ok(a, "datastore", "log", "--limit", "10"))
+
+    # A peer deleting one definition leaves the others.
+    ok(b, "model", "delete", "y", "-y")
+    assert _names(a) == ["x", "z"]
+
+
+def test_migrate_whose_commit_fails_exits_1_and_a_rerun_completes_it(proxied):
+    proxy, a, b = proxied  # both have models/command/shell/hello.yaml from git
+    (a / "workflows").mkdir(exist_ok=True)
+    (a / "workflows" / "workflow-greet.yaml").write_text(WORKFLOW)
+    proxy.fail_matching("PUT", "/log/", Fault("status", status=403))
+    r = cli(a, "datastore", "config", "migrate")
+    assert r.code == 1 and r.error["code"] == "unpublished", r
+    assert r.data["published"] is False and r.data["managed"] is False
+    assert "managedConfig" not in (a / ".swamp.yaml").read_text()
+    assert not ok(a, "datastore", "config", "status", "--offline")["managed"]
+
+    proxy.clear()
+    done = ok(a, "datastore", "config", "migrate")
+    assert done["managed"] is True
+    assert done["alreadyThere"] == ["models/command/shell/hello.yaml", "workflows/workflow-greet.yaml"]
+    # b has the same hello.yaml from git: it is already there; b then reads the workflow from the tier.
+    joined = ok(b, "datastore", "config", "migrate")
+    assert joined["alreadyThere"] == ["models/command/shell/hello.yaml"] and joined["copied"] == []
+    assert ok(b, "workflow", "run", "greet")["status"] == "succeeded"
+
+
+def test_a_repository_copy_that_differs_from_the_tier_stops_migrate_before_anything_changes(proxied):
+    proxy, a, b = proxied
+    ok(a, "datastore", "config", "migrate")
+    (b / "models" / "command" / "shell" / "hello.yaml").write_text(
+        "type: command/shell\nname: hello\nglobalArguments: {run: echo mine}\n")
+    r = cli(b, "datastore", "config", "migrate")
+    assert r.code == 1 and r.error["code"] == "conflict", r
+    assert "models/command/shell/hello.yaml" in r.error["error"] and "nothing was migrated" in r.error["error"]
+    assert "managedConfig" not in (b / ".swamp.yaml").read_text()
+    assert ok(a, "model", "get", "hello")["globalArguments"]["run"] == "echo hi"
+
+
+def test_migrate_refuses_a_directory_datastore_and_an_already_managed_repository(tmp_path, seaweedfs):
+    local = init_repo(tmp_path / "local")
+    r = cli(local, "datastore", "config", "migrate")
+    assert r.code == 2 and r.error["code"] == "usage", r
+    assert "directory on this machine" in r.error["error"] and "datastore setup" in r.error["hint"]
+    plain = cli(local, "datastore", "config", "migrate", json=False)
+    assert plain.code == 2 and "Traceback" not in plain.stderr
+
+    a = _managed_peer(tmp_path / "a", s3_setup_args(seaweedfs))
+    r = cli(a, "datastore", "config", "migrate")
+    assert r.code == 1 and r.error["code"] == "already_managed", r
+    assert "config status" in r.error["hint"]
