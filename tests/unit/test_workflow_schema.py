@@ -101,7 +101,7 @@ def test_malformed_conditions_are_refused(cond, fragment):
     ({"type": "manual_approval", "prompt": "p", "timeout": 0}, "greater than or equal to 1"),
     ({"type": "assert", "expr": "true", "message": "m", "severity": "urgent"}, "'low', 'medium' or 'high'"),
     ({"type": "shell", "run": "ls"}, "'shell' tasks are gone: define a command/shell model"),
-    ({"type": "http"}, "Input should be 'model_method', 'workflow', 'manual_approval' or 'assert'"),
+    ({"type": "http"}, "Input should be 'model_method', 'workflow', 'manual_approval', 'assert' or 'wait_for_signal'"),
 ])
 def test_tasks_take_exactly_their_keys(task, fragment):
     e = refused(wf([{"name": "j", "steps": [{"name": "s", "task": task}]}]))

@@ -223,18 +223,13 @@ def claim_resume(repo, run: WorkflowRun, owner: WorkflowRun, job: str, step: str
     return True
 
 
-def resume_ready(repo, *, by: str, resume=None) -> list[dict]:
+def resume_ready(repo, *, by: str, resume) -> list[dict]:
     """Resume, once across every replica, each run whose wait was settled
-    or expired. ``resume(run)`` runs it (default: in this thread); returns
-    what was claimed."""
+    or expired: ``resume(run)`` (serve: ``app.workflows.resume`` in a
+    thread) is called for each run this caller claimed. Returns them."""
     claimed = []
     for run, owner, job, step in ready(repo):
         if claim_resume(repo, run, owner, job, step, by=by):
             claimed.append({"workflowName": run.workflowName, "runId": run.id, "job": job, "step": step})
-            if resume is not None:
-                resume(run)
-            else:
-                from swamp.app import workflows
-
-                workflows.resume(repo, run.workflowName, run.id, {})
+            resume(run)
     return claimed
