@@ -201,3 +201,35 @@ def test_migrate_refuses_a_directory_datastore_and_an_already_managed_repository
     r = cli(a, "datastore", "config", "migrate")
     assert r.code == 1 and r.error["code"] == "already_managed", r
     assert "config status" in r.error["hint"]
+
+
+def _hand_edit(repo: Path, name: str, run: str) -> None:
+    path = repo / ".swamp" / "models" / "command" / "shell" / f"{name}.yaml"
+    path.write_text(path.read_text().replace(path.read_text().split("run: ")[1].splitlines()[0], run))
+
+
+def test_a_hand_edit_is_published_by_config_publish_and_two_edits_of_one_document_are_a_conflict(
+        tmp_path, seaweedfs):
+    setup = s3_setup_args(seaweedfs)
+    a = _managed_peer(tmp_path / "a", setup)
+    b = _managed_peer(tmp_path / "b", setup)
+    ok(a, "model", "create", "command/shell", "x", "--global-arg", "run=echo x")
+    ok(a, "model", "create", "command/shell", "y", "--global-arg", "run=echo y")
+    assert _names(b) == ["x", "y"]
+
+    _hand_edit(b, "x", "echo by-hand")
+    assert ok(a, "datastore", "config", "publish")["published"] == 0  # nothing changed on a
+    assert ok(b, "datastore", "config", "publish")["published"] == 1
+    assert ok(a, "model", "get", "x")["globalArguments"]["run"] == "echo by-hand"
+
+    # Both change x by hand; b publishes first: a's publish is a named conflict, a's copy kept aside.
+    _hand_edit(a, "x", "echo from-a")
+    _hand_edit(b, "x", "echo from-b")
+    ok(b, "datastore", "config", "publish")
+    r = cli(a, "datastore", "config", "publish")
+    assert r.code == 1 and r.error["code"] == "conflict", r
+    assert ok(a, "model", "get", "x")["globalArguments"]["run"] == "echo from-b"
+    kept = ok(a, "datastore", "conflicts", "list")
+    assert [c["path"] for c in kept] == ["models/command/shell/x.yaml"]
+    assert "echo from-a" in (a / ".swamp" / kept[0]["copy"]).read_text()
+    assert ok(b, "model", "get", "y")["globalArguments"]["run"] == "echo y"  # the other document untouched

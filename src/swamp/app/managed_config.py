@@ -132,6 +132,30 @@ def _journal(repo, path: Path) -> None:
         repo.remove_config(path)
 
 
+def publish(repo) -> dict:
+    """Publish documents of the config tier that were changed by hand (an
+    editor on ``.swamp/models/...`` rather than ``swamp model edit``): one
+    session under every document's lease; its pull first, so a document a
+    peer changed meanwhile is a named conflict (both copies kept), never
+    overwritten. Unchanged documents cost nothing."""
+    if not repo.managed_config:
+        raise UsageError("config is not managed in this repository: its definitions and workflows are files "
+                         "of the repository, shared through git",
+                         hint="see 'swamp datastore config status'")
+    root = repo.datastore.root
+    docs = _repo_documents(root)
+    counts = SyncCounts()
+    try:
+        with changing(repo, "datastore config publish",
+                      leases=sorted({config_lease(kind, name) for kind, name, _ in docs}), into=counts):
+            for _, _, rel in docs:
+                if (root / rel).is_file():
+                    repo.datastore.write_bytes(rel, (root / rel).read_bytes())  # journaled: the push diffs it
+    except UnpublishedError as e:
+        raise e.with_value({"documents": len(docs), "sync": counts.to_json()})
+    return {"documents": len(docs), "published": counts.filesPushed, "sync": counts.to_json()}
+
+
 # ------------------------------------------------------------- migrate
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()

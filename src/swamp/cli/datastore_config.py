@@ -50,6 +50,22 @@ def migrate(state: CliState, dry_run, remove_repo_files):
     emit(state, result, human)
 
 
+@config.command("publish")
+@global_options
+@click.pass_obj
+def publish(state: CliState):
+    """Publish definitions, workflows and vault configs changed by hand in
+    the datastore's config tier (under .swamp/); 'model edit' and the other
+    commands publish their own changes.
+
+    Example: swamp datastore config publish"""
+    from swamp.app.managed_config import publish as run
+
+    result = run(state.repo())
+    emit(state, result, f"{result['published']} changed file(s) published "
+                        f"({result['documents']} document(s) in the config tier)")
+
+
 @config.command("status")
 @global_options
 @click.pass_obj
