@@ -163,3 +163,17 @@ def test_bad_input_and_no_repository(tmp_path):
     r = cli(None, "doctor", "vaults", cwd=empty)
     assert r.code == 1 and _checks(r.data)["vaults"]["status"] == "fail"
     assert "repo init" in _checks(r.data)["vaults"]["hint"]
+
+
+def test_a_namespace_changed_by_hand_is_a_failed_sync_state_check(tmp_path, seaweedfs):
+    repo = init_repo(tmp_path / "r")
+    ok(repo, "datastore", "setup", "s3", "--bucket", seaweedfs.bucket, "--prefix", seaweedfs.new_prefix(),
+       "--endpoint-url", seaweedfs.endpoint_url, "--region", "us-east-1", "--namespace", "one")
+    assert _checks(ok(repo, "doctor", "datastores"))["datastore.sync-state"]["status"] == "ok"
+    config = repo / ".swamp.yaml"
+    config.write_text(config.read_text().replace("namespace: one", "namespace: two"))
+    r = cli(repo, "doctor", "datastores")
+    assert r.code == 1
+    check = _checks(r.data)["datastore.sync-state"]
+    assert check["status"] == "fail" and "another remote" in check["message"]
+    assert "namespace set" in check["hint"]

@@ -163,3 +163,26 @@ def test_a_datastore_that_is_down_is_a_clear_error(tmp_path, seaweedfs):
         assert r.code == 1 and "Traceback" not in r.stderr and r.error["error"], (args, r)
         assert snapshot(repo) == before, args
     assert len(ok(repo, "run", "history", "--offline")) == 2  # the local cache still answers
+
+
+def test_gc_on_a_shared_datastore_is_published_to_peers(tmp_path, seaweedfs):
+    from tests.helpers import peer_from_git, s3_setup_args
+
+    args = s3_setup_args(seaweedfs)
+    a = _hello_repo(tmp_path / "a")
+    ok(a, "datastore", "setup", *args)
+    for i in range(3):
+        run_hello(a, f"v{i}")
+    old = _workflow_run(a, "failed", "2020-01-01T00:00:00.000Z", "2020-01-01T00:01:00.000Z")
+    ok(a, "datastore", "sync")
+    b = peer_from_git(a, tmp_path / "b")
+    ok(b, "datastore", "setup", *args)
+    assert len(ok(b, "run", "history")) == 4
+
+    done = ok(a, "run", "gc", "--keep", "1")
+    assert done["runs"] == 2 and done["sync"]["filesDeleted"] >= 4
+    done = ok(a, "run", "gc", "--older-than", "1y")
+    assert [d["id"] for d in done["deleted"]] == [old]
+    left = ok(b, "run", "history")  # b pulls first
+    assert [r["kind"] for r in left] == ["method"]
+    assert ok(a, "datastore", "status")["dirtyFiles"] == 0

@@ -162,6 +162,15 @@ def _sync_state(repo, engine) -> Check:
 
     name = "datastore.sync-state"
     hint = identity.ATTACH_HINT
+    cfg = repo.config.datastore
+    marker = repo.local_dir / ".sync" / "remote.json"
+    if cfg is not None and marker.is_file():
+        from swamp.app.datastore import _remote_identity
+
+        if marker.read_text() != _remote_identity(cfg):
+            return Check(name, "fail", "the cache's sync state was set up for another remote than .swamp.yaml "
+                         "names (bucket, prefix, namespace or server changed by hand)",
+                         "to change the namespace use 'swamp datastore namespace set|migrate'; otherwise " + hint)
     try:
         remote = identity.read(engine.store, engine.layout)
         mine = engine.state.get_meta("remote")
