@@ -3,6 +3,7 @@ versioned data of the run (docs/reports.md), through the `swamp` command."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -224,3 +225,40 @@ def test_bad_report_names_are_refused_before_anything_runs(repo):
     assert r.code != 0 and "--model MODEL or --workflow WORKFLOW" in r.error["error"]
     r = cli(repo, "report", "list", "--workflow", "nosuch")
     assert r.code == 1 and r.error["code"] == "not_found"
+
+
+def test_reports_on_a_shared_datastore_reach_the_other_peer(tmp_path, seaweedfs):
+    from tests.helpers import peer_from_git, popen, s3_setup_args
+
+    args = s3_setup_args(seaweedfs)
+    a = init_repo(tmp_path / "a")
+    ok(a, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hi")
+    ok(a, "datastore", "setup", *args)
+    b = peer_from_git(a, tmp_path / "b")
+    ok(b, "datastore", "setup", *args)
+    for peer in (a, b):
+        write_workflow(peer, "deploy", """
+            reports: [workflow-summary]
+            jobs:
+              - name: main
+                steps:
+                  - name: greet
+                    task: {type: model_method, modelIdOrName: hello, methodName: execute}
+        """)
+    run = ok(a, "workflow", "run", "deploy")
+    assert run["reports"][0]["status"] == "succeeded" and "published" not in run
+    rec = ok(a, "model", "method", "run", "hello", "execute", "--report", "method-summary")
+    # b reads them: the reads pull first
+    assert ok(b, "report", "get", "workflow-summary", "--workflow", "deploy")["runId"] == run["id"]
+    assert ok(b, "report", "get", "method-summary", "--model", "hello")["runId"] == rec["id"]
+    # both peers run the workflow at once: each report is its own version, none lost
+    procs = [popen(p, "workflow", "run", "deploy") for p in (a, b)]
+    ids = set()
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        ids.add(json.loads(out)["id"])
+    ok(a, "datastore", "sync")
+    rows = ok(a, "report", "list", "--workflow", "deploy")
+    assert sorted(r["version"] for r in rows) == [1, 2, 3]
+    assert ids <= {r["runId"] for r in rows}
