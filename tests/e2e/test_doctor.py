@@ -177,3 +177,49 @@ def test_a_namespace_changed_by_hand_is_a_failed_sync_state_check(tmp_path, seaw
     check = _checks(r.data)["datastore.sync-state"]
     assert check["status"] == "fail" and "another remote" in check["message"]
     assert "namespace set" in check["hint"]
+
+
+def _wheel_with_record(dest, files: dict[str, bytes]):
+    """A pure-Python wheel of ext-one 1.0 whose RECORD lists each file's hash."""
+    import base64
+    import hashlib
+    import zipfile
+
+    dist = "ext_one-1.0.dist-info"
+    files = {**files, f"{dist}/METADATA": b"Metadata-Version: 2.1\nName: ext-one\nVersion: 1.0\n",
+             f"{dist}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode()},"
+                     f"{len(b)}\n" for p, b in files.items()) + f"{dist}/RECORD,,\n"
+    path = dest / "ext_one-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for p, b in files.items():
+            z.writestr(p, b)
+        z.writestr(f"{dist}/RECORD", record)
+    return path
+
+
+def test_an_altered_extension_install_fails_and_is_removed_on_repair(tmp_path):
+    from swamp.extensions import install, lockfile
+    from swamp.extensions.index import Index, sha256_of
+    from swamp.extensions.lockfile import Entry, Lockfile, Wheel
+    from swamp.repo.context import Repo
+
+    repo = init_repo(tmp_path / "r")
+    wheel = _wheel_with_record(tmp_path, {"ext_one/__init__.py": b"VALUE = 1\n"})
+    entry = Entry(version="1.0", index=Index(str(tmp_path)).url,
+                  wheels=[Wheel(project="ext-one", version="1.0", filename=wheel.name, sha256=sha256_of(wheel))],
+                  types=["acme/one"])
+    r = Repo.open(repo)
+    lockfile.write(r, Lockfile(extensions={"ext-one": entry}))
+    assert "not installed here yet" in _checks(ok(repo, "doctor", "extensions"))["extensions.ext-one"]["message"]
+    target = install.ensure(r, "ext-one", entry)
+    check = _checks(ok(repo, "doctor", "extensions"))["extensions.ext-one"]
+    assert check["status"] == "ok" and "RECORD" in check["message"]
+
+    (target / "ext_one" / "__init__.py").write_text("VALUE = 2  # changed after install\n")
+    res = cli(repo, "doctor", "extensions")
+    assert res.code == 1
+    check = _checks(res.data)["extensions.ext-one"]
+    assert check["status"] == "fail" and "ext_one/__init__.py" in check["message"] and "--repair" in check["hint"]
+    fixed = _checks(ok(repo, "doctor", "extensions", "--repair"))["extensions.ext-one"]
+    assert fixed["repaired"] and not target.exists()

@@ -278,9 +278,20 @@ def _extensions(repo, repair: bool) -> list[Check]:
                              f"pin it again with 'swamp extension pull {name}'"))
             continue
         where = install.target(repo, name, entry)
-        if install.is_installed(repo, name, entry):
-            out.append(Check(check, "ok", f"{name} {entry.version}: installed, matching its "
-                             f"{len(entry.wheels)} pinned wheel hash(es)"))
+        altered = _altered_files(where) if install.is_installed(repo, name, entry) else []
+        if install.is_installed(repo, name, entry) and not altered:
+            out.append(Check(check, "ok", f"{name} {entry.version}: installed from its {len(entry.wheels)} pinned "
+                             "wheel(s); every installed file matches its wheel's RECORD hash"))
+        elif altered:
+            repaired = None
+            if repair:
+                install.remove(repo, name)
+                repaired = f"removed the altered install of {name} (reinstalled from the pin on first use)"
+            out.append(Check(check, "ok" if repaired else "fail",
+                             f"{name} {entry.version}: {len(altered)} installed file(s) differ from the pinned "
+                             f"wheels: {', '.join(altered[:3])}{' ...' if len(altered) > 3 else ''}",
+                             None if repaired else "'swamp doctor extensions --repair' removes the install; it "
+                             "is reinstalled from the pin on first use", repaired))
         elif where.exists():
             repaired = None
             if repair:
@@ -307,6 +318,41 @@ def _extensions(repo, repair: bool) -> list[Check]:
                          f"{len(stray)} install(s) under {_rel(repo, root)} match no pin: {', '.join(stray)}",
                          None if repaired else "'swamp doctor extensions --repair' removes them", repaired))
     return out
+
+
+def _altered_files(where: Path) -> list[str]:
+    """Installed files whose bytes differ from the hash their wheel's
+    RECORD lists (or that are missing), relative to the install."""
+    import base64
+    import csv
+    import hashlib
+
+    out = []
+    for record in sorted(where.glob("*.dist-info/RECORD")):
+        try:
+            rows = list(csv.reader(record.read_text().splitlines()))
+        except (OSError, csv.Error):
+            out.append(str(record.relative_to(where)))
+            continue
+        for row in rows:
+            if len(row) < 2 or not row[1].startswith("sha256="):
+                continue
+            parts = row[0].split("/")
+            if parts[0].endswith(".data"):
+                if len(parts) < 3 or parts[1] not in ("purelib", "platlib"):
+                    continue  # scripts, headers, data: not installed
+                parts = parts[2:]
+            if ".." in parts or row[0].startswith("/"):
+                continue
+            path = where.joinpath(*parts)
+            try:
+                digest = base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
+            except OSError:
+                out.append("/".join(parts))
+                continue
+            if digest != row[1][len("sha256="):]:
+                out.append("/".join(parts))
+    return sorted(out)
 
 
 # ==================================================================== vaults
