@@ -1,10 +1,13 @@
 """Versioned data on a Datastore: allocate, write, read, list, delete.
 
 Versions are immutable and allocated under the owning model's lock: list the
-version directories, claim max+1 with an atomic mkdir (a crash or a racer
-that already claimed it makes us move on, never reuse). Content is written
-first, metadata.yaml last, each atomically; a reader only sees versions whose
-metadata exists, so a killed writer never shows a torn version."""
+version directories, claim max+1 with an atomic mkdir (a racer that already
+claimed it makes us move on). Content is written first, metadata.yaml last,
+each atomically; a reader only sees versions whose metadata exists, so a
+killed writer never shows a torn version. A write that fails before its
+metadata (a full disk, Ctrl-C) removes its claim: no reader saw that number
+and no push carried it, so it may be given out again. Only a process killed
+outright leaves a claim behind, which later writes step over."""
 
 from __future__ import annotations
 
@@ -81,9 +84,25 @@ class DataRepository:
         name = meta_fields["name"]
         version = self.allocate(model_type, model_id, name)
         vdir = layout.version_dir(model_type, model_id, name, version)
-        self.ds.write_bytes(f"{vdir}/{layout.RAW}", content)
-        return self._finish(model_type, model_id, vdir, meta_fields, version, len(content),
-                            hashlib.sha256(content).hexdigest())
+        try:
+            self.ds.write_bytes(f"{vdir}/{layout.RAW}", content)
+            return self._finish(model_type, model_id, vdir, meta_fields, version, len(content),
+                                hashlib.sha256(content).hexdigest())
+        except BaseException:  # a full disk, Ctrl-C: leave no half-written version behind
+            self.abandon(model_type, model_id, name, version)
+            raise
+
+    def abandon(self, model_type: str, model_id: str, name: str, version: int) -> None:
+        """Remove a version whose writing failed before it became complete
+        (no metadata yet, so no reader ever saw it and no push carried it:
+        its number may be given out again). Best effort: the failure that
+        brought us here is what the caller reports."""
+        vdir = layout.version_dir(model_type, model_id, name, version)
+        try:
+            if not self.ds.exists(f"{vdir}/{layout.METADATA}"):
+                self.ds.delete(vdir)
+        except Exception:
+            pass
 
     def finish_stream(self, model_type: str, model_id: str, meta_fields: dict, version: int,
                       size: int, sha256: str) -> DataRecord:

@@ -3,6 +3,8 @@ stream files, read other models' data, and log."""
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -265,16 +267,27 @@ class FileWriter:
         self.write(line.rstrip("\n") + "\n")
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self._cm.__exit__(exc_type, exc, tb)
-        if exc_type is not None:
-            return
         ctx = self._ctx
+        abandon = functools.partial(ctx._data.abandon, ctx.definition.type, ctx.definition.id, self._name,
+                                    self._version)
+        try:
+            self._cm.__exit__(exc_type, exc, tb)
+        except BaseException:  # closing the file failed (a full disk)
+            abandon()
+            raise
+        if exc_type is not None:  # the method failed or was interrupted mid-stream
+            abandon()
+            return
         lifetime, gc, extra_tags = self._settings
         meta = ctx._meta_fields(self._name, self._spec_name, "file", self._spec.content_type,
                                 lifetime, gc, self._spec.streaming)
         meta["tags"].update(extra_tags)
-        rec = ctx._data.finish_stream(ctx.definition.type, ctx.definition.id, meta,
-                                      self._version, self._size, self._hash.hexdigest())
+        try:
+            rec = ctx._data.finish_stream(ctx.definition.type, ctx.definition.id, meta,
+                                          self._version, self._size, self._hash.hexdigest())
+        except BaseException:
+            abandon()
+            raise
         self.artifact = Artifact(self._name, self._spec_name, rec.meta.version, "file")
         ctx.artifacts.append(self.artifact)
 
