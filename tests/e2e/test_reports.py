@@ -262,3 +262,10 @@ def test_reports_on_a_shared_datastore_reach_the_other_peer(tmp_path, seaweedfs)
     rows = ok(a, "report", "list", "--workflow", "deploy")
     assert sorted(r["version"] for r in rows) == [1, 2, 3]
     assert ids <= {r["runId"] for r in rows}
+
+
+def test_prune_orphans_keeps_a_live_workflows_reports(repo):
+    ok(repo, "workflow", "run", "deploy")
+    assert ok(repo, "data", "prune", "--orphans", "--dry-run")["deleted"] == []
+    ok(repo, "data", "prune", "--orphans", "-y")
+    assert len(ok(repo, "report", "list", "--workflow", "deploy")) == 1

@@ -101,7 +101,9 @@ def prune(repo, model: str | None = None, name: str | None = None, *, older_than
         duration_seconds(older_than)  # a bad duration is refused before anything else
     if keep is not None and keep < 1:
         raise UsageError("--keep keeps at least 1 version")
-    names = names_by_id(repo)
+    from swamp.app.reports import workflow_owners
+
+    names = {**names_by_id(repo), **workflow_owners(repo)}  # a workflow's reports are not orphans
     only = _definition(repo, model).id if model else None
     now = clock.now()
 

@@ -173,3 +173,21 @@ def get(repo, name: str, *, model: str | None = None, workflow: str | None = Non
         record = found[-1]
         doc = store.read(data, record)
     return {**doc, "owner": owner_name, "dataName": record.meta.name, "version": record.meta.version}
+
+
+def workflow_owners(repo) -> dict[str, str]:
+    """Each workflow's name by its id: the owners of workflow reports, so
+    that data commands do not take a live workflow's reports for the data
+    of a deleted definition."""
+    from swamp.errors import SwampError
+    from swamp.workflows.files import iter_workflow_files, load_workflow
+    from swamp.workflows.schema import workflow_id
+
+    out = {}
+    for path in iter_workflow_files(repo):
+        try:
+            wf = load_workflow(path, repo.root)
+        except SwampError:
+            continue
+        out[workflow_id(wf)] = wf.name
+    return out
