@@ -25,6 +25,8 @@ GROUPS = {
     "doctor": ("swamp.cli.doctor", "doctor", "Check the repository, datastore and installation; --repair"),
     "run": ("swamp.cli.run", "run", "Method and workflow runs together: history, gc, doctor"),
     "report": ("swamp.cli.report", "report", "Reports that runs write, and their types"),
+    "completions": ("swamp.cli.completions", "completions", "Shell completion scripts: bash, zsh, fish"),
+    "agent": ("swamp.cli.agent", "agent", "Instructions for coding agents: AGENTS.md, CLAUDE.md, ..."),
 }
 
 
@@ -77,6 +79,10 @@ def main(argv=None) -> None:
 
     from swamp.cli.errors import run_cli
 
+    if "_SWAMP_COMPLETE" in os.environ:  # the shell asks for completions (swamp completions)
+        from swamp.cli.completions import attach
+
+        attach(cli)
     args = sys.argv[1:] if argv is None else argv
     if not any(k.startswith("OTEL_") for k in os.environ) and not any(str(a).startswith("--traceparent") for a in args):
         sys.exit(run_cli(cli, argv))  # no tracing asked for: swamp.util.tracing is not even imported

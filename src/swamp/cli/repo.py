@@ -42,3 +42,40 @@ def init(state: CliState, path: str, force: bool, yes: bool):
             say(f"  kept your {p} (it differs from swamp's; --force --yes replaces it)")
 
     emit(state, result, human)
+
+
+@repo.command("upgrade")
+@click.argument("path", required=False)
+@click.option("--force", "-f", is_flag=True, help="Show the difference for each agent file you edited, and ask.")
+@click.option("-y", "--yes", is_flag=True, help="Write swamp's part into agent files you edited, without asking.")
+@global_options
+@click.pass_obj
+def upgrade(state: CliState, path: str | None, force: bool, yes: bool):
+    """Bring a repository made by an older swamp up to this one: the
+    directory layout, the managed .gitignore block, the version in
+    .swamp.yaml, and the agents' instructions (AGENTS.md and the files
+    'swamp agent setup' wrote), refreshed where you did not edit them.
+    An edited one is kept unless you agree (--force shows the difference;
+    --yes for scripts).
+
+    Example: swamp repo upgrade --force"""
+    from swamp.cli.agent import consent, render
+    from swamp.repo import agents
+    from swamp.repo.context import find_repo_root
+    from swamp.repo.init import upgrade_repo
+
+    root = find_repo_root(path or state.repo_dir)
+    changes = agents.plan(root, agents.agents_present(root))
+    ok, diffs = consent(state, changes, force, yes)
+    result = upgrade_repo(root, changes, ok)
+    if diffs:
+        result["diffs"] = diffs
+
+    def human():
+        v = result["swampVersion"]
+        say(f"Upgraded {result['path']}" + (f" from swamp {v['from']} to {v['to']}" if v["from"] != v["to"] else ""))
+        for line in result["migrated"]:
+            say(f"  {line}")
+        render(result, diffs)
+
+    emit(state, result, human)

@@ -1,9 +1,9 @@
-"""`swamp repo init`: the marker, the directory layout, a managed
-.gitignore block and AGENTS.md."""
+"""`swamp repo init` and `swamp repo upgrade`: the marker, the directory
+layout, a managed .gitignore block and AGENTS.md (its managed region:
+swamp/repo/agents.py)."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 from swamp import __version__
@@ -21,23 +21,26 @@ GITIGNORE_BODY = """# runtime state, secrets and caches never go to git
 """
 
 
+def _agents_change(root: Path):
+    """What ``init --force`` would do to AGENTS.md: like ``agent setup``,
+    except that consent replaces the file (it never appends)."""
+    from swamp.repo import agents
+
+    change = agents.plan_file(root, "AGENTS.md", None)
+    if change.action == "ask":
+        change.new, change.how = agents.region(agents.shipped_agents()), "replace"
+    return change
+
+
 def agents_difference(path: str | Path) -> str | None:
-    """How the repository's AGENTS.md differs from the one this swamp ships
-    (a unified diff), or None when it is missing or the same."""
-    import difflib
-
-    current = Path(path).absolute() / "AGENTS.md"
-    if not current.exists():
+    """How the repository's AGENTS.md differs from the one this swamp would
+    write (a unified diff), or None when it is missing, the same, or swamp's
+    own unedited text (which --force refreshes without asking)."""
+    root = Path(path).absolute()
+    if not (root / "AGENTS.md").is_file():
         return None
-    mine, shipped = current.read_text(), _shipped_agents()
-    if mine == shipped:
-        return None
-    return "".join(difflib.unified_diff(mine.splitlines(keepends=True), shipped.splitlines(keepends=True),
-                                        "AGENTS.md (yours)", "AGENTS.md (swamp's)"))
-
-
-def _shipped_agents() -> str:
-    return resources.files("swamp.repo").joinpath("AGENTS.md").read_text()
+    change = _agents_change(root)
+    return change.diff() if change.action == "ask" else None
 
 
 def init_repo(path: str | Path, *, force: bool = False, replace_agents: bool = False) -> dict:
@@ -67,14 +70,47 @@ def init_repo(path: str | Path, *, force: bool = False, replace_agents: bool = F
     atomic_write(marker, yamlio.dumps(config.model_dump(exclude_none=True)))
     if _write_gitignore(root / ".gitignore"):
         created.append(".gitignore")
-    agents = root / "AGENTS.md"
     kept = []
-    if not agents.exists() or (force and replace_agents):
-        atomic_write(agents, _shipped_agents())
-        created.append("AGENTS.md")
-    elif force and agents_difference(root) is not None:
-        kept.append("AGENTS.md")
+    if not (root / "AGENTS.md").exists() or force:
+        change = _agents_change(root)
+        if change.action in ("create", "update") or (change.action == "ask" and replace_agents):
+            atomic_write(root / "AGENTS.md", change.new)
+            created.append("AGENTS.md")
+        elif change.action == "ask":
+            kept.append("AGENTS.md")
     return {"path": str(root), "created": sorted(set(created)), "kept": kept}
+
+
+def upgrade_repo(path: str | Path, changes: list, consent: set[str]) -> dict:
+    """`swamp repo upgrade`: bring a repository made by an older swamp up to
+    this one (the directory layout, the managed .gitignore block, the
+    version in .swamp.yaml) and write the agents' files ``changes`` planned
+    (swamp.repo.agents.plan), those to ask about only when in ``consent``."""
+    from swamp.repo import agents
+    from swamp.repo.config import RepoConfig
+    from swamp.util import yamlio
+
+    root = Path(path).absolute()
+    marker = root / MARKER
+    if not marker.is_file():
+        raise SwampError(f"{root} is not a swamp repository", code="repo_not_found",
+                         hint=f"create one with 'swamp repo init {path}'")
+    migrated: list[str] = []
+    for d in DIRS:
+        if not (root / d).exists():
+            (root / d).mkdir(parents=True)
+            migrated.append(f"created {d}/")
+    if _write_gitignore(root / ".gitignore"):
+        migrated.append("updated the swamp block of .gitignore")
+    config = RepoConfig.model_validate(yamlio.load(marker))
+    before = config.swampVersion
+    if before != __version__:
+        config = config.model_copy(update={"swampVersion": __version__})
+        atomic_write(marker, yamlio.dumps(config.model_dump(exclude_none=True)))
+        migrated.append(f"{MARKER}: swampVersion {before} -> {__version__}")
+    files = agents.apply(root, changes, consent)
+    return {"path": str(root), "swampVersion": {"from": before, "to": __version__}, "migrated": migrated,
+            **files, "files": [c.to_json() for c in changes]}
 
 
 def _write_gitignore(path: Path) -> bool:

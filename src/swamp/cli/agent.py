@@ -1,0 +1,134 @@
+"""`swamp agent`: the instructions coding agents read in this repository
+(AGENTS.md, and the files of the agents that read their own)."""
+
+from __future__ import annotations
+
+import click
+
+from swamp.cli.options import CliState, global_options
+from swamp.cli.output import emit, say, table
+
+
+@click.group()
+def agent():
+    """Instructions for coding agents (AGENTS.md, CLAUDE.md, ...)."""
+
+
+def consent(state: CliState, changes: list, force: bool, yes: bool) -> tuple[set[str], dict[str, str]]:
+    """Which of the changes to ask about may go ahead: all with --yes; with
+    --force, each one the user accepts after seeing its difference (on a
+    terminal; otherwise the differences are returned to show). Without
+    either, none."""
+    import sys
+
+    asked = [c for c in changes if c.action == "ask"]
+    if yes:
+        return {c.path for c in asked}, {}
+    ok: set[str] = set()
+    diffs: dict[str, str] = {}
+    if not force:
+        return ok, diffs
+    interactive = not state.json and sys.stdin.isatty()
+    for c in asked:
+        if not interactive:
+            diffs[c.path] = c.diff()
+            continue
+        if c.how == "replace":
+            say(f"{c.path}: swamp's part was edited; the difference with swamp's:")
+        else:
+            say(f"{c.path} is yours; swamp's part would be added at its end:")
+        say(c.diff().rstrip("\n"))
+        question = f"Replace swamp's part of {c.path}?" if c.how == "replace" else f"Add swamp's part to {c.path}?"
+        if click.confirm(question, default=False):
+            ok.add(c.path)
+    return ok, diffs
+
+
+def render(result: dict, diffs: dict[str, str]) -> None:
+    """The human report of agent setup and repo upgrade."""
+    for key, verb in (("created", "created"), ("updated", "updated")):
+        for p in result[key]:
+            say(f"  {verb} {p}")
+    for p in result["kept"]:
+        say(f"  kept {p}: you edited it or it is yours (--force shows the difference, --yes writes swamp's part)")
+    for p, d in sorted(diffs.items()):
+        say(f"difference for {p}:")
+        say(d.rstrip("\n"))
+    if not (result["created"] or result["updated"] or result["kept"]):
+        say("  every file is up to date")
+
+
+def _ask_agents() -> list[str]:
+    from swamp.repo.agents import AGENTS, check_names
+
+    say("No coding agent found here. Which do you use? " + ", ".join(sorted(AGENTS)) + ", or all")
+    answer = click.prompt("Agents (comma-separated)", default="agents")
+    return check_names(a for a in answer.split(",") if a.strip())
+
+
+@agent.command("setup")
+@click.option("--agent", "names", multiple=True, metavar="NAME",
+              help="An agent to write instructions for (repeatable; 'all' for every one). "
+                   "Default: the agents found here, else ask.")
+@click.option("--force", "-f", is_flag=True, help="Show the difference for each file you edited, and ask.")
+@click.option("-y", "--yes", is_flag=True, help="Write swamp's part into files you edited, without asking.")
+@global_options
+@click.pass_obj
+def setup(state: CliState, names: tuple[str, ...], force: bool, yes: bool):
+    """Write the instructions your coding agents read: AGENTS.md, and
+    CLAUDE.md, .cursor/rules/swamp.mdc, .github/copilot-instructions.md,
+    GEMINI.md or .windsurf/rules/swamp.md for the agents that read their
+    own (a short file pointing at AGENTS.md). A file you edited is kept
+    unless you agree (--force shows the difference; --yes for scripts).
+
+    Example: swamp agent setup --agent claude --agent cursor"""
+    import sys
+
+    from swamp.repo import agents
+    from swamp.repo.context import find_repo_root
+
+    root = find_repo_root(state.repo_dir)
+    detected = False
+    if names:
+        chosen = agents.check_names(names)
+    else:
+        chosen = agents.detect(root)
+        detected = bool(chosen)
+        if not chosen:
+            chosen = _ask_agents() if not state.json and sys.stdin.isatty() else ["agents"]
+    changes = agents.plan(root, chosen)
+    ok, diffs = consent(state, changes, force, yes)
+    result = agents.apply(root, changes, ok)
+    out = {"path": str(root), "agents": chosen, "detected": detected, **result,
+           "files": [c.to_json() for c in changes]}
+    if diffs:
+        out["diffs"] = diffs
+
+    def human():
+        say(f"Instructions for {', '.join(agents.AGENTS[n].title.split(' (')[0] for n in chosen)} in {root}")
+        render(result, diffs)
+
+    emit(state, out, human)
+
+
+@agent.command("list")
+@global_options
+@click.pass_obj
+def list_(state: CliState):
+    """The agents swamp writes instructions for: the file each reads,
+    whether it was found here, and whether swamp's part is in its file.
+
+    Example: swamp agent list --json"""
+    from swamp.repo import agents
+    from swamp.repo.context import find_repo_root
+
+    root = find_repo_root(state.repo_dir)
+    found = set(agents.detect(root))
+    present = set(agents.agents_present(root))
+    rows = []
+    for a in sorted(agents.AGENTS.values(), key=lambda a: a.name):
+        path = a.path or "AGENTS.md"
+        written = (a.name in present) if a.path else (root / "AGENTS.md").is_file()
+        rows.append({"name": a.name, "title": a.title, "file": path, "detected": a.name in found,
+                     "written": written})
+    emit(state, rows, lambda: table(rows, ["name", "file", "detected", "written", "title"]))
