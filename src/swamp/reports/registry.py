@@ -20,11 +20,19 @@ BUILTIN_MODULES = ("swamp.reports.builtin",)
 
 
 def reports_in(obj) -> list[ReportType]:
+    """The report types an extension's entry point leads to: a ReportType,
+    a module holding some, or a model type's own module (the module its
+    methods are defined in)."""
     if isinstance(obj, ReportType):
         return [obj]
     if isinstance(obj, types.ModuleType):
         return [v for v in vars(obj).values() if isinstance(v, ReportType)]
-    return []
+    found: list[ReportType] = []
+    for name in sorted({getattr(m.fn, "__module__", None) or "" for m in getattr(obj, "methods", {}).values()}):
+        module = sys.modules.get(name)
+        if module is not None:
+            found += [r for r in reports_in(module) if r not in found]
+    return found
 
 
 class ReportRegistry:
