@@ -111,11 +111,13 @@ NEW = {("model", "create"), ("workflow", "create"), ("vault", "create")}
 
 
 def _walk(command: click.Command, group: str, path: tuple[str, ...] = ()) -> None:
-    if (group, path[0] if path else "") not in NEW:
-        for p in command.params:
-            fn = COMPLETERS.get((group, p.name))
-            if fn is not None and p._custom_shell_complete is None:
-                p._custom_shell_complete = fn
+    new = (group, path[0] if path else "") in NEW
+    for p in command.params:
+        fn = COMPLETERS.get((group, p.name))
+        if new and p.name in ("name", "model_name", "vault_name"):
+            continue  # a name for something new: nothing to offer
+        if fn is not None and p._custom_shell_complete is None:
+            p._custom_shell_complete = fn
     subs = {**getattr(command, "commands", {}), **getattr(command, "subcommands", {})}
     for name, sub in subs.items():
         _walk(sub, group, (*path, name))
