@@ -269,3 +269,21 @@ def test_prune_orphans_keeps_a_live_workflows_reports(repo):
     assert ok(repo, "data", "prune", "--orphans", "--dry-run")["deleted"] == []
     ok(repo, "data", "prune", "--orphans", "-y")
     assert len(ok(repo, "report", "list", "--workflow", "deploy")) == 1
+
+
+def test_a_run_restarted_with_resume_gets_its_reports(repo):
+    r = cli(repo, "workflow", "run", "broken", "--skip-reports")
+    assert r.code == 1 and "reports" not in r.data
+    write_shell(repo, "boom", """
+        type: command/shell
+        name: boom
+        globalArguments:
+          run: echo fixed
+    """)
+    bad = cli(repo, "workflow", "resume", "broken", "--from", "explode", "--report", "nope")
+    assert bad.code == 1 and bad.error["code"] == "not_found"  # refused: the run is left as it was
+    resumed = cli(repo, "workflow", "resume", "broken", "--from", "explode")
+    assert resumed.code == 0, resumed
+    assert resumed.data["reports"][0]["status"] == "succeeded"
+    doc = ok(repo, "report", "get", "workflow-summary", "--workflow", "broken")
+    assert doc["runId"] == r.data["id"] and doc["runStatus"] == "succeeded"

@@ -242,9 +242,10 @@ def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str
                    "again, the rest keeps its outcome.")
 @input_options
 @_junit
+@run_options
 @global_options
 @click.pass_obj
-def resume(state: CliState, name, run_id, from_step, input_, input_file, stdin_input, junit):
+def resume(state: CliState, name, run_id, from_step, input_, input_file, stdin_input, junit, **options):
     """Continue a suspended run; steps that finished are not run again.
     --input values merge over the inputs the run was started with.
 
@@ -252,11 +253,12 @@ def resume(state: CliState, name, run_id, from_step, input_, input_file, stdin_i
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
 
+    reports, checks = selections(options)
     inputs = collect_inputs(input_, input_file, stdin_input)
     repo = state.repo()
     with activity_for(state, f"workflow {name}") as activity:
         result = workflows.resume(repo, name, run_id, inputs, observer=_observer(state, activity),
-                                  from_step=from_step)
+                                  from_step=from_step, reports=reports, checks=checks)
     _finish(state, repo, result, junit)
 
 
