@@ -72,20 +72,25 @@ def signal(repo, name: str, step: str, message: Any, run_id: str | None = None, 
     value = None
     try:
         with changing(repo, f"workflow signal {wf.name} {where}", leases=[signals.lease_name(owner.id)]):
-            existing = signals.read_outcome(ds, owner.workflowId, owner.id, job, step_name)
+            fresh = records.load(ds, owner.workflowId, owner.id)
+            wait = _wait_step(ds, fresh, job, step_name).signal
+            if wait is None:
+                raise ConflictError(f"step {where} of run {owner.id} no longer waits (it was restarted)",
+                                    hint="see 'swamp workflow signals'")
+            existing = signals.read_outcome(ds, owner.workflowId, owner.id, job, step_name, wait.requestedAt)
+            if existing is None and wait.outcome is not None:
+                existing = wait.model_dump()
             if existing is None:
-                fresh = records.load(ds, owner.workflowId, owner.id)
                 if fresh.status in FINISHED:
                     raise ConflictError(f"run {owner.id} is {fresh.status}; it waits for nothing")
-                wait = _wait_step(ds, fresh, job, step_name).signal
-                if wait is not None and wait.outcome is None and signals.expired(wait):
+                if signals.expired(wait):
                     # too late: the timeout settles the wait, and the sender hears so
                     existing = signals.outcome_doc(
-                        fresh, job, step_name, "timed_out",
+                        fresh, job, step_name, wait.requestedAt, "timed_out",
                         declared.task.default if declared.task.onTimeout == "continue" else None, me)
                     signals.create_outcome(ds, existing)
                 else:
-                    mine = signals.outcome_doc(fresh, job, step_name, "signalled", message, me)
+                    mine = signals.outcome_doc(fresh, job, step_name, wait.requestedAt, "signalled", message, me)
                     signals.create_outcome(ds, mine)
                     value = _result(run, owner, mine)
     except UnpublishedError as e:
@@ -114,13 +119,14 @@ def settle_timeout(repo, run: WorkflowRun, job: str, step: str, message: Any,
     settled it first: the outcome that stands. None when the settlement
     could not be published (the wait stays open; a later look settles it)."""
     ds = repo.datastore
+    since = _wait_step(ds, run, job, step).signal.requestedAt  # the live record of the run
     try:
         with changing(repo, f"workflow {run.workflowName}: {job}/{step} timed out",
                       leases=[signals.lease_name(run.id)], into=into):
-            existing = signals.read_outcome(ds, run.workflowId, run.id, job, step)
+            existing = signals.read_outcome(ds, run.workflowId, run.id, job, step, since)
             if existing is not None:
                 return existing
-            doc = signals.outcome_doc(run, job, step, "timed_out", message, holder())
+            doc = signals.outcome_doc(run, job, step, since, "timed_out", message, holder())
             signals.create_outcome(ds, doc)
     except UnpublishedError:
         return None
@@ -139,7 +145,7 @@ def waiting(repo, name: str | None = None) -> list[dict]:
                 continue
             for owner, j, s in signals.waiting(ds, run):
                 w = s.signal
-                outcome = signals.read_outcome(ds, owner.workflowId, owner.id, j.name, s.name)
+                outcome = signals.read_outcome(ds, owner.workflowId, owner.id, j.name, s.name, w.requestedAt)
                 state = ("waiting" if outcome is None and not signals.expired(w)
                          else "timed out" if outcome is None else outcome["outcome"].replace("_", " "))
                 row = {"workflowName": run.workflowName, "runId": run.id, "job": j.name, "step": s.name,
@@ -186,10 +192,11 @@ def ready(repo) -> list[tuple[WorkflowRun, WorkflowRun, str, str]]:
                 if run.status != "suspended" or run.parentRunId:
                     continue
                 for owner, j, s in signals.waiting(ds, run):
-                    if ds.exists(signals.resumed_path(owner.workflowId, owner.id, j.name, s.name)):
+                    since = s.signal.requestedAt
+                    if ds.exists(signals.resumed_path(owner.workflowId, owner.id, j.name, s.name, since)):
                         continue
-                    if (signals.expired(s.signal)
-                            or signals.read_outcome(ds, owner.workflowId, owner.id, j.name, s.name) is not None):
+                    if (signals.expired(s.signal) or
+                            signals.read_outcome(ds, owner.workflowId, owner.id, j.name, s.name, since) is not None):
                         out.append((run, owner, j.name, s.name))
                         break
     return out
@@ -199,24 +206,26 @@ def claim_resume(repo, run: WorkflowRun, owner: WorkflowRun, job: str, step: str
     """True when this caller claimed the resume of ``run`` for the settled
     (or expired: settled now, as timed out) wait ``job/step``, and must
     resume it. A claim whose push failed is not a claim."""
+    import json
+
     ds = repo.datastore
-    marker = signals.resumed_path(owner.workflowId, owner.id, job, step)
     try:
         with changing(repo, f"workflow signal resume {run.workflowName} {job}/{step}",
                       leases=[signals.lease_name(owner.id)]):
+            fresh = records.load(ds, owner.workflowId, owner.id)
+            s = _wait_step(ds, fresh, job, step)
+            if s.signal is None or s.status != "waiting_signal":
+                return False  # continued meanwhile (a resume by hand), or restarted
+            since = s.signal.requestedAt
+            marker = signals.resumed_path(owner.workflowId, owner.id, job, step, since)
             if ds.exists(marker):
                 return False
-            if signals.read_outcome(ds, owner.workflowId, owner.id, job, step) is None:
-                fresh = records.load(ds, owner.workflowId, owner.id)
-                s = _wait_step(ds, fresh, job, step)
-                if s.signal is None or not signals.expired(s.signal):
+            if signals.read_outcome(ds, owner.workflowId, owner.id, job, step, since) is None:
+                if not signals.expired(s.signal):
                     return False
-                owner_wf = find_workflow(repo, owner.workflowName)[1]
-                task = signals.step_definition(owner_wf, job, s).task
+                task = signals.step_definition(find_workflow(repo, owner.workflowName)[1], job, s).task
                 signals.create_outcome(ds, signals.outcome_doc(
-                    fresh, job, step, "timed_out", task.default if task.onTimeout == "continue" else None, by))
-            import json
-
+                    fresh, job, step, since, "timed_out", task.default if task.onTimeout == "continue" else None, by))
             ds.write_bytes(marker, json.dumps({"runId": run.id, "by": by, "claimedAt": clock.isoformat()}).encode())
     except UnpublishedError:
         return False

@@ -716,7 +716,8 @@ class _Execution:
                      + (f" (at most {task.timeout} s)" if task.timeout else "") + (f": {prompt}" if prompt else ""))
             self.notify(st, e)
             return
-        outcome = signals.read_outcome(self.engine.ds, self.run.workflowId, self.run.id, st.record.name, e.name)
+        outcome = signals.read_outcome(self.engine.ds, self.run.workflowId, self.run.id, st.record.name, e.name,
+                                       w.requestedAt)
         settle = getattr(self.engine.host, "settle_signal", None)
         if outcome is None and signals.expired(w) and settle is not None:
             outcome = settle(self.run, st.record.name, e.name,

@@ -3,7 +3,9 @@ from outside (a person, a webhook, another system), then the run continues
 with that message as data (``${{ steps.NAME.signal }}``).
 
 A wait is settled by ONE outcome record, written once and never changed:
-``workflow-runs/<workflowId>/workflow-run-<runId>.signals/<job>/<step>.json``.
+``workflow-runs/<workflowId>/workflow-run-<runId>.signals/<job>/<step>/<since>.json``
+(``since``: when the wait began, so a step restarted by ``resume --from``
+waits afresh).
 A sender never edits the run record. Of two senders racing, or a sender
 racing the timeout, the first to create the record wins: the application
 layer creates it under the wait's lease after a pull, the same claim
@@ -46,31 +48,39 @@ def wait_dir(workflow_id: str, run_id: str) -> str:
     return f"{records.run_dir(workflow_id)}/workflow-run-{run_id}.signals"
 
 
-def outcome_path(workflow_id: str, run_id: str, job: str, step: str) -> str:
-    return f"{wait_dir(workflow_id, run_id)}/{_segment(job)}/{_segment(step)}.json"
+def _stamp(since: str) -> str:
+    return re.sub(r"\D", "", since) or "0"
 
 
-def resumed_path(workflow_id: str, run_id: str, job: str, step: str) -> str:
-    return f"{wait_dir(workflow_id, run_id)}/{_segment(job)}/{_segment(step)}.resumed.json"
+def outcome_path(workflow_id: str, run_id: str, job: str, step: str, since: str) -> str:
+    """Where the outcome of the wait that began at ``since`` (its
+    ``requestedAt``) is kept: a step restarted by ``resume --from`` waits
+    again, afresh."""
+    return f"{wait_dir(workflow_id, run_id)}/{_segment(job)}/{_segment(step)}/{_stamp(since)}.json"
+
+
+def resumed_path(workflow_id: str, run_id: str, job: str, step: str, since: str) -> str:
+    return f"{wait_dir(workflow_id, run_id)}/{_segment(job)}/{_segment(step)}/{_stamp(since)}.resumed.json"
 
 
 # ----------------------------------------------------------------- outcomes
-def read_outcome(ds: Datastore, workflow_id: str, run_id: str, job: str, step: str) -> dict | None:
+def read_outcome(ds: Datastore, workflow_id: str, run_id: str, job: str, step: str, since: str) -> dict | None:
     try:
-        return json.loads(ds.read_bytes(outcome_path(workflow_id, run_id, job, step)))
+        return json.loads(ds.read_bytes(outcome_path(workflow_id, run_id, job, step, since)))
     except NotFoundError:
         return None
 
 
-def outcome_doc(run: WorkflowRun, job: str, step: str, outcome: str, message: Any, by: str) -> dict:
+def outcome_doc(run: WorkflowRun, job: str, step: str, since: str, outcome: str, message: Any, by: str) -> dict:
     return {"workflowName": run.workflowName, "workflowId": run.workflowId, "runId": run.id, "job": job,
-            "step": step, "outcome": outcome, "message": message, "by": by, "at": clock.isoformat()}
+            "step": step, "requestedAt": since, "outcome": outcome, "message": message, "by": by,
+            "at": clock.isoformat()}
 
 
 def create_outcome(ds: Datastore, doc: dict) -> None:
     """Write the outcome; the caller holds the wait's lease and has just
     found no outcome after its pull (``read_outcome``)."""
-    rel = outcome_path(doc["workflowId"], doc["runId"], doc["job"], doc["step"])
+    rel = outcome_path(doc["workflowId"], doc["runId"], doc["job"], doc["step"], doc["requestedAt"])
     ds.write_bytes(rel, json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False).encode() + b"\n")
 
 
