@@ -155,3 +155,9 @@ def test_a_workflow_step_fails_on_its_check_and_skip_checks_reaches_it(repo, tmp
     assert "outputId" not in step  # the method never ran
     r = cli(repo, "workflow", "run", "provision", "--skip-check", "target_exists")
     assert r.code == 1 and "FileNotFoundError" in r.data["jobs"][0]["steps"][0]["error"]
+
+
+def test_model_evaluate_runs_no_check(repo, tmp_path):
+    _model(repo, "site", tmp_path / "nowhere")
+    shown = ok(repo, "model", "evaluate", "site", "--method", "create")
+    assert shown["methods"]["create"]["target"] == str(tmp_path / "nowhere")

@@ -91,6 +91,7 @@ def evaluate(repo, name: str, method: str | None = None, inputs: dict | None = N
     from swamp.vault.sentinel import describe_sentinels
 
     runner = Runner(repo)
+    runner.skip_checks = True  # evaluating runs nothing: no pre-flight check either
     _, d = find_definition(repo, name)
     model_type = runner.registry.get(d.type)
     methods = [method] if method else sorted(model_type.methods)
