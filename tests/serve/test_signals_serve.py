@@ -93,10 +93,15 @@ def test_a_signalled_run_resumes_once_under_two_replicas(tmp_path, seaweedfs):
         second = replicas[1].post("/api/v1/workflows/deploy/signal",
                                   {"step": "release", "message": {"version": "9.9"}, "runId": run["id"]})
         assert second.status == 409 and "already settled: signalled by" in second.error["error"]
+        remote = cli(cli_peer, "workflow", "signal", "deploy", "release", "--data", '{"version": "0.1"}',
+                     "--run", run["id"], "--server", replicas[1].url)
+        assert remote.code == 1 and "already settled: signalled by" in json.loads(remote.stderr)["error"]
 
         done = _wait_for(cli_peer, "deploy", run["id"], "succeeded")
         assert done["status"] == "succeeded", done
         expiring = ok(cli_peer, "workflow", "run", "expire")
+        waits = ok(cli_peer, "workflow", "signals", "--server", replicas[0].url)
+        assert [(w["runId"], w["step"]) for w in waits] in ([(expiring["id"], "gate")], [])  # [] once resumed
         expired = _wait_for(cli_peer, "expire", expiring["id"], "succeeded")
         assert expired["status"] == "succeeded", expired
         time.sleep(3)  # a few more looks by both replicas: nothing is resumed again
