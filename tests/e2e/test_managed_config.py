@@ -233,3 +233,39 @@ def test_a_hand_edit_is_published_by_config_publish_and_two_edits_of_one_documen
     assert [c["path"] for c in kept] == ["models/command/shell/x.yaml"]
     assert "echo from-a" in (a / ".swamp" / kept[0]["copy"]).read_text()
     assert ok(b, "model", "get", "y")["globalArguments"]["run"] == "echo y"  # the other document untouched
+
+
+def _pin(repo: Path, name: str, version: str) -> None:
+    """A lockfile entry written as `extension pull` would (no index needed:
+    nothing here installs it)."""
+    import json
+
+    path = repo / "extensions" / "lockfile.json"
+    doc = json.loads(path.read_text()) if path.is_file() else {"lockfileVersion": 1, "extensions": {}}
+    wheel = name.replace("-", "_")
+    doc["extensions"][name] = {"version": version, "index": "http://127.0.0.1:9/simple/", "types": [f"{name}/t"],
+                               "wheels": [{"project": name, "version": version, "sha256": "0" * 64,
+                                           "filename": f"{wheel}-{version}-py3-none-any.whl"}]}
+    doc["trustedIndexes"] = {"http://127.0.0.1:9/simple/": True}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+
+
+def test_migrate_merges_each_checkouts_pins_into_the_shared_lockfile(tmp_path, seaweedfs):
+    setup = s3_setup_args(seaweedfs)
+    a, b, c = (init_repo(tmp_path / n) for n in "abc")
+    _pin(a, "ext-one", "1.0")
+    _pin(b, "ext-two", "2.0")
+    _pin(c, "ext-one", "1.5")  # the same extension at another version
+    for repo in (a, b, c):
+        ok(repo, "datastore", "setup", *setup)
+    assert ok(a, "datastore", "config", "migrate")["lockfile"] == "copied"
+    assert ok(b, "datastore", "config", "migrate")["lockfile"] == "merged"
+    for repo in (a, b):
+        listed = ok(repo, "extension", "list")
+        assert listed["lockfile"] == "datastore:extensions/lockfile.json"
+        assert [(e["name"], e["version"]) for e in listed["extensions"]] == [("ext-one", "1.0"), ("ext-two", "2.0")]
+
+    r = cli(c, "datastore", "config", "migrate")
+    assert r.code == 1 and r.error["code"] == "conflict" and "extension ext-one" in r.error["error"], r
+    assert "managedConfig" not in (c / ".swamp.yaml").read_text()

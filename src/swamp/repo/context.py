@@ -49,6 +49,7 @@ class Repo:
         #: with managed config: called before this context first reads the
         #: config tier; the application layer sets it (a pull)
         self.on_config_read: Callable[["Repo"], None] | None = None
+        self._config_key = object()  # this Repo in _REFRESHED (an id could be reused)
 
     @classmethod
     def open(cls, repo_dir: str | Path | None = None) -> "Repo":
@@ -68,8 +69,8 @@ class Repo:
         if not self.managed_config:
             return self.root
         hook = self.on_config_read
-        if hook is not None and id(self) not in _REFRESHED.get():
-            _REFRESHED.set(_REFRESHED.get() | {id(self)})
+        if hook is not None and self._config_key not in _REFRESHED.get():
+            _REFRESHED.set(_REFRESHED.get() | {self._config_key})
             hook(self)
         return self.datastore.root
 
