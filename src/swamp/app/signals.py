@@ -160,31 +160,56 @@ def waiting(repo, name: str | None = None) -> list[dict]:
 
 
 # -------------------------------------------------------------- serve
-def _watched_workflows(repo) -> set[str]:
-    """Ids of the workflows whose runs may wait for a signal: those with a
-    wait_for_signal step, and those that nest other workflows."""
-    from swamp.workflows.files import iter_workflow_files, load_workflow
+class Watched:
+    """What a server keeps between its looks for waits to resume: which
+    workflow files can wait (re-read only when a file changes), and an
+    index of run records by file stamp (app/dashboard_queries.RunIndex),
+    so a look loads only the suspended runs' records."""
 
-    out = set()
-    for p in iter_workflow_files(repo):
-        try:
-            wf = load_workflow(p, repo.root)
-        except SwampError:
-            continue
-        if any(s.task.type in ("wait_for_signal", "workflow") for j in wf.jobs for s in j.steps):
-            out.add(workflow_id(wf))
-    return out
+    def __init__(self) -> None:
+        from swamp.app.dashboard_queries import RunIndex
+
+        self.index = RunIndex(None)
+        self._files: dict[str, tuple[int, str | None]] = {}
+
+    def workflows(self, repo) -> set[str]:
+        """Ids of the workflows whose runs may wait for a signal: those with
+        a wait_for_signal step, and those that nest other workflows."""
+        from swamp.workflows.files import iter_workflow_files, load_workflow
+
+        out = set()
+        for p in iter_workflow_files(repo):
+            try:
+                stamp = p.stat().st_mtime_ns
+            except OSError:
+                continue
+            known = self._files.get(str(p))
+            if known is None or known[0] != stamp:
+                wid = None
+                try:
+                    wf = load_workflow(p, repo.root)
+                    if any(s.task.type in ("wait_for_signal", "workflow") for j in wf.jobs for s in j.steps):
+                        wid = workflow_id(wf)
+                except SwampError:
+                    pass
+                known = self._files[str(p)] = (stamp, wid)
+            if known[1]:
+                out.add(known[1])
+        return out
+
+    def suspended(self, ds, wid: str) -> list[str]:
+        return [r["id"] for r in self.index.rows(ds, wid) if r["status"] == "suspended" and not r["parentRunId"]]
 
 
-def ready(repo) -> list[tuple[WorkflowRun, WorkflowRun, str, str]]:
+def ready(repo, watched: Watched | None = None) -> list[tuple[WorkflowRun, WorkflowRun, str, str]]:
     """(run, owner, job, step) for each suspended top-level run with a wait
     that is settled or past its deadline, and not yet claimed to resume."""
     ds = repo.datastore
-    wids = _watched_workflows(repo)
+    watched = watched or Watched()
     out = []
     with reading(repo):
-        for wid in sorted(wids):
-            for rid in records.run_ids(ds, wid):
+        for wid in sorted(watched.workflows(repo)):
+            for rid in watched.suspended(ds, wid):
                 try:
                     run = records.load(ds, wid, rid)
                 except SwampError:
@@ -232,12 +257,12 @@ def claim_resume(repo, run: WorkflowRun, owner: WorkflowRun, job: str, step: str
     return True
 
 
-def resume_ready(repo, *, by: str, resume) -> list[dict]:
+def resume_ready(repo, *, by: str, resume, watched: Watched | None = None) -> list[dict]:
     """Resume, once across every replica, each run whose wait was settled
     or expired: ``resume(run)`` (serve: ``app.workflows.resume`` in a
     thread) is called for each run this caller claimed. Returns them."""
     claimed = []
-    for run, owner, job, step in ready(repo):
+    for run, owner, job, step in ready(repo, watched):
         if claim_resume(repo, run, owner, job, step, by=by):
             claimed.append({"workflowName": run.workflowName, "runId": run.id, "job": job, "step": step})
             resume(run)

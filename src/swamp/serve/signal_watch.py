@@ -40,11 +40,12 @@ class SignalWatch:
     def _loop(self) -> None:
         from swamp.app import signals
 
+        watched = signals.Watched()
         while not self._stop.wait(self.every_s):
             if self.state.shutting_down:
                 return
             try:
-                signals.resume_ready(self.state.repo, by=self.me, resume=self._resume)
+                signals.resume_ready(self.state.repo, by=self.me, resume=self._resume, watched=watched)
             except SwampError as e:
                 _log(f"signal waits not checked: {e.message}")
             except Exception:
