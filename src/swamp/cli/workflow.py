@@ -134,6 +134,10 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
         table(rows, ["job", "step", "status", "detail"])
         say_reports(result.reports)
         if run.status == "suspended":
+            for j, s in run.steps():
+                if s.status == "waiting_signal":
+                    say(f"waiting for a signal: {j.name}/{s.name}" + (f" ({s.signal.prompt})" if s.signal.prompt else "")
+                        + f": swamp workflow signal {run.workflowName} {j.name}/{s.name} --data JSON")
             for w in data.get("approvalRequired", []):
                 say(f"waiting for approval: {w['step']}"
                     f" (swamp workflow approve {run.workflowName} {w['step']}, then swamp workflow resume "
