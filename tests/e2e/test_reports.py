@@ -287,3 +287,10 @@ def test_a_run_restarted_with_resume_gets_its_reports(repo):
     assert resumed.data["reports"][0]["status"] == "succeeded"
     doc = ok(repo, "report", "get", "workflow-summary", "--workflow", "broken")
     assert doc["runId"] == r.data["id"] and doc["runStatus"] == "succeeded"
+
+
+def test_reports_of_a_type_run_directly(repo):
+    rec = ok(repo, "model", "method", "run", "command/shell", "execute", "greet", "--input", "run=echo hi",
+             "--report", "method-summary")
+    assert rec["reports"][0]["status"] == "succeeded"
+    assert ok(repo, "report", "get", "method-summary", "--model", "greet")["runId"] == rec["id"]

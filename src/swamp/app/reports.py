@@ -128,13 +128,32 @@ def _owner(repo, model: str | None, workflow: str | None) -> tuple[str, str, str
     if model:
         from swamp.models.definitions import find_definition
 
-        _, d = find_definition(repo, model)
+        try:
+            _, d = find_definition(repo, model)
+        except NotFoundError:
+            d = _auto_definition(repo, model)  # a type run directly as MODEL
+            if d is None:
+                raise
         return d.type, d.id, d.name
     from swamp.workflows.files import find_workflow
     from swamp.workflows.schema import workflow_id
 
     _, wf = find_workflow(repo, workflow)
     return store.WORKFLOW_OWNER, workflow_id(wf), wf.name
+
+
+def _auto_definition(repo, name: str):
+    from swamp.errors import SwampError
+    from swamp.models import auto_definitions
+
+    for path in auto_definitions.iter_files(repo):
+        try:
+            d = auto_definitions.load(path)
+        except SwampError:
+            continue
+        if d.name == name:
+            return d
+    return None
 
 
 def list_reports(repo, *, model: str | None = None, workflow: str | None = None, run: str | None = None,
