@@ -13,7 +13,7 @@ run's own outcome or loses what the run wrote."""
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from swamp.errors import ValidationError
 from swamp.reports import store
@@ -105,6 +105,4 @@ def run_reports(data, types: list[ReportType], ctx: ReportContext, run_id: str, 
 def _redacted(value):
     import json
 
-    from swamp.vault.redact import redact_text as rt
-
-    return json.loads(rt(json.dumps(value, default=str)))
+    return json.loads(redact_text(json.dumps(value, default=str)))
