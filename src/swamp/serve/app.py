@@ -317,6 +317,9 @@ def _endpoint(state: ServeState, route: Route):
             return _error(e)
 
         def work() -> tuple[int, Any]:
+            from swamp.app.managed_config import new_request
+
+            new_request()  # managed config: this request pulls before it first reads a definition
             key = state.begin()
             call.note = lambda info: state.note(key, info)
             try:
@@ -485,20 +488,25 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
 
     from swamp.serve.watchdog import RunWatchdog
 
+    from swamp.serve.replicas import ReplicaWatch
+
     scheduler = Scheduler(state, settings.schedules)
     signal_watch = SignalWatch(state)  # signalled or expired waits resume their runs (docs/signals.md)
     watchdog = RunWatchdog(state, settings.max_run_duration)
+    replicas = ReplicaWatch(state)
 
     @asynccontextmanager
     async def lifespan(app):
         scheduler.start()
         signal_watch.start()
         watchdog.start()
+        replicas.start()
         yield
         state.shutting_down = True
         await anyio.to_thread.run_sync(scheduler.stop)
         await anyio.to_thread.run_sync(signal_watch.stop)
         await anyio.to_thread.run_sync(watchdog.stop)
+        await anyio.to_thread.run_sync(replicas.stop)
         await anyio.to_thread.run_sync(state.drain)
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
