@@ -47,6 +47,14 @@ def refresh(repo) -> None:
         _pull(repo)
 
 
+def new_request() -> None:
+    """A serve request starts: its first read of the config tier pulls
+    (the context it runs in may be a copy of one that already did)."""
+    from swamp.repo.context import new_config_scope
+
+    new_config_scope()
+
+
 def attach(repo):
     """Make ``repo``'s config reads pull first; returns it."""
     repo.on_config_read = refresh

@@ -18,6 +18,12 @@ MARKER = ".swamp.yaml"
 _REFRESHED: ContextVar[frozenset] = ContextVar("swamp_config_refreshed", default=frozenset())
 
 
+def new_config_scope() -> None:
+    """From here on in this context (a serve request), the config tier is
+    refreshed again before it is first read."""
+    _REFRESHED.set(frozenset())
+
+
 def config_lease(kind: str, name: str) -> str:
     """The lease every change to one managed document holds: ``kind`` is
     model, workflow or vault, ``name`` the document's name."""
