@@ -221,8 +221,8 @@ def test_bad_report_names_are_refused_before_anything_runs(repo):
     assert r.code == 1 and r.error["code"] == "not_found"
     r = cli(repo, "report", "get", "workflow-summary", "--workflow", "deploy")
     assert r.code == 1 and r.error["code"] == "not_found" and "--report workflow-summary" in r.error["hint"]
-    r = cli(repo, "report", "list")
-    assert r.code != 0 and "--model MODEL or --workflow WORKFLOW" in r.error["error"]
+    r = cli(repo, "report", "list", "--model", "hello", "--workflow", "deploy")
+    assert r.code == 2 and "--model MODEL or --workflow WORKFLOW" in r.error["error"]
     r = cli(repo, "report", "list", "--workflow", "nosuch")
     assert r.code == 1 and r.error["code"] == "not_found"
 
@@ -294,3 +294,11 @@ def test_reports_of_a_type_run_directly(repo):
              "--report", "method-summary")
     assert rec["reports"][0]["status"] == "succeeded"
     assert ok(repo, "report", "get", "method-summary", "--model", "greet")["runId"] == rec["id"]
+
+
+def test_report_list_without_an_owner_lists_every_one(repo):
+    ok(repo, "workflow", "run", "deploy")
+    ok(repo, "model", "method", "run", "hello", "execute", "--report", "method-summary")
+    rows = ok(repo, "report", "list")
+    assert [(r["owner"], r["report"]) for r in rows] == [("hello", "method-summary"), ("deploy", "workflow-summary")]
+    assert ok(repo, "report", "list", "--report", "method-summary")[0]["owner"] == "hello"

@@ -158,12 +158,22 @@ def _auto_definition(repo, name: str):
 
 def list_reports(repo, *, model: str | None = None, workflow: str | None = None, run: str | None = None,
                  report: str | None = None) -> list[dict]:
-    """Stored reports of a model's or a workflow's runs, newest first."""
+    """Stored reports of a model's or a workflow's runs (of every model
+    and workflow when neither is named), newest first."""
     from swamp.data.repository import DataRepository
 
-    owner_type, owner_id, _ = _owner(repo, model, workflow)
+    data = DataRepository(repo.datastore)
+    if model or workflow:
+        owners = [_owner(repo, model, workflow)[:2]]
+    else:
+        owners = None
     with reading(repo):
-        rows = [store.row(r) for r in store.stored(DataRepository(repo.datastore), owner_type, owner_id, report)]
+        if owners is None:
+            from swamp.data.walk import iter_models
+
+            owners = list(iter_models(repo.datastore))
+        rows = [store.row(r) for owner_type, owner_id in owners
+                for r in store.stored(data, owner_type, owner_id, report)]
     if run:
         rows = [r for r in rows if (r["runId"] or "").startswith(run)]
     return sorted(rows, key=lambda r: (r["createdAt"], r["dataName"], r["version"]), reverse=True)

@@ -95,13 +95,14 @@ def _owner_options(fn):
 @global_options
 @click.pass_obj
 def list_(state: CliState, model, workflow, run_id, report_name):
-    """The reports stored for a model's or a workflow's runs, newest first.
+    """The reports stored for a model's or a workflow's runs (without
+    --model or --workflow: for every one), newest first.
 
     Example: swamp report list --workflow deploy"""
     from swamp.app import reports
 
     rows = reports.list_reports(state.repo(), model=model, workflow=workflow, run=run_id, report=report_name)
-    emit(state, rows, lambda: table(rows, ["report", "status", "runId", "runStatus", "version", "createdAt"])
+    emit(state, rows, lambda: table(rows, ["owner", "report", "status", "runId", "runStatus", "version", "createdAt"])
          if rows else say("no reports stored"))
 
 

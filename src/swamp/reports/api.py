@@ -83,8 +83,8 @@ def normalise(name: str, value: Any) -> Report:
     if isinstance(value, str):
         return Report(markdown=value, data={})
     if isinstance(value, dict):
-        return Report(markdown=f"# {name}\n\n```json\n{json.dumps(value, indent=2, sort_keys=True, default=str)}\n```\n",
-                      data=value)
+        shown = json.dumps(value, indent=2, sort_keys=True, default=str)
+        return Report(markdown=f"# {name}\n\n```json\n{shown}\n```\n", data=value)
     raise TypeError(f"a report renders a Report, a str or a dict, not {type(value).__name__}")
 
 
