@@ -235,6 +235,27 @@ class Job(_Strict):
     steps: list[Step] = Field(min_length=1)
 
 
+class Trigger(_Strict):
+    """``trigger: {schedule: CRON, inputs: {...}}``: ``swamp serve`` runs the
+    workflow at each tick of CRON (UTC), with these inputs (app/schedules.py)."""
+
+    schedule: str | None = None
+    inputs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, v: str | None) -> str | None:
+        if v is not None:
+            from swamp.errors import SwampError
+            from swamp.util.cron import Cron
+
+            try:
+                Cron.parse(v)
+            except SwampError as e:
+                raise ValueError(e.message) from None
+        return v
+
+
 class Workflow(_Strict):
     id: str | None = None
     name: Name
@@ -245,6 +266,8 @@ class Workflow(_Strict):
     concurrency: int | None = Field(default=None, ge=0)
     #: the reports that run after each run of it (docs/reports.md)
     reports: list[str] | None = None
+    #: run by swamp serve on a schedule (docs/serve.md#schedules)
+    trigger: Trigger | None = None
     jobs: list[Job] = Field(min_length=1)
 
     @field_validator("inputs")
