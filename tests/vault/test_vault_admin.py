@@ -401,3 +401,12 @@ def test_an_extension_adds_a_vault_type_through_its_entry_point(repo, tmp_path):
     # without the package the type is unknown, and says so
     gone = cli(repo, "vault", "describe", "files")
     assert gone.code == 1 and gone.error["code"] == "validation" and "json_file" in gone.error["error"]
+
+
+def test_a_read_that_cannot_be_audited_shows_nothing(repo):
+    log = repo / ".swamp/secrets/audit.jsonl"
+    log.rename(repo / "audit.saved")
+    log.mkdir()  # nothing can be appended to it
+    r = cli(repo, "vault", "read-secret", "prod", "api.token", "--reveal", json=False)
+    assert r.code == 1 and SECRET not in r.stdout + r.stderr, r
+    assert "audit log" in r.stderr and "Traceback" not in r.stderr

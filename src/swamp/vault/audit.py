@@ -20,6 +20,7 @@ import re
 import sys
 from typing import Iterator
 
+from swamp.errors import SwampError
 from swamp.util import clock
 from swamp.util.ids import hostname
 
@@ -74,13 +75,18 @@ def record(secrets_dir, op: str, vault: str, key: str | None = None, **extra) ->
     entry.update({k: v for k, v in extra.items() if v is not None})
     line = redact_text(json.dumps(entry, sort_keys=True)) + "\n"
     path = secrets_dir / AUDIT_FILE
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    # O_APPEND: concurrent writers' lines (this short) never interleave.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        os.write(fd, line.encode())
-    finally:
-        os.close(fd)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # O_APPEND: concurrent writers' lines (this short) never interleave.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+    except OSError as e:
+        # No unrecorded access: the operation fails rather than go unaudited.
+        raise SwampError(f"cannot append to the vault audit log {path}: {e.strerror or e}",
+                         code="vault_audit", hint="check that .swamp/secrets is writable by you") from None
 
 
 def read(secrets_dir, vault: str | None = None, key: str | None = None) -> tuple[list[dict], int]:
