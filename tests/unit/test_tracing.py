@@ -349,6 +349,10 @@ def test_a_collector_that_is_down_does_not_fail_the_command(repo):
                         "--repo-dir", str(repo)], env=_env(env), capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["status"] == "succeeded"
+    # one line says so, not the exporter's retries
+    assert r.stderr.strip().splitlines() == [
+        f"warning: tracing: spans not exported to {env['OTEL_EXPORTER_OTLP_ENDPOINT']}/v1/traces (is the collector "
+        "up? OTEL_EXPORTER_OTLP_ENDPOINT); the command itself is unaffected"]
 
 
 def test_an_unknown_exporter_is_a_warning_not_a_failure(repo):

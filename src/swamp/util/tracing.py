@@ -118,14 +118,46 @@ def _setup() -> None:
             # stderr: stdout is the command's output (one JSON document with --json)
             provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
         elif name == "otlp":
-            provider.add_span_processor(BatchSpanProcessor(_otlp_exporter()))
+            provider.add_span_processor(BatchSpanProcessor(_watched(_otlp_exporter())))
         else:
             _warn(f"OTEL_TRACES_EXPORTER: unknown exporter {name!r} skipped (swamp knows otlp, console, none)")
             continue
         added += 1
     if added:
+        import logging
+
+        # The exporter logs each retry; one warning of ours at the end says it instead (flush).
+        logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)
         _install(provider)
         _provider = provider
+
+
+#: exporters whose last export failed (the collector down or refusing)
+_failed_exports: list[str] = []
+
+
+def _watched(exporter):
+    """``exporter``, remembering whether an export failed."""
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class Watched(SpanExporter):
+        def export(self, spans):
+            try:
+                result = exporter.export(spans)
+            except Exception as e:
+                _failed_exports.append(f"{type(e).__name__}: {e}")
+                return SpanExportResult.FAILURE
+            if result != SpanExportResult.SUCCESS:
+                _failed_exports.append(getattr(exporter, "_endpoint", None) or type(exporter).__name__)
+            return result
+
+        def shutdown(self):
+            return exporter.shutdown()
+
+        def force_flush(self, timeout_millis: int = 30000) -> bool:
+            return exporter.force_flush(timeout_millis)
+
+    return Watched()
 
 
 def _otlp_exporter():
@@ -388,3 +420,7 @@ def flush() -> None:
             _provider.force_flush()
         except Exception as e:
             _warn(f"tracing: export failed: {type(e).__name__}: {e}")
+        if _failed_exports:
+            _warn(f"tracing: spans not exported to {_failed_exports[-1]} (is the collector up? "
+                  "OTEL_EXPORTER_OTLP_ENDPOINT); the command itself is unaffected")
+            _failed_exports.clear()
