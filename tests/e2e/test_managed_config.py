@@ -269,3 +269,11 @@ def test_migrate_merges_each_checkouts_pins_into_the_shared_lockfile(tmp_path, s
     r = cli(c, "datastore", "config", "migrate")
     assert r.code == 1 and r.error["code"] == "conflict" and "extension ext-one" in r.error["error"], r
     assert "managedConfig" not in (c / ".swamp.yaml").read_text()
+
+
+def test_edit_without_a_terminal_says_how_to_publish_a_hand_edit(tmp_path, seaweedfs):
+    a = _managed_peer(tmp_path / "a", s3_setup_args(seaweedfs))
+    ok(a, "model", "create", "command/shell", "x", "--global-arg", "run=echo x")
+    r = cli(a, "model", "edit", "x")
+    assert r.code == 2 and ".swamp/models/command/shell/x.yaml" in r.error["hint"], r
+    assert "swamp datastore config publish" in r.error["hint"]

@@ -284,7 +284,7 @@ def edit(state: CliState, name):
 
     repo = state.repo()
     path = repo.root / get_model(repo, name)["path"]
-    open_in_editor(state, path, "model", name)
+    open_in_editor(state, path, "model", name, managed=repo.managed_config)
     from swamp.app.managed_config import publish_edit
 
     publish_edit(repo, "model", name, path)  # managed config: publish it

@@ -100,12 +100,14 @@ def show_failure_log(state: CliState, log: str, command: str) -> None:
     say(f"  full log: {command}")
 
 
-def open_in_editor(state: CliState, path, kind: str, name: str) -> None:
+def open_in_editor(state: CliState, path, kind: str, name: str, *, managed: bool = False) -> None:
     """``swamp KIND edit NAME``: open ``path`` in $EDITOR (a terminal is
-    needed; without one, say how to do it by hand)."""
+    needed; without one, say how to do it by hand; ``managed``: the file is
+    in the datastore's config tier, which a hand edit must publish)."""
     if state.json or not sys.stdin.isatty():
         from swamp.errors import UsageError
 
+        publish = " and 'swamp datastore config publish'" if managed else ""
         raise UsageError(f"{kind} edit needs a terminal",
-                         hint=f"edit {path} with any editor, then run 'swamp {kind} validate {name}'")
+                         hint=f"edit {path} with any editor, then run 'swamp {kind} validate {name}'{publish}")
     click.edit(filename=str(path))

@@ -127,7 +127,7 @@ def edit(state: CliState, name: str):
 
     repo = state.repo()
     path = config_path(repo, name)
-    open_in_editor(state, path, "vault", name)
+    open_in_editor(state, path, "vault", name, managed=repo.managed_config)
     from swamp.app.managed_config import publish_edit
 
     publish_edit(repo, "vault", name, path)  # managed config: publish it

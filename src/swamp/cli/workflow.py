@@ -414,7 +414,7 @@ def edit(state: CliState, name):
 
     repo = state.repo()
     path = repo.root / service.get(repo, name)["path"]
-    open_in_editor(state, path, "workflow", name)
+    open_in_editor(state, path, "workflow", name, managed=repo.managed_config)
     from swamp.app.managed_config import publish_edit
 
     publish_edit(repo, "workflow", name, path)  # managed config: publish it
