@@ -1,5 +1,6 @@
 """Schedules: claiming a cron tick so that, of any number of servers on one
-datastore, exactly one fires it.
+datastore, exactly one fires it; and workflows' triggers (``trigger.schedule``
+in the file, or set with `swamp workflow trigger set`, which wins).
 
 A claim is one session under the schedule's lease: pull, look for the
 tick's marker, write it if absent, push. The first replica to publish the
@@ -32,7 +33,7 @@ def marker_dir(schedule: str) -> str:
 def claim(repo, schedule: str, tick: str, *, by: str) -> bool:
     """True when this caller claimed ``tick`` (a sortable UTC stamp such as
     20261130T120000Z) of ``schedule``, and must fire it."""
-    check_name(schedule, "schedule name")
+    check_name(schedule.removeprefix(TRIGGER_PREFIX), "schedule name")
     ds = repo.datastore
     where = marker_dir(schedule)
     try:
@@ -58,3 +59,119 @@ def claims(repo, schedule: str) -> list[dict]:
     where = marker_dir(schedule)
     with reading(repo):
         return [json.loads(ds.read_bytes(f"{where}/{n}")) for n in ds.listdir(where) if n.endswith(".json")]
+
+
+# ------------------------------------------------------------- triggers
+#: where `swamp workflow trigger set|remove` keeps a workflow's schedule, in
+#: the shared datastore, so every replica sees it at its next pull
+TRIGGERS = "triggers"
+#: the schedule name of a workflow's trigger (its ticks' lease and markers)
+TRIGGER_PREFIX = "trigger-"
+
+
+def trigger_path(workflow: str) -> str:
+    return f"{TRIGGERS}/{workflow}.json"
+
+
+def trigger_schedule_name(workflow: str) -> str:
+    return TRIGGER_PREFIX + workflow
+
+
+def _file_trigger(wf) -> dict | None:
+    t = wf.trigger
+    if t is None or not t.schedule:
+        return None
+    return {"schedule": t.schedule, "inputs": dict(t.inputs)}
+
+
+def _read_override(ds, workflow: str) -> dict | None:
+    from swamp.errors import NotFoundError
+
+    try:
+        doc = json.loads(ds.read_bytes(trigger_path(workflow)))
+    except (NotFoundError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _effective(wf, override: dict | None) -> dict:
+    """The trigger in force: the one set with `workflow trigger set` (or
+    turned off with `remove`) wins over the workflow file's."""
+    if override is not None:
+        found = {"schedule": override.get("schedule"), "inputs": override.get("inputs") or {},
+                 "source": "set", "setBy": override.get("setBy"), "setAt": override.get("setAt")}
+    else:
+        found = {**(_file_trigger(wf) or {"schedule": None, "inputs": {}}), "source": "file"}
+    if not found["schedule"]:
+        found = {**found, "schedule": None, "inputs": {}}
+    return {"workflow": wf.name, **found}
+
+
+def get_trigger(repo, workflow: str) -> dict:
+    """``{workflow, schedule, inputs, source}``: the schedule in force (None:
+    none), from the workflow file or from `workflow trigger set`."""
+    from swamp.app.lifecycle import reading
+    from swamp.workflows.files import find_workflow
+
+    _, wf = find_workflow(repo, workflow)
+    with reading(repo):
+        return _effective(wf, _read_override(repo.datastore, wf.name))
+
+
+def set_trigger(repo, workflow: str, schedule: str, inputs: dict | None = None) -> dict:
+    """Run ``workflow`` at each tick of ``schedule`` (cron, UTC) on every
+    `swamp serve` of this datastore, whatever its file says."""
+    from swamp.util.cron import Cron
+    from swamp.util.ids import holder
+    from swamp.workflows.files import find_workflow
+
+    _, wf = find_workflow(repo, workflow)
+    Cron.parse(schedule)
+    doc = {"schedule": schedule, "inputs": inputs or {}, "setBy": holder(), "setAt": clock.isoformat()}
+    return _write_override(repo, wf, doc, f"workflow trigger set {wf.name}")
+
+
+def remove_trigger(repo, workflow: str) -> dict:
+    """No schedule for ``workflow`` any more: the one set is dropped, and a
+    schedule in its file is turned off (until `workflow trigger set`)."""
+    from swamp.util.ids import holder
+    from swamp.workflows.files import find_workflow
+
+    _, wf = find_workflow(repo, workflow)
+    doc = None if _file_trigger(wf) is None else {"schedule": None, "setBy": holder(), "setAt": clock.isoformat()}
+    return _write_override(repo, wf, doc, f"workflow trigger remove {wf.name}")
+
+
+def _write_override(repo, wf, doc: dict | None, command: str) -> dict:
+    ds = repo.datastore
+    try:
+        with changing(repo, command, leases=[lease_name(trigger_schedule_name(wf.name))]):
+            if doc is None:
+                if ds.exists(trigger_path(wf.name)):
+                    ds.delete(trigger_path(wf.name))
+            else:
+                ds.write_bytes(trigger_path(wf.name), json.dumps(doc, sort_keys=True).encode())
+    except UnpublishedError as e:
+        raise e.with_value(_effective(wf, doc))
+    return _effective(wf, doc)
+
+
+def workflow_triggers(repo) -> list[dict]:
+    """Every workflow's schedule in force, sorted by workflow: ``{name (its
+    schedule name), workflow, schedule, inputs, source}``. One pull; a
+    workflow file that does not load is skipped (validate shows why)."""
+    from swamp.app.lifecycle import reading
+    from swamp.workflows.files import iter_workflow_files, load_workflow
+
+    out = []
+    ds = repo.datastore
+    with reading(repo):
+        for path in iter_workflow_files(repo):
+            try:
+                wf = load_workflow(path, repo.root)
+            except SwampError:
+                continue
+            t = _effective(wf, _read_override(ds, wf.name))
+            if t["schedule"]:
+                out.append({"name": trigger_schedule_name(wf.name), **t})
+    return sorted(out, key=lambda t: t["workflow"])

@@ -470,3 +470,8 @@ from swamp.cli.workflow_signals import signal as _signal, signals as _signals  #
 
 workflow.add_command(_signal)
 workflow.add_command(_signals)
+
+# workflow trigger set|get|remove (docs/serve.md#schedules)
+from swamp.cli.workflow_trigger import trigger as _trigger  # noqa: E402
+
+workflow.add_command(_trigger)
