@@ -83,6 +83,12 @@ def test_a_message_is_read_by_later_steps_and_taken_once(tmp_path):
     repo = _repo(tmp_path)
     first = run(repo, "deploy")
     assert first.status == "suspended" and statuses(first)["main/release"] == "waiting_signal"
+    from swamp.repo.context import Repo
+    from swamp.workflows.service import run_json
+
+    required = run_json(Repo.open(repo), first)["signalRequired"]
+    assert [(w["job"], w["step"], w["prompt"], w["deadline"]) for w in required] == \
+        [("main", "release", "which version?", None)]
     listed = invoke(repo, "workflow", "signals").data
     assert [(w["step"], w["state"], w["prompt"]) for w in listed] == [("release", "waiting", "which version?")]
 

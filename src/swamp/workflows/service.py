@@ -80,7 +80,8 @@ def fail_on_level(value: str | None) -> str:
 
 def run_json(repo, run: WorkflowRun) -> dict:
     """The run record as commands print it: without the process details,
-    and with the approvals a suspended run waits for (nested runs' too)."""
+    and with the approvals and signals a suspended run waits for (nested
+    runs' too)."""
     data = records.readable(run.to_json())
     for key in ("pid", "host"):
         data.pop(key, None)
@@ -89,4 +90,13 @@ def run_json(repo, run: WorkflowRun) -> dict:
             {"job": j.name, "step": s.name, "prompt": s.approval.prompt,
              **({"workflowName": owner.workflowName, "runId": owner.id} if owner.id != run.id else {})}
             for owner, j, s in runs.waiting_steps(repo.datastore, run)])
+        from swamp.workflows import signals
+
+        waits = signals.waiting(repo.datastore, run)
+        if waits:  # docs/signals.md
+            data["signalRequired"] = records.readable([
+                {"job": j.name, "step": s.name, "prompt": s.signal.prompt, "requestedAt": s.signal.requestedAt,
+                 "deadline": signals.deadline_iso(s.signal),
+                 **({"workflowName": owner.workflowName, "runId": owner.id} if owner.id != run.id else {})}
+                for owner, j, s in waits])
     return data
