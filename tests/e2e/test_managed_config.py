@@ -277,3 +277,18 @@ def test_edit_without_a_terminal_says_how_to_publish_a_hand_edit(tmp_path, seawe
     r = cli(a, "model", "edit", "x")
     assert r.code == 2 and ".swamp/models/command/shell/x.yaml" in r.error["hint"], r
     assert "swamp datastore config publish" in r.error["hint"]
+
+
+def test_workflows_and_vaults_created_or_deleted_on_one_peer_reach_the_other(tmp_path, seaweedfs):
+    setup = s3_setup_args(seaweedfs)
+    a = _managed_peer(tmp_path / "a", setup)
+    b = _managed_peer(tmp_path / "b", setup)
+    made = ok(a, "workflow", "create", "nightly")
+    assert made["path"] == ".swamp/workflows/workflow-nightly.yaml" and made["sync"]["filesPushed"] == 1
+    ok(a, "vault", "create", "local_encryption", "ops")
+    assert [w["name"] for w in ok(b, "workflow", "search")] == ["nightly"]
+    assert [v["name"] for v in ok(b, "vault", "list")] == ["ops"]
+    assert ok(b, "workflow", "run", "nightly")["status"] == "succeeded"
+    ok(b, "workflow", "delete", "nightly", "-y")
+    assert ok(a, "workflow", "search") == []
+    assert not (a / "workflows" / "workflow-nightly.yaml").exists()  # never written to the repository
