@@ -230,6 +230,46 @@ def test_a_failed_step_marks_its_step_and_job_failed(repo, exporter):
     assert job.attributes["swamp.status"] == "failed" and job.status.status_code.name == "ERROR"
 
 
+def test_a_placed_step_run_on_a_worker_joins_the_steps_trace(repo, exporter, monkeypatch):
+    """The dispatcher sends the step span's traceparent with the job; the
+    worker's session (here: run_step in this process, as a worker runs it)
+    is its child, and the worker's shell gets the worker's method span."""
+    from swamp.app import remote_steps
+    from swamp.repo.context import Repo
+
+    sent = []
+
+    class HereDispatcher:
+        def run(self, job, placement):
+            sent.append(job.traceparent)
+            out = []
+            # a thread of its own starts with no span: only the job's traceparent links it
+            t = threading.Thread(target=lambda: out.append(remote_steps.run_step(Repo.open(repo), job, worker="here")))
+            t.start()
+            t.join()
+            return out[0]
+
+    monkeypatch.setattr(remote_steps, "_defaults", {"dispatcher": HereDispatcher(), "remote_only": False})
+    write_workflow(repo, "placed", """
+        jobs:
+          - name: j
+            steps:
+              - name: s
+                placement: {labels: {region: eu}}
+                task: {type: model_method, modelIdOrName: hello, methodName: execute}
+    """)
+    monkeypatch.setenv("TRACEPARENT", CALLER)
+    r = traced(repo, "workflow", "run", "placed")
+    assert r.code == 0, r
+    spans = by_name(exporter)
+    [step] = spans["swamp.step"]
+    [method] = spans["swamp.method"]
+    assert sent == [f"00-{CALLER_TRACE}-{step.context.span_id:016x}-01"]
+    session = next(s for s in spans["swamp.session"] if s.context.span_id == parent_of(method))
+    assert parent_of(session) == step.context.span_id
+    assert (repo / "traceparents.txt").read_text().split() == [f"00-{CALLER_TRACE}-{method.context.span_id:016x}-01"]
+
+
 def test_off_nothing_is_traced_and_the_traceparent_option_still_reaches_the_shell(repo, monkeypatch):
     tracing.use(None)
     for k in ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):

@@ -23,6 +23,7 @@ from swamp.app.lifecycle import changing
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import SwampError, UnpublishedError, ValidationError
 from swamp.models.leases import model_lock_name
+from swamp.util import tracing
 
 
 class WorkerLostError(SwampError):
@@ -68,6 +69,8 @@ class StepJob:
     workflow_run_id: str | None = None
     workflow_name: str | None = None
     step_name: str | None = None
+    #: the dispatching step's span (W3C), so the worker's spans join its trace
+    traceparent: str | None = None
 
     def __repr__(self) -> str:  # never the secrets, should a log print the job
         return f"StepJob({self.command!r}, secrets={len(self.secrets)})"
@@ -133,7 +136,8 @@ def run_step(repo, job: StepJob, *, worker: str, registry=None) -> StepOutcome:
     record = None
     unpublished = None
     try:
-        with changing(view, job.command, leases=[model_lock_name(definition.type, definition.id)], into=counts):
+        with tracing.attached(job.traceparent), \
+                changing(view, job.command, leases=[model_lock_name(definition.type, definition.id)], into=counts):
             if job.auto:
                 from swamp.models import auto_definitions
 
@@ -217,7 +221,7 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
                       variables={"run": execution.run_info}, secrets=secrets_for(host.repo, prepared),
                       overrides=overrides, auto=definition.id in execution.autos,
                       workflow_run_id=execution.run.id, workflow_name=execution.run.workflowName,
-                      step_name=e.name)
+                      step_name=e.name, traceparent=tracing.child_env().get("TRACEPARENT"))
     except SwampError as err:
         execution.set_failed(st, e, err.message, step)
         return True

@@ -227,6 +227,41 @@ def _parent_context():
     return TraceContextTextMapPropagator().extract(carrier) if carrier else None
 
 
+class _Attached:
+    """The context of a W3C ``traceparent`` made current: what follows is
+    its child (a step run on a worker, whose dispatcher sent its span)."""
+
+    __slots__ = ("_value", "_token")
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+        self._token = None
+
+    def __enter__(self):
+        from opentelemetry import context as otel_context
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+        ctx = TraceContextTextMapPropagator().extract({"traceparent": self._value})
+        self._token = otel_context.attach(ctx)
+        return self
+
+    def __exit__(self, *exc):
+        from opentelemetry import context as otel_context
+
+        otel_context.detach(self._token)
+        return False
+
+
+def attached(traceparent: str | None):
+    """``traceparent`` (from ``child_env``, sent along with work to another
+    process) as the parent of the spans inside; nothing when tracing is off
+    or there is none."""
+    if not traceparent or not valid_traceparent(traceparent) or not (
+            _tracer if _tracer is not None else _get()):
+        return _NOOP
+    return _Attached(traceparent)
+
+
 def child_env() -> dict[str, str]:
     """What a child process's environment gets so its tracing joins this
     trace: ``TRACEPARENT`` of the current span; when tracing is off, the
