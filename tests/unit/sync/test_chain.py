@@ -86,8 +86,11 @@ def test_a_gc_whose_clock_runs_ahead_never_trims_a_seq_a_pusher_targets(make_pee
 
 def _orphan_scenario(make_peer, store):
     """p commits onto a seq that something (a gc of an older swamp, a hand)
-    deleted while p still trusted its listing: create-only succeeds there."""
+    deleted while p still trusted its listing: create-only succeeds there.
+    (A push now lists in its own operation before it creates; p trusts its
+    earlier pull, as a push of an older swamp did.)"""
     p, q = make_peer("p"), make_peer("q", checkpoint_every=3)
+    p._listed_since = lambda since: p._head_is_current()
     lagging = make_peer("lagging")
     write(q, "files/base", b"base")
     q.push()

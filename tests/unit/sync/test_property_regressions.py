@@ -78,7 +78,6 @@ def test_a_version_renumbered_while_its_lease_is_lost_is_taken_back_not_publishe
 # ---------------------------------------- 2. a push trusting a recent listing
 
 
-@pytest.mark.xfail(strict=True, reason="hole 2 not closed yet")
 def test_a_push_trusting_its_last_commit_is_refused_on_a_remote_emptied_and_set_up_again(make_peer, store):
     a, c, fresh = make_peer("a"), make_peer("c"), make_peer("fresh")
     write(a, "files/a", b"a")
@@ -104,7 +103,6 @@ def test_a_push_trusting_its_last_commit_is_refused_on_a_remote_emptied_and_set_
     assert files(fresh) == {"files/a": b"a", "files/b": b"b", "files/c": b"c", "files/d": b"d"}
 
 
-@pytest.mark.xfail(strict=True, reason="hole 2 not closed yet")
 def test_a_push_trusting_its_last_commit_is_refused_on_a_remote_just_emptied(make_peer, store):
     a, fresh = make_peer("a"), make_peer("fresh")
     write(a, "files/a", b"a")

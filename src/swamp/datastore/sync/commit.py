@@ -115,7 +115,10 @@ class Committer:
         self.tree.flush_stats()
         return changes
 
-    def _push_into(self, s: Session, command: str, full_walk: bool) -> None:
+    def _push_into(self, s: Session, command: str, full_walk: bool, since: float | None = None) -> None:
+        """``since``: when the engine operation began (``sync`` pulls
+        first): a listing made before it is not trusted for the create."""
+        since = time.monotonic() if since is None else since
         self.renumbered.clear()  # journaled: taken below
         taken = self.journal.take()
         full = full_walk or taken.bulk or not self.state.tracking
@@ -128,19 +131,31 @@ class Committer:
                 self._ensure_format(s, create=True)
                 identity.claim(self.state, s, self.layout)
             uploaded: set[str] = set()
+            sent = False  # whether ``changes`` are as uploaded
             if self._head_is_current():
                 # (else the loop pulls before anything is sent: the pull may
                 # refuse this remote as another one, identity.py)
-                changes = self._upload(s, changes, uploaded)
+                changes, since = self._upload_timed(s, changes, uploaded, since)
+                sent = True
             attempt = 0
             while changes:
-                if not self._head_is_current():
-                    # gc trims the log up to a checkpoint, and creating a
-                    # trimmed seq succeeds: a commit there would be seen by
-                    # no one. Pull first (one LIST when nothing is new).
+                if not self._listed_since(since):
+                    # The create must extend the log this cache stands on,
+                    # as a LIST made in this operation, after the last
+                    # upload, shows it (one LIST when nothing is new): gc
+                    # trims the log up to a checkpoint, and creating a
+                    # trimmed seq succeeds, where no one would see it; and
+                    # a remote emptied (or replaced) since an earlier
+                    # listing would take log/<head+1> after a gap. That
+                    # pull refuses such a remote (identity.py).
+                    head = self.state.head
                     self._pull_into(s)
+                    if sent and self.state.head == head:
+                        continue  # nothing new: the changes stand as sent
                     cands |= self._candidates(self.renumbered, False)  # our versions it renumbered
-                    changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
+                    changes, since = self._upload_timed(s, self._off_tree(s, self._diff(cands), refused),
+                                                        uploaded, since)
+                    sent = True
                     continue
                 self._fenced_leases()
                 if self._check_leases(s):
@@ -169,7 +184,8 @@ class Committer:
                     time.sleep(random.uniform(0, min(1.0, 0.01 * 2 ** attempt)))
                     self._pull_into(s)
                     cands |= self._candidates(self.renumbered, False)  # our versions it renumbered
-                    changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
+                    changes, since = self._upload_timed(s, self._off_tree(s, self._diff(cands), refused),
+                                                        uploaded, since)
                     continue
                 self._record(s, commit, etag)
                 break
@@ -183,6 +199,25 @@ class Committer:
         for rel, key in seen.items():
             if _stat_key(self.tree.abspath(rel)) != key:
                 self.journal.append(rel)
+
+    def _upload_timed(self, s: Session, changes: list[Change], uploaded: set[str],
+                      since: float) -> tuple[list[Change], float]:
+        """``_upload``; if it sent anything (requests take time, a large
+        blob minutes), the create waits for a listing made after it."""
+        before = s.counts.requests
+        out = self._upload(s, changes, uploaded)
+        return out, (time.monotonic() if s.counts.requests != before else since)
+
+    def _listed_since(self, since: float) -> bool:
+        """Whether a listing made at or after ``since`` saw the log continue
+        from ``head`` (or this engine created the commit at ``head`` since
+        then), so that ``head + 1`` is the tip or a seq a peer holds: a 412,
+        never a trimmed seq nor a seq past the end of another chain. What
+        a LIST shows of the remote's identity (identity.check_listing) is
+        then at most one operation old, never a session's length."""
+        current = self._current
+        return (current is not None and current[0] == self.state.head and current[1] >= since
+                and self._head_is_current())
 
     def _head_is_current(self) -> bool:
         """Whether this engine saw, recently, that the log continues from
@@ -257,8 +292,9 @@ class Committer:
         and it counts its lease as lost. Returns the record's seq."""
         with self._exclusive():
             s = self._session()
+            since = time.monotonic()
             for attempt in range(MAX_COMMIT_ATTEMPTS):
-                if not self._head_is_current():
+                if not self._listed_since(since):
                     self._pull_into(s)
                 head = self.state.head
                 if head == 0:

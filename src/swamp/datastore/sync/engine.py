@@ -27,6 +27,7 @@ import json
 import os
 import re
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -191,8 +192,9 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
     def sync(self, command: str = "") -> SyncCounts:
         with self._exclusive():
             s = self._session()
+            since = time.monotonic()
             self._pull_into(s)
-            self._push_into(s, command, False)
+            self._push_into(s, command, False, since)  # its commit may build on this very pull
             return self._finish(s)
 
     def status(self) -> dict:
