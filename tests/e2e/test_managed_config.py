@@ -161,16 +161,20 @@ def test_migrate_whose_commit_fails_exits_1_and_a_rerun_completes_it(proxied):
     (a / "workflows").mkdir(exist_ok=True)
     (a / "workflows" / "workflow-greet.yaml").write_text(WORKFLOW)
     proxy.fail_matching("PUT", "/log/", Fault("status", status=403))
-    r = cli(a, "datastore", "config", "migrate")
+    r = cli(a, "datastore", "config", "migrate", "--remove-repo-files")
     assert r.code == 1 and r.error["code"] == "unpublished", r
     assert r.data["published"] is False and r.data["managed"] is False
     assert "managedConfig" not in (a / ".swamp.yaml").read_text()
     assert not ok(a, "datastore", "config", "status", "--offline")["managed"]
+    assert (a / "workflows" / "workflow-greet.yaml").is_file()  # nothing removed while unpublished
 
     proxy.clear()
-    done = ok(a, "datastore", "config", "migrate")
+    done = ok(a, "datastore", "config", "migrate", "--remove-repo-files")
     assert done["managed"] is True
     assert done["alreadyThere"] == ["models/command/shell/hello.yaml", "workflows/workflow-greet.yaml"]
+    assert done["removed"] == ["models/command/shell/hello.yaml", "workflows/workflow-greet.yaml"]
+    assert not (a / "models").exists() and not (a / "workflows").exists()
+    assert ok(a, "workflow", "run", "greet")["status"] == "succeeded"
     # b has the same hello.yaml from git: it is already there; b then reads the workflow from the tier.
     joined = ok(b, "datastore", "config", "migrate")
     assert joined["alreadyThere"] == ["models/command/shell/hello.yaml"] and joined["copied"] == []
