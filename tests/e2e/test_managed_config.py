@@ -191,6 +191,11 @@ def test_a_repository_copy_that_differs_from_the_tier_stops_migrate_before_anyth
     assert "models/command/shell/hello.yaml" in r.error["error"] and "nothing was migrated" in r.error["error"]
     assert "managedConfig" not in (b / ".swamp.yaml").read_text()
     assert ok(a, "model", "get", "hello")["globalArguments"]["run"] == "echo hi"
+    assert ok(b, "datastore", "config", "status")["differs"] == ["models/command/shell/hello.yaml"]
+
+    kept = ok(b, "datastore", "config", "migrate", "--keep-datastore")
+    assert kept["managed"] and kept["keptDatastore"] == ["models/command/shell/hello.yaml"]
+    assert ok(b, "model", "get", "hello")["globalArguments"]["run"] == "echo hi"
 
 
 def test_migrate_refuses_a_directory_datastore_and_an_already_managed_repository(tmp_path, seaweedfs):
@@ -273,6 +278,10 @@ def test_migrate_merges_each_checkouts_pins_into_the_shared_lockfile(tmp_path, s
     r = cli(c, "datastore", "config", "migrate")
     assert r.code == 1 and r.error["code"] == "conflict" and "extension ext-one" in r.error["error"], r
     assert "managedConfig" not in (c / ".swamp.yaml").read_text()
+    kept = ok(c, "datastore", "config", "migrate", "--keep-datastore")
+    assert kept["keptDatastore"] == ["extensions/lockfile.json (extension ext-one)"]
+    assert [(e["name"], e["version"]) for e in ok(c, "extension", "list")["extensions"]] == [
+        ("ext-one", "1.0"), ("ext-two", "2.0")]
 
 
 def test_edit_without_a_terminal_says_how_to_publish_a_hand_edit(tmp_path, seaweedfs):

@@ -243,19 +243,21 @@ def _refuse_differences(plan: dict) -> None:
                                   (("extensions/lockfile.json", n) for n in plan["lockfileConflicts"])]
         raise ConflictError("the datastore already holds other versions of: " + ", ".join(what)
                             + "; nothing was migrated",
-                            hint="a peer migrated (or changed) them first: make this repository's copies match "
-                                 "the datastore's (see 'swamp datastore config status'), or move them out of the "
-                                 "repository, and run the migration again")
+                            hint="a peer migrated (or changed) them first: keep the datastore's versions with "
+                                 "'swamp datastore config migrate --keep-datastore', or make this repository's "
+                                 "copies match them (see 'swamp datastore config status') and run it again")
 
 
-def migrate(repo, *, dry_run: bool = False, remove_repo_files: bool = False) -> dict:
+def migrate(repo, *, dry_run: bool = False, remove_repo_files: bool = False, keep_datastore: bool = False) -> dict:
     """Copy the repository's definitions, workflows, vault configurations
     and lockfile into the config tier in ONE changing session (under every
     copied document's lease and the lockfile's), verify the copies, publish,
     and only then set ``managedConfig: true``. A failed publish raises
     UnpublishedError and leaves the setting off; running it again publishes
     what is left and completes it. A document the datastore already holds
-    in another version (a peer's) stops it before anything is written."""
+    in another version (a peer's) stops it before anything is written,
+    unless ``keep_datastore``: then the datastore's version stays and the
+    repository's is not copied."""
     from swamp.extensions import lockfile
 
     _check_migratable(repo)
@@ -273,14 +275,17 @@ def migrate(repo, *, dry_run: bool = False, remove_repo_files: bool = False) -> 
     try:
         with changing(repo, "datastore config migrate", leases=leases, into=counts):
             plan = _plan(repo, docs)
-            _refuse_differences(plan)
+            if not keep_datastore:
+                _refuse_differences(plan)
             for rel in plan["copy"]:
                 ds.write_bytes(rel, (repo.root / rel).read_bytes())
             if plan["lockfile"] in ("copy", "merge"):
                 with ds.editing(lockfile.PATH):
                     _migrate_lockfile(repo)
-            _verify(repo, docs)
+            _verify(repo, plan["copy"] + plan["same"], skip_pins=plan["lockfileConflicts"])
             value.update({"managed": True, "copied": plan["copy"], "alreadyThere": plan["same"],
+                          "keptDatastore": plan["differs"] + [f"{lockfile.PATH} (extension {n})"
+                                                              for n in plan["lockfileConflicts"]],
                           "lockfile": {"copy": "copied", "merge": "merged", "same": "already there",
                                        "none": "none in the repository"}[plan["lockfile"]]})
     except UnpublishedError as e:
@@ -314,19 +319,19 @@ def _migrate_lockfile(repo) -> None:
     repo.datastore.write_bytes(lockfile.PATH, lockfile.dumps(theirs))
 
 
-def _verify(repo, docs: list[tuple[str, str, str]]) -> None:
-    """Every document reads back from the config tier with the repository's
-    bytes, and every pin of the repository's lockfile is in the datastore's."""
+def _verify(repo, rels: list[str], *, skip_pins: list[str]) -> None:
+    """Every copied document reads back from the config tier with the
+    repository's bytes, and every pin of the repository's lockfile (but
+    ``skip_pins``, where the datastore's was kept) is in the datastore's."""
     from swamp.extensions import lockfile
 
-    bad = [rel for _, _, rel in docs
-           if _sha(repo.datastore.read_bytes(rel)) != _sha((repo.root / rel).read_bytes())]
+    bad = [rel for rel in rels if _sha(repo.datastore.read_bytes(rel)) != _sha((repo.root / rel).read_bytes())]
     repo_lock = repo.root / lockfile.PATH
     if repo_lock.is_file():
         ours = lockfile.parse(repo_lock.read_bytes(), lockfile.PATH)
         theirs = lockfile.parse(repo.datastore.read_bytes(lockfile.PATH), f"datastore:{lockfile.PATH}")
         bad += [f"{lockfile.PATH} (extension {n})" for n, e in sorted(ours.extensions.items())
-                if theirs.extensions.get(n) != e]
+                if n not in skip_pins and theirs.extensions.get(n) != e]
     if bad:
         raise SwampError("the config tier does not hold what was copied: " + ", ".join(bad),
                          code="verify_failed", hint="run 'swamp datastore config migrate' again")
@@ -379,6 +384,11 @@ def status(repo) -> dict:
     else:
         tier = None
     in_repo = _count(repo.root)
+    differs = []
+    if shared:
+        root = repo.datastore.root
+        differs = [rel for _, _, rel in _repo_documents(repo.root) if (root / rel).is_file()
+                   and _sha((root / rel).read_bytes()) != _sha((repo.root / rel).read_bytes())]
     notes = []
     if managed and any(v for v in in_repo.values()):
         notes.append("the repository still has config files; they are no longer read")
@@ -391,5 +401,5 @@ def status(repo) -> dict:
     where = "datastore" if managed else "repository"
     return {"managed": managed, "shared": shared, "readsFrom": where,
             "configRoot": str(repo.datastore.root if managed else repo.root),
-            "datastore": tier, "repository": in_repo, "notes": notes,
+            "datastore": tier, "repository": in_repo, "differs": differs, "notes": notes,
             **({"sync": counts.to_json()} if shared else {})}

@@ -19,9 +19,12 @@ def config():
 @click.option("--dry-run", is_flag=True, help="Show what would be copied; change nothing.")
 @click.option("--remove-repo-files", is_flag=True,
               help="Once published, delete the repository's copies (by default they stay, no longer read).")
+@click.option("--keep-datastore", is_flag=True,
+              help="Where the datastore already holds another version of a document (a peer's), keep it "
+                   "instead of stopping.")
 @global_options
 @click.pass_obj
-def migrate(state: CliState, dry_run, remove_repo_files):
+def migrate(state: CliState, dry_run, remove_repo_files, keep_datastore):
     """Move this repository's definitions, workflows, vault configurations
     and extension lockfile into the shared datastore, publish them, then
     read them from there (managedConfig: true). Safe to run again: a run
@@ -30,7 +33,7 @@ def migrate(state: CliState, dry_run, remove_repo_files):
     Example: swamp datastore config migrate --dry-run"""
     from swamp.app.managed_config import migrate as run
 
-    result = run(state.repo(), dry_run=dry_run, remove_repo_files=remove_repo_files)
+    result = run(state.repo(), dry_run=dry_run, remove_repo_files=remove_repo_files, keep_datastore=keep_datastore)
 
     def human():
         if result.get("dryRun"):
@@ -45,6 +48,8 @@ def migrate(state: CliState, dry_run, remove_repo_files):
             return
         say(f"config is now managed: {len(result['copied'])} file(s) copied and published "
             f"({len(result['alreadyThere'])} already there); lockfile: {result['lockfile']}")
+        for rel in result["keptDatastore"]:
+            say(f"  kept the datastore's version of {rel}")
         say(f"repository files: {result['repositoryFiles']}")
 
     emit(state, result, human)
@@ -86,6 +91,8 @@ def status(state: CliState):
             if c is not None:
                 say(f"  {where:<10} {c['models']} model(s), {c['workflows']} workflow(s), {c['vaults']} vault(s), "
                     f"lockfile: {'yes' if c['lockfile'] else 'no'}")
+        for rel in result["differs"]:
+            say(f"  differs    {rel} (the repository's copy is not the datastore's)")
         for note in result["notes"]:
             say(f"note: {note}")
 
