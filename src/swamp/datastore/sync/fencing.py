@@ -167,8 +167,14 @@ class Fencing:
                 unfetched.append(ch.path)
                 continue
             try:
-                data = self._content(s, ch.path, base)
-                st = self.tree.write(ch.path, data)
+                if not base.src and self._streamed(base.size):
+                    # a large blob: streamed into place, never whole in memory
+                    placed, blocked = self._place_blob(s, base.sha256, base.size, [ch.path], None)
+                    if blocked:
+                        raise BlockedPath(ch.path)
+                    st = placed[0][1]
+                else:
+                    st = self.tree.write(ch.path, self._content(s, ch.path, base))
             except (ObjectStoreError, CorruptRemoteError, BlockedPath) as e:
                 log.warning("could not restore %s after losing lease %r (%s); it is fetched on first read",
                             ch.path, held.name, e)

@@ -6,13 +6,16 @@ every commit names as its parent the commit before it: an unbroken chain)."""
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore
 
 from . import checkpoint, commitlog
 from .errors import CorruptRemoteError
 from .layout import CHAIN_FORMAT, Layout
+from .transfers import SMALL_FILE as STREAM_OVER  # a blob larger than this is verified streaming
 
 
 def history(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, limit: int | None = None) -> list[dict]:
@@ -48,6 +51,7 @@ def verify(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor) -> dict
     # Inline contents were checked against their hashes when their record
     # was read (a mismatch is an error above); only blobs are fetched.
     referenced: dict[str, str] = {}  # sha -> where it is referenced
+    sizes: dict[str, int] = {}  # sha -> its size, as referenced
     inline = 0
     ids: dict[int, str] = {}  # seq -> commit id, from the records and the checkpoints
     links: list[tuple[int, str]] = []  # (seq, the parent id it names)
@@ -64,6 +68,7 @@ def verify(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor) -> dict
                 inline += 1
             elif ch.op == "put":
                 referenced.setdefault(ch.sha256, f"commit {c.seq} ({ch.path})")
+                sizes[ch.sha256] = ch.size
     for seq in ckpts:
         try:
             tree, rejected, ckpt_id, _fenced = checkpoint.fetch_full(store, layout, seq)
@@ -74,19 +79,27 @@ def verify(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor) -> dict
             if ids.setdefault(seq, ckpt_id) != ckpt_id:
                 errors.append(f"checkpoint {seq} is the tree of commit {ckpt_id}, but commit {seq} is {ids[seq]}")
         errors += [f"checkpoint {seq} has an invalid path {p}" for p in rejected]
-        for path, (sha, _size, data) in tree.items():
+        for path, (sha, size, data) in tree.items():
             if data is None:
                 referenced.setdefault(sha, f"checkpoint {seq} ({path})")
+                sizes.setdefault(sha, size)
             else:
                 inline += 1
 
     def check(item: tuple[str, str]) -> str | None:
         sha, where = item
+        size = sizes.get(sha, 0)
         try:
-            data, _ = store.get(layout.blob(sha))
+            if size > STREAM_OVER:
+                # streamed through a scratch file, hashed on the way: a
+                # large blob is never whole in memory
+                with tempfile.TemporaryDirectory(prefix="swamp-verify-") as tmp:
+                    got = store.get_file(layout.blob(sha), Path(tmp) / "blob", size_hint=size).sha256
+            else:
+                got = hashlib.sha256(store.get(layout.blob(sha))[0]).hexdigest()
         except ObjectNotFound:
             return f"blob {sha} referenced by {where} is missing"
-        if hashlib.sha256(data).hexdigest() != sha:
+        if got != sha:
             return f"blob {sha} referenced by {where} does not match its hash"
         return None
 
