@@ -8,7 +8,7 @@ import json
 import textwrap
 import time
 
-from swamp.serve.webhooks import sign
+from swamp.serve.webhooks import sign, signed_headers
 from tests.helpers import cli, init_repo
 from tests.serve.server import Serve
 
@@ -51,8 +51,7 @@ def test_a_signed_webhook_runs_the_workflow_and_a_bad_one_runs_nothing(tmp_path)
         assert tampered.status == 401
         assert server.request("POST", "/hooks/nope", raw=body, headers=headers).status == 404
 
-        ok = server.request("POST", "/hooks/gh", raw=body,
-                            headers={**headers, "X-Swamp-Signature-256": sign(SECRET, body)})
+        ok = server.request("POST", "/hooks/gh", raw=body, headers={**headers, **signed_headers(SECRET, body)})
         assert ok.status == 202 and ok.doc == {"webhook": "gh", "workflow": "greet", "accepted": True}
         deadline = time.monotonic() + 30
         while True:

@@ -395,7 +395,7 @@ def _webhook(state: ServeState):
 
     async def receive(request: Request) -> Response:
         from swamp.serve.audit import scrub
-        from swamp.serve.webhooks import HEADER
+        from swamp.serve.webhooks import DELIVERY, HEADER, TIMESTAMP, WINDOW_S
 
         name = request.path_params["name"]
         who = [f"webhook:{name}"]
@@ -412,9 +412,21 @@ def _webhook(state: ServeState):
             if state.shutting_down:
                 raise HttpError("shutting_down", "the server is shutting down", hint="send it again later")
             raw = await _read_raw(request, state.settings.max_body)
-            if not hook.verify(raw, request.headers.get(HEADER)):
+            stamp, delivery = request.headers.get(TIMESTAMP), request.headers.get(DELIVERY)
+            if not hook.verify(raw, request.headers.get(HEADER), stamp, delivery):
                 raise HttpError("unauthorized", "the webhook's signature is missing or wrong",
-                                hint=f"sign the body: {HEADER}: sha256=<HMAC-SHA256 of the body with the secret>")
+                                hint=f"send {TIMESTAMP} (Unix seconds), {DELIVERY} (a new id per event) and "
+                                     f"{HEADER}: sha256=<HMAC-SHA256 of '<timestamp>.<delivery>.<body>' with "
+                                     "the secret> (docs/serve.md#webhooks)")
+            try:
+                skew = time.time() - int(stamp)
+            except ValueError:
+                raise HttpError("unauthorized", f"{TIMESTAMP} must be Unix seconds, not {stamp!r}") from None
+            if abs(skew) > WINDOW_S:
+                raise HttpError("unauthorized", f"the webhook's timestamp is {abs(skew):.0f} s "
+                                f"{'old' if skew > 0 else 'in the future'}; at most {WINDOW_S} s is accepted",
+                                hint="sign each delivery when it is sent, with the current time "
+                                     "(and check the sender's clock)")
             try:
                 payload = json.loads(raw) if raw.strip() else {}
             except (json.JSONDecodeError, UnicodeDecodeError):
@@ -425,13 +437,23 @@ def _webhook(state: ServeState):
                 inputs = payload
             else:
                 raise HttpError("validation", "the webhook's body must be a JSON object (its inputs)")
+            from swamp.app import webhook_deliveries
+
             state.admit(who[0])
+            try:
+                published = await anyio.to_thread.run_sync(
+                    lambda: webhook_deliveries.record(state.repo, name, delivery, int(stamp), window_s=WINDOW_S))
+            except BaseException:
+                state.release(who[0])
+                raise
+            if not published:
+                _log(f"webhook {name}: delivery {delivery} recorded here but not published yet")
         except SwampError as e:
             audit(status_of(e.code), e.code)
             return _error(e)
 
         state.start_workflow(hook.workflow, inputs, who[0], admitted=True)
-        audit(202, None, workflow=hook.workflow, args=scrub({"inputs": inputs}))
+        audit(202, None, workflow=hook.workflow, delivery=delivery, args=scrub({"inputs": inputs}))
         return _json({"webhook": name, "workflow": hook.workflow, "accepted": True}, 202)
 
     return receive

@@ -3,9 +3,13 @@ shared secret start WORKFLOW with ``POST /hooks/NAME``.
 
 The secret comes from the environment, ``SWAMP_WEBHOOK_<NAME>_SECRET``
 (NAME upper-cased, ``-`` as ``_``), never from the command line (where any
-user of the machine could read it). The sender signs the raw body:
-``X-Swamp-Signature-256: sha256=<hex HMAC-SHA256(secret, body)>``; a
-missing or wrong signature is 401 and nothing runs. The JSON body is the
+user of the machine could read it). Each request carries
+``X-Swamp-Timestamp`` (Unix seconds), ``X-Swamp-Delivery`` (the sender's
+unique id for this event) and ``X-Swamp-Signature-256: sha256=<hex
+HMAC-SHA256(secret, "<timestamp>.<delivery>." + body)>``. A missing or
+wrong signature is 401 and nothing runs; so is a timestamp more than
+WINDOW_S seconds away from the server's clock; a delivery id already
+received (on any replica: app/webhook_deliveries.py) is 409. The JSON body is the
 run's inputs (an object), or, with ``:INPUT``, the value of that one input
 (any JSON). The run starts in the background: the answer is 202 at once,
 and the run is in the workflow's history like any other."""
@@ -22,6 +26,10 @@ from swamp.errors import UsageError
 from swamp.util.names import check_name
 
 HEADER = "x-swamp-signature-256"
+TIMESTAMP = "x-swamp-timestamp"
+DELIVERY = "x-swamp-delivery"
+#: how far a request's timestamp may be from the server's clock, either way
+WINDOW_S = 300
 
 
 @dataclass(frozen=True)
@@ -31,11 +39,15 @@ class Webhook:
     input: str | None
     secret: bytes
 
-    def verify(self, body: bytes, signature: str | None) -> bool:
-        if not signature or not signature.startswith("sha256="):
+    def verify(self, body: bytes, signature: str | None, timestamp: str | None, delivery: str | None) -> bool:
+        if not signature or not signature.startswith("sha256=") or not timestamp or not delivery:
             return False
-        want = hmac.new(self.secret, body, hashlib.sha256).hexdigest()
+        want = hmac.new(self.secret, signed_bytes(timestamp, delivery, body), hashlib.sha256).hexdigest()
         return hmac.compare_digest(want, signature[len("sha256="):].strip().lower())
+
+
+def signed_bytes(timestamp: str, delivery: str, body: bytes) -> bytes:
+    return f"{timestamp}.{delivery}.".encode() + body
 
 
 def secret_variable(name: str) -> str:
@@ -56,7 +68,20 @@ def parse(spec: str, env=os.environ) -> Webhook:
     return Webhook(name, workflow, input_name or None, secret.encode())
 
 
-def sign(secret: str | bytes, body: bytes) -> str:
-    """The signature header's value for ``body`` (for senders and tests)."""
+def sign(secret: str | bytes, body: bytes, timestamp: str = "", delivery: str = "") -> str:
+    """The signature header's value (for senders and tests)."""
     key = secret.encode() if isinstance(secret, str) else secret
-    return "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
+    return "sha256=" + hmac.new(key, signed_bytes(timestamp, delivery, body), hashlib.sha256).hexdigest()
+
+
+def signed_headers(secret: str | bytes, body: bytes, *, timestamp: int | None = None,
+                   delivery: str | None = None) -> dict:
+    """The three headers of a delivery of ``body``: now, a new id (for
+    senders and tests)."""
+    import time
+    import uuid
+
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    delivery = delivery or str(uuid.uuid4())
+    return {"X-Swamp-Timestamp": ts, "X-Swamp-Delivery": delivery,
+            "X-Swamp-Signature-256": sign(secret, body, ts, delivery)}
