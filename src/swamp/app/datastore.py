@@ -65,7 +65,17 @@ def _hydrate_everything(source) -> None:
                 pass
 
 
-def setup_object_store(repo, cfg, *, progress=None) -> dict:
+def current_location(repo) -> str:
+    """Where the repository's datastore is now, as `datastore status` names it."""
+    from swamp.datastore.cached import location_of
+
+    cfg = repo.config_model().datastore
+    if cfg is None or cfg.type == "filesystem":
+        return str(repo.datastore.root) if cfg is None or not cfg.path else cfg.path
+    return location_of(cfg)
+
+
+def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False) -> dict:
     """Share this repository's datastore through an object store: probe the
     backend's conditional writes (refused if it ignores them), attach to the
     remote's identity, publish local state, hydrate from the remote, and
@@ -74,12 +84,15 @@ def setup_object_store(repo, cfg, *, progress=None) -> dict:
     also how a repository attaches again to a remote its commands refuse as
     another one (identity.RemoteChangedError)."""
     from swamp.datastore.cached import location_of, store_config
+    from swamp.datastore.objectstore.buckets import ensure_bucket
     from swamp.datastore.objectstore.factory import open_store
     from swamp.datastore.objectstore.probe import probe_conditional_writes
     from swamp.datastore.sync import identity
     from swamp.datastore.sync.engine import SyncEngine
 
+    previous = current_location(repo)
     store = open_store(store_config(cfg))
+    created = ensure_bucket(store, create=create_bucket)  # before any write could create it
     probe_conditional_writes(store)
     cache = repo.local_dir
     copied = _copy_into_cache(repo, cache)
@@ -99,8 +112,8 @@ def setup_object_store(repo, cfg, *, progress=None) -> dict:
         engine.close()
     repo.save_config(repo.config_model().model_copy(update={"datastore": cfg}))
     repo.__dict__.pop("datastore", None)
-    return {"type": cfg.type, "location": location_of(cfg), "namespace": cfg.namespace,
-            "hydration": cfg.hydration, "filesCopied": copied, **counts.to_json()}
+    return {"type": cfg.type, "from": previous, "location": location_of(cfg), "namespace": cfg.namespace,
+            "hydration": cfg.hydration, "bucketCreated": created, "filesCopied": copied, **counts.to_json()}
 
 
 def _remote_identity(cfg) -> str:

@@ -38,7 +38,8 @@ def _shared_options(f):
     f = click.option("--namespace", default="default", show_default=True,
                      help="Lets several repositories share one bucket without seeing each other's data.")(f)
     f = click.option("--prefix", default="", help="Key prefix inside the bucket.")(f)
-    f = click.option("--bucket", required=True)(f)
+    f = click.option("--bucket", required=True, help="The bucket; it must exist, unless --create-bucket.")(f)
+    f = click.option("--create-bucket", is_flag=True, help="Create the bucket when it does not exist.")(f)
     return f
 
 
@@ -58,10 +59,14 @@ def _run_setup(state: CliState, **fields):
         fields["region"] = locations.check_region(fields["region"])
     from swamp.cli.progress import progress_for
 
-    result = setup_object_store(state.repo(), DatastoreConfig(**fields), progress=progress_for(state))
+    create_bucket = fields.pop("create_bucket")
+    result = setup_object_store(state.repo(), DatastoreConfig(**fields), progress=progress_for(state),
+                                create_bucket=create_bucket)
 
     def human():
-        say(f"Datastore is now {result['location']} (namespace {result['namespace']})")
+        if result["bucketCreated"]:
+            say(f"Created the bucket {fields['bucket']}")
+        say(f"Datastore was {result['from']}; it is now {result['location']} (namespace {result['namespace']})")
         print_counts(result)
 
     emit(state, result, human)
@@ -72,22 +77,22 @@ def _run_setup(state: CliState, **fields):
 @click.option("--region", help="The bucket's region.")
 @global_options
 @click.pass_obj
-def setup_s3(state: CliState, bucket, prefix, namespace, endpoint_url, hydration, region):
+def setup_s3(state: CliState, bucket, prefix, namespace, endpoint_url, hydration, region, create_bucket):
     """Share the datastore through S3 or an S3-compatible server. Credentials
     come from the usual AWS environment variables and files."""
     _run_setup(state, type="s3", bucket=bucket, prefix=prefix, namespace=namespace,
-               endpointUrl=endpoint_url, region=region, hydration=hydration)
+               endpointUrl=endpoint_url, region=region, hydration=hydration, create_bucket=create_bucket)
 
 
 @setup.command("gcs")
 @_shared_options
 @global_options
 @click.pass_obj
-def setup_gcs(state: CliState, bucket, prefix, namespace, endpoint_url, hydration):
+def setup_gcs(state: CliState, bucket, prefix, namespace, endpoint_url, hydration, create_bucket):
     """Share the datastore through Google Cloud Storage. Credentials come from
     the usual application-default credentials."""
     _run_setup(state, type="gcs", bucket=bucket, prefix=prefix, namespace=namespace,
-               endpointUrl=endpoint_url, hydration=hydration)
+               endpointUrl=endpoint_url, hydration=hydration, create_bucket=create_bucket)
 
 
 @datastore.command("status")

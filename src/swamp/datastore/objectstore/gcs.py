@@ -138,6 +138,23 @@ class GCSObjectStore(ObjectStore):
 
         return (gx.GoogleAPICallError, requests.RequestException, google.auth.exceptions.TransportError)
 
+    # ------------------------------------------------------------ the bucket
+    def bucket_exists(self) -> bool:
+        try:
+            return self._bucket().exists(retry=None, timeout=self.timeout_s)
+        except self._calls() as e:
+            raise self._error(e, "") from e
+
+    def create_bucket(self) -> None:
+        bucket = self._bucket()
+        try:
+            bucket.client.create_bucket(bucket, retry=None, timeout=self.timeout_s)
+        except self._calls() as e:
+            from google.api_core import exceptions as gx
+
+            if not isinstance(e, gx.Conflict):  # already there
+                raise self._error(e, "") from e
+
     # ------------------------------------------------------------ the API
     def get(self, key: str) -> tuple[bytes, str]:
         blob = self._bucket().blob(self._root + check_key(key))

@@ -213,6 +213,49 @@ class S3ObjectStore(ObjectStore):
             parts.append(f"failed ({failure.unreachable})")
         return " ".join(parts) + (f" (at {failure.endpoint})" if failure.endpoint else "")
 
+    # ------------------------------------------------------------ the bucket
+    @property
+    def bucket_name(self) -> str:
+        return self._bucket
+
+    @property
+    def endpoint(self) -> str | None:
+        return self._config.get("endpoint")
+
+    def bucket_exists(self) -> bool:
+        """One LIST of at most one key: NoSuchBucket means no."""
+        import obstore
+
+        try:
+            next(iter(obstore.list(self._store, chunk_size=1)), None)
+        except Exception as e:
+            error = self._error(e, "")
+            if error.code == "no_such_bucket":
+                return False
+            raise error from e
+        return True
+
+    def create_bucket(self) -> None:
+        """CreateBucket, signed by obstore and sent by urllib (obstore has
+        no bucket operations). A bucket that is already there is fine."""
+        import obstore
+        from obstore.store import S3Store
+
+        bare = S3Store(self._bucket, config=self._config, client_options={"allow_http": self._allow_http})
+        url = obstore.sign(bare, "PUT", "", timedelta(minutes=5))
+        body = b""
+        region = self._config.get("region")
+        if region and region != "us-east-1" and not self.endpoint:  # AWS wants the region named
+            body = (f'<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+                    f"<LocationConstraint>{region}</LocationConstraint></CreateBucketConfiguration>").encode()
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, method="PUT", data=body), timeout=30).close()
+        except urllib.error.HTTPError as e:
+            if e.code != 409:  # 409: BucketAlreadyOwnedByYou
+                raise ObjectStoreError(f"creating the bucket '{self._bucket}' failed: {e.code} {e.reason}") from e
+        except (urllib.error.URLError, OSError) as e:
+            raise TransientError(f"creating the bucket '{self._bucket}' failed: {e}") from e
+
     # ------------------------------------------------------------ the API
     def get(self, key: str) -> tuple[bytes, str]:
         import obstore
