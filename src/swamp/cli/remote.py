@@ -102,8 +102,14 @@ def _q(value: str) -> str:
 def method_run(client: Client, state, p: dict) -> None:
     from swamp.cli.inputs import collect_batch, parse_pairs
 
-    if p.get("direct_name"):
-        raise UsageError("running a type directly (TYPE METHOD NAME) is not available with --server yet")
+    model = p["model_name"]
+    direct = "/" in model
+    if direct and not p.get("direct_name"):
+        raise UsageError(f"{model} is a type: name the model to run it as",
+                         hint=f"swamp model method run {model} {p['method_name']} NAME")
+    if not direct and p.get("direct_name"):
+        raise UsageError(f"NAME is only for running a type directly; {model!r} is a model",
+                         hint=f"swamp model method run {model} {p['method_name']}")
     batch = collect_batch(p["input_"], p["input_file"], p["stdin_input"])
     tags = parse_pairs(p["tag"], "--tag")
     body: dict = {"cliStrings": _cli_strings(batch[0])} if batch[0] else {}
@@ -113,7 +119,9 @@ def method_run(client: Client, state, p: dict) -> None:
         body["batch"] = _plain(batch)
     if tags:
         body["tags"] = tags
-    status, doc = client.call("POST", f"/models/{_q(p['model_name'])}/methods/{_q(p['method_name'])}/run", body)
+    if direct:  # the type run directly as the model NAME
+        body["type"], model = model, p["direct_name"]
+    status, doc = client.call("POST", f"/models/{_q(model)}/methods/{_q(p['method_name'])}/run", body)
     unpublished = None
     if status == 202:
         unpublished, doc = _unpublished(doc), doc["value"]
@@ -134,6 +142,28 @@ def method_run(client: Client, state, p: dict) -> None:
     if unpublished is not None:
         raise unpublished
     if any(r["status"] != "succeeded" for r in docs):
+        sys.exit(1)
+
+
+def workflow_resume(client: Client, state, p: dict) -> None:
+    from swamp.cli.inputs import collect_inputs
+
+    if p.get("junit"):
+        raise UsageError("--junit is not available with --server", hint="fetch the run record, or run locally")
+    inputs = collect_inputs(p["input_"], p["input_file"], p["stdin_input"])
+    body: dict = {"inputs": _plain(inputs), "cliStrings": _cli_strings(inputs)}
+    if p.get("run_id"):
+        body["runId"] = p["run_id"]
+    if p.get("from_step"):
+        body["from"] = p["from_step"]
+    status, doc = client.call("POST", f"/workflows/{_q(p['name'])}/resume", body)
+    unpublished = None
+    if status == 202:
+        unpublished, doc = _unpublished(doc), doc["value"]
+    emit(state, doc, lambda: _human_run(doc))
+    if unpublished is not None:
+        raise unpublished
+    if doc["status"] in ("failed", "cancelled"):
         sys.exit(1)
 
 
@@ -177,10 +207,9 @@ def _human_run(run: dict) -> None:
 
 
 def data_get(client: Client, state, p: dict) -> None:
-    if p.get("workflow"):
-        raise UsageError("data get --workflow is not available with --server yet")
     _, result = client.call("GET", f"/data/{_q(p['model'])}/{_q(p['name'])}",
-                            query={"version": p["version"], "content": False if p["no_content"] else None})
+                            query={"version": p["version"], "content": False if p["no_content"] else None,
+                                   "workflow": p.get("workflow")})
 
     def human():
         say(f"{result['model']}/{result['name']} version {result['version']} "
@@ -229,12 +258,15 @@ def workflow_cancel(client: Client, state, p: dict) -> None:
 
 #: command -> (handler, the command's parameters it understands)
 HANDLERS = {
-    "model method run": (method_run, {"model_name", "method_name", "input_", "input_file", "stdin_input", "tag"}),
+    "model method run": (method_run, {"model_name", "method_name", "direct_name", "input_", "input_file",
+                                      "stdin_input", "tag"}),
     "workflow run": (workflow_run, {"name", "input_", "input_file", "stdin_input", "junit", "fail_on"}),
+    "workflow resume": (workflow_resume, {"name", "run_id", "from_step", "input_", "input_file", "stdin_input",
+                                          "junit"}),
     "workflow approve": (lambda c, s, p: _decide(c, s, p, "approved"), {"name", "step", "run_id", "reason"}),
     "workflow reject": (lambda c, s, p: _decide(c, s, p, "rejected"), {"name", "step", "run_id", "reason"}),
     "workflow cancel": (workflow_cancel, {"name", "run_id"}),
-    "data get": (data_get, {"model", "name", "version", "no_content"}),
+    "data get": (data_get, {"model", "name", "version", "no_content", "workflow"}),
     "data list": (data_list, {"model"}),
     "data versions": (data_versions, {"model", "name"}),
     "workflow history": (workflow_history, {"name", "limit"}),

@@ -123,8 +123,15 @@ def method_run(call: Call):
         inputs_list = [_inputs(call, b, "batch") for b in batch]  # cliStrings apply to each
     else:
         inputs_list = [_inputs(call)]
-    results = run_batch(call.repo, call.path["model"], call.path["method"], inputs_list,
-                        tags=call.body.get("tags"), on_log=lambda line: call.emit("log", {"line": line}))
+    on_log = lambda line: call.emit("log", {"line": line})  # noqa: E731
+    if call.body.get("type"):  # the type run directly as the model named in the path
+        from swamp.app.methods import run_direct
+
+        results = run_direct(call.repo, call.body["type"], call.path["method"], call.path["model"], inputs_list,
+                             tags=call.body.get("tags"), on_log=on_log)
+    else:
+        results = run_batch(call.repo, call.path["model"], call.path["method"], inputs_list,
+                            tags=call.body.get("tags"), on_log=on_log)
     docs = [_method_doc(r) for r in results]
     doc = docs if batch is not None else docs[0]
     if results and results[0].unpublished is not None:
@@ -198,7 +205,7 @@ def workflow_resume(call: Call):
     name = call.path["workflow"]
     call.note({"kind": "workflow", "workflow": name})
     result = workflows.resume(call.repo, name, call.body.get("runId"), _inputs(call),
-                              observer=_observer(call, name))
+                              observer=_observer(call, name), from_step=call.body.get("from"))
     return _run_doc(call, result)
 
 
@@ -277,7 +284,7 @@ def data_get(call: Call):
     from swamp.app import data
 
     return data.get(call.repo, call.path["model"], call.path["name"], call.query.get("version"),
-                    content=call.query.get("content", True))
+                    content=call.query.get("content", True), workflow=call.query.get("workflow"))
 
 
 def data_versions(call: Call):
@@ -345,7 +352,9 @@ ROUTES: list[Route] = [
     Route("POST", f"{API}/models/{{model}}/methods/{{method}}/run", "runMethod",
           "Run a method; returns its output record (a failed method is status failed, HTTP 200)", method_run,
           "run", _model, body=Body({**_RUN_INPUTS, "tags": (dict, False, "tags for the data this run writes"),
-                                    "batch": (list, False, "several input maps, run in one session")}),
+                                    "batch": (list, False, "several input maps, run in one session"),
+                                    "type": (str, False, "run this model type directly as the model named "
+                                                         "in the path (no definition written first)")}),
           stream=True, changes=True, runs=True),
     Route("GET", f"{API}/outputs", "listOutputs", "Method runs, newest first", outputs_list,
           query={"model": (str, "only this model"), "method": (str, "only this method"),
@@ -359,7 +368,8 @@ ROUTES: list[Route] = [
           stream=True, changes=True, runs=True),
     Route("POST", f"{API}/workflows/{{workflow}}/resume", "resumeWorkflow", "Continue a suspended run",
           workflow_resume, "run", _workflow,
-          body=Body({**_RUN_INPUTS, "runId": (str, False, "the run (default: the newest suspended one)")}),
+          body=Body({**_RUN_INPUTS, "runId": (str, False, "the run (default: the newest suspended one)"),
+                     "from": (str, False, "restart a failed or cancelled run from this STEP (or JOB/STEP)")}),
           stream=True, changes=True, runs=True),
     Route("POST", f"{API}/workflows/{{workflow}}/approve", "approveStep", "Approve a step waiting for approval",
           _decide("approved"), "approve", _workflow,
@@ -399,7 +409,9 @@ ROUTES: list[Route] = [
           row_resource=lambda r: f"data:{r['model']}/{r['name']}"),
     Route("GET", f"{API}/data/{{model}}/{{name}}", "getData", "One version of a model's data (the highest by default)",
           data_get, "read", _data, query={"version": (int, "a version number"),
-                                         "content": (bool, "include the content (true)")}),
+                                         "content": (bool, "include the content (true)"),
+                                         "workflow": (str, "the highest version a workflow's runs wrote "
+                                                           "(its name), or one run's (its id)")}),
     Route("DELETE", f"{API}/data/{{model}}/{{name}}", "deleteData", "Delete data (every version, or one)",
           data_delete, "write", _data, query={"version": (int, "only this version")}, changes=True),
     Route("GET", f"{API}/data/{{model}}/{{name}}/versions", "dataVersions", "The versions of a model's data",
