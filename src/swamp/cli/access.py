@@ -12,12 +12,16 @@ from swamp.cli.output import emit, say, table
 
 @click.group()
 def access():
-    """Tokens and grants for swamp serve."""
+    """Tokens and grants for swamp serve.
+
+    Example: swamp access token mint ci --user ci-bot"""
 
 
 @access.group("token")
 def token():
-    """API tokens: NAME.SECRET, shown once, stored hashed (.swamp/secrets/serve/)."""
+    """API tokens: NAME.SECRET, shown once, stored hashed (.swamp/secrets/serve/).
+
+    Example: swamp access token list"""
 
 
 def _show_new(state: CliState, result: dict, verb: str) -> None:
@@ -40,7 +44,9 @@ def _show_new(state: CliState, result: dict, verb: str) -> None:
 @global_options
 @click.pass_obj
 def mint(state: CliState, name, user, groups):
-    """Create a token NAME and print it once."""
+    """Create a token NAME and print it once.
+
+    Example: swamp access token mint ci --user ci-bot --group deployers"""
     from swamp.serve import tokens
 
     _show_new(state, tokens.mint(state.repo(), name, user=user, groups=list(groups)), "Minted")
@@ -51,7 +57,9 @@ def mint(state: CliState, name, user, groups):
 @global_options
 @click.pass_obj
 def rotate(state: CliState, name):
-    """Give token NAME a new secret; the old one stops working at once."""
+    """Give token NAME a new secret; the old one stops working at once.
+
+    Example: swamp access token rotate ci"""
     from swamp.serve import tokens
 
     _show_new(state, tokens.rotate(state.repo(), name), "Rotated")
@@ -62,7 +70,9 @@ def rotate(state: CliState, name):
 @global_options
 @click.pass_obj
 def revoke(state: CliState, name):
-    """Revoke token NAME: a request with it gets 401 from the next one on."""
+    """Revoke token NAME: a request with it gets 401 from the next one on.
+
+    Example: swamp access token revoke ci"""
     from swamp.serve import tokens
 
     result = tokens.revoke(state.repo(), name)
@@ -73,7 +83,9 @@ def revoke(state: CliState, name):
 @global_options
 @click.pass_obj
 def list_(state: CliState):
-    """Tokens (never their secrets)."""
+    """Tokens (never their secrets).
+
+    Example: swamp access token list --json"""
     from swamp.serve import tokens
 
     rows = tokens.list_tokens(state.repo())
@@ -90,7 +102,9 @@ def list_(state: CliState):
 def can_i(state: CliState, action, resource, subjects):
     """Whether the grants allow ACTION on RESOURCE (e.g. run workflow:deploy)
     for --token NAME (its user and groups too) or --subject. Exits 0 when
-    allowed, 1 when not."""
+    allowed, 1 when not.
+
+    Example: swamp access can-i run workflow:deploy --subject user:ci-bot"""
     from swamp.errors import UsageError
     from swamp.serve import grants, tokens
 

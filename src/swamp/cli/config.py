@@ -10,7 +10,9 @@ from swamp.cli.output import emit, say, table
 
 @click.group()
 def config():
-    """Settings shared by everyone using this datastore."""
+    """Settings shared by everyone using this datastore.
+
+    Example: swamp config list"""
 
 
 def _parse(value: str):
@@ -26,7 +28,9 @@ def _parse(value: str):
 @global_options
 @click.pass_obj
 def set_(state: CliState, key, value):
-    """Set KEY to VALUE (JSON, or a plain string)."""
+    """Set KEY to VALUE (JSON, or a plain string).
+
+    Example: swamp config set region eu-west-1"""
     from swamp.app.settings import set_setting
 
     result = set_setting(state.repo(), key, _parse(value))
@@ -38,7 +42,9 @@ def set_(state: CliState, key, value):
 @global_options
 @click.pass_obj
 def get(state: CliState, key):
-    """Print one setting."""
+    """Print one setting.
+
+    Example: swamp config get region"""
     from swamp.app.settings import get_setting
 
     value = get_setting(state.repo(), key)
@@ -49,7 +55,9 @@ def get(state: CliState, key):
 @global_options
 @click.pass_obj
 def list_(state: CliState):
-    """List every setting, sorted."""
+    """List every setting, sorted.
+
+    Example: swamp config list --json"""
     from swamp.app.settings import list_settings
 
     settings = list_settings(state.repo())
@@ -62,7 +70,9 @@ def list_(state: CliState):
 @global_options
 @click.pass_obj
 def unset(state: CliState, key):
-    """Remove a setting."""
+    """Remove a setting.
+
+    Example: swamp config unset region"""
     from swamp.app.settings import unset_setting
 
     emit(state, unset_setting(state.repo(), key), f"removed {key}")

@@ -11,7 +11,9 @@ from swamp.errors import UsageError
 
 @click.group()
 def data():
-    """Versioned data written by methods."""
+    """Versioned data written by methods.
+
+    Example: swamp data list hello"""
 
 
 @data.command("get")
@@ -46,7 +48,9 @@ def get(state: CliState, model, name, version, no_content, workflow):
 @global_options
 @click.pass_obj
 def list_(state: CliState, model):
-    """List data names with their latest version."""
+    """List data names with their latest version.
+
+    Example: swamp data list hello"""
     from swamp.app import data as app_data
 
     rows = app_data.list_names(state.repo(), model)
@@ -59,7 +63,9 @@ def list_(state: CliState, model):
 @global_options
 @click.pass_obj
 def versions(state: CliState, model, name):
-    """List the versions of MODEL's data NAME, ascending."""
+    """List the versions of MODEL's data NAME, ascending.
+
+    Example: swamp data versions hello result"""
     from swamp.app import data as app_data
 
     rows = app_data.versions(state.repo(), model, name)
@@ -74,7 +80,9 @@ def versions(state: CliState, model, name):
 @global_options
 @click.pass_obj
 def delete(state: CliState, model, name, version, yes):
-    """Delete data (every version, or one)."""
+    """Delete data (every version, or one).
+
+    Example: swamp data delete hello result --version 1 -y"""
     from swamp.app import data as app_data
 
     repo = state.repo()
@@ -90,7 +98,9 @@ def delete(state: CliState, model, name, version, yes):
 @global_options
 @click.pass_obj
 def gc(state: CliState, dry_run, yes):
-    """Delete expired data and versions beyond each policy."""
+    """Delete expired data and versions beyond each policy.
+
+    Example: swamp data gc --dry-run"""
     from swamp.app import data as app_data
 
     repo = state.repo()
@@ -112,7 +122,7 @@ def gc(state: CliState, dry_run, yes):
 @click.option("--model", help="Only this model's data.")
 @click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Only data with this tag (repeatable).")
 @click.option("--all-versions", is_flag=True, help="Every version, not only the latest.")
-@click.option("--limit", type=int, default=100, show_default=True)
+@click.option("--limit", type=int, default=100, show_default=True, help="At most this many results.")
 @global_options
 @click.pass_obj
 def search(state: CliState, query, model, tags, all_versions, limit):
@@ -130,11 +140,13 @@ def search(state: CliState, query, model, tags, all_versions, limit):
 @data.command("query")
 @click.argument("predicate")
 @click.option("--all-versions", is_flag=True, help="Every version, not only the latest.")
-@click.option("--limit", type=int, default=100, show_default=True)
+@click.option("--limit", type=int, default=100, show_default=True, help="At most this many results.")
 @global_options
 @click.pass_obj
 def query(state: CliState, predicate, all_versions, limit):
-    """Data for which a CEL PREDICATE holds, e.g. 'specName == "result" && size > 100'."""
+    """Data for which a CEL PREDICATE holds, e.g. 'specName == "result" && size > 100'.
+
+    Example: swamp data query 'specName == "result"' --limit 10"""
     from swamp.app import data as app_data
 
     rows = app_data.query(state.repo(), predicate, limit=limit, all_versions=all_versions)

@@ -10,12 +10,16 @@ from swamp.cli.output import emit, say, table
 
 @click.group()
 def datastore():
-    """Where runtime state lives, and sharing it."""
+    """Where runtime state lives, and sharing it.
+
+    Example: swamp datastore status"""
 
 
 @datastore.group("setup")
 def setup():
-    """Choose the datastore for this repository."""
+    """Choose the datastore for this repository.
+
+    Example: swamp datastore setup filesystem --path /srv/swamp-state"""
 
 
 @setup.command("filesystem")
@@ -23,7 +27,9 @@ def setup():
 @global_options
 @click.pass_obj
 def setup_filesystem(state: CliState, path):
-    """Use a directory (possibly shared by several processes) as the datastore."""
+    """Use a directory (possibly shared by several processes) as the datastore.
+
+    Example: swamp datastore setup filesystem --path /srv/swamp-state"""
     from swamp.app.datastore import setup_filesystem as run
 
     result = run(state.repo(), path)
@@ -79,7 +85,9 @@ def _run_setup(state: CliState, **fields):
 @click.pass_obj
 def setup_s3(state: CliState, bucket, prefix, namespace, endpoint_url, hydration, region, create_bucket):
     """Share the datastore through S3 or an S3-compatible server. Credentials
-    come from the usual AWS environment variables and files."""
+    come from the usual AWS environment variables and files.
+
+    Example: swamp datastore setup s3 --bucket acme-swamp --region eu-west-1"""
     _run_setup(state, type="s3", bucket=bucket, prefix=prefix, namespace=namespace,
                endpointUrl=endpoint_url, region=region, hydration=hydration, create_bucket=create_bucket)
 
@@ -90,7 +98,9 @@ def setup_s3(state: CliState, bucket, prefix, namespace, endpoint_url, hydration
 @click.pass_obj
 def setup_gcs(state: CliState, bucket, prefix, namespace, endpoint_url, hydration, create_bucket):
     """Share the datastore through Google Cloud Storage. Credentials come from
-    the usual application-default credentials."""
+    the usual application-default credentials.
+
+    Example: swamp datastore setup gcs --bucket acme-swamp"""
     _run_setup(state, type="gcs", bucket=bucket, prefix=prefix, namespace=namespace,
                endpointUrl=endpoint_url, hydration=hydration, create_bucket=create_bucket)
 
@@ -99,7 +109,9 @@ def setup_gcs(state: CliState, bucket, prefix, namespace, endpoint_url, hydratio
 @global_options
 @click.pass_obj
 def status(state: CliState):
-    """Show the datastore, its sync head and local changes."""
+    """Show the datastore, its sync head and local changes.
+
+    Example: swamp datastore status --json"""
     from swamp.app.datastore import status as run
 
     result = run(state.repo())
@@ -147,7 +159,9 @@ def print_counts(counts: dict) -> None:
 @global_options
 @click.pass_obj
 def sync(state: CliState, pull_only, push_only):
-    """Pull peers' commits and push local changes."""
+    """Pull peers' commits and push local changes.
+
+    Example: swamp datastore sync --pull"""
     from swamp.errors import UsageError
     from swamp.app.datastore import sync as run
 
@@ -163,14 +177,18 @@ def sync(state: CliState, pull_only, push_only):
 
 @datastore.group("lock")
 def lock():
-    """Inspect and break locks and leases."""
+    """Inspect and break locks and leases.
+
+    Example: swamp datastore lock status"""
 
 
 @lock.command("status")
 @global_options
 @click.pass_obj
 def lock_status(state: CliState):
-    """List held locks and leases with their holders."""
+    """List held locks and leases with their holders.
+
+    Example: swamp datastore lock status"""
     from swamp.app.datastore import lock_status as run
 
     rows = run(state.repo())
@@ -183,7 +201,9 @@ def lock_status(state: CliState):
 @global_options
 @click.pass_obj
 def lock_release(state: CliState, name, force):
-    """Break the lock NAME (for a holder that died)."""
+    """Break the lock NAME (for a holder that died).
+
+    Example: swamp datastore lock release workflow-run/3f2a9c1e --force"""
     from swamp.app.datastore import lock_release as run
 
     from swamp.errors import NotFoundError
@@ -200,7 +220,9 @@ def lock_release(state: CliState, name, force):
 @global_options
 @click.pass_obj
 def log(state: CliState, limit):
-    """The shared history: who changed what, when."""
+    """The shared history: who changed what, when.
+
+    Example: swamp datastore log --limit 5"""
     from swamp.app.datastore import history
 
     rows = history(state.repo(), limit)
@@ -218,7 +240,9 @@ def log(state: CliState, limit):
 @global_options
 @click.pass_obj
 def verify(state: CliState):
-    """Check that the log has no gaps and every blob matches its hash."""
+    """Check that the log has no gaps and every blob matches its hash.
+
+    Example: swamp datastore verify"""
     from swamp.app.datastore import verify as run
 
     result = run(state.repo())
@@ -242,7 +266,9 @@ def verify(state: CliState):
 @click.pass_obj
 def gc(state: CliState, retention_days, dry_run):
     """Trim the shared log and unreferenced blobs (in two phases: mark, then
-    sweep after a grace period, so a push in flight never loses a blob)."""
+    sweep after a grace period, so a push in flight never loses a blob).
+
+    Example: swamp datastore gc --dry-run"""
     from swamp.app.datastore import collect
 
     result = collect(state.repo(), retention_days=retention_days, dry_run=dry_run)
@@ -253,7 +279,9 @@ def gc(state: CliState, retention_days, dry_run):
 @global_options
 @click.pass_context
 def conflicts(ctx: click.Context, **_):
-    """List, restore or drop the conflict copies a sync kept aside."""
+    """List, restore or drop the conflict copies a sync kept aside.
+
+    Example: swamp datastore conflicts"""
     if ctx.invoked_subcommand is None:
         ctx.invoke(conflicts_list)
 
@@ -262,7 +290,9 @@ def conflicts(ctx: click.Context, **_):
 @global_options
 @click.pass_obj
 def conflicts_list(state: CliState):
-    """List every conflict copy, with the path and commit it conflicts with."""
+    """List every conflict copy, with the path and commit it conflicts with.
+
+    Example: swamp datastore conflicts list --json"""
     from swamp.app.datastore_conflicts import list_conflicts
 
     rows = list_conflicts(state.repo())
@@ -285,7 +315,9 @@ def conflicts_list(state: CliState):
 @global_options
 @click.pass_obj
 def conflicts_restore(state: CliState, path):
-    """Put our copy PATH (or the one copy of PATH) in place of theirs, and publish it."""
+    """Put our copy PATH (or the one copy of PATH) in place of theirs, and publish it.
+
+    Example: swamp datastore conflicts restore config/shared.json"""
     from swamp.app.datastore_conflicts import restore
 
     result = restore(state.repo(), path)
@@ -297,7 +329,9 @@ def conflicts_restore(state: CliState, path):
 @global_options
 @click.pass_obj
 def conflicts_drop(state: CliState, path):
-    """Delete our copy PATH (or the one copy of PATH); theirs stays."""
+    """Delete our copy PATH (or the one copy of PATH); theirs stays.
+
+    Example: swamp datastore conflicts drop config/shared.json"""
     from swamp.app.datastore_conflicts import drop
 
     result = drop(state.repo(), path)

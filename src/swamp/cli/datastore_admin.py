@@ -13,7 +13,9 @@ from swamp.cli.output import confirm, emit, say, table
 @global_options
 @click.pass_context
 def namespace(ctx: click.Context, **_):
-    """List namespaces of the shared datastore, join one, or move there."""
+    """List namespaces of the shared datastore, join one, or move there.
+
+    Example: swamp datastore namespace list"""
     if ctx.invoked_subcommand is None:
         ctx.invoke(namespace_list)
 
@@ -130,7 +132,9 @@ def compact(state: CliState):
 
 @click.group("type")
 def datastore_type():
-    """The datastore types available."""
+    """The datastore types available.
+
+    Example: swamp datastore type search s3"""
 
 
 @datastore_type.command("search")

@@ -12,7 +12,9 @@ from swamp.cli.output import emit, say
 
 @click.group("config")
 def config():
-    """Managed config: definitions, workflows, vault configs and the lockfile in the shared datastore."""
+    """Managed config: definitions, workflows, vault configs and the lockfile in the shared datastore.
+
+    Example: swamp datastore config status"""
 
 
 @config.command("migrate")
