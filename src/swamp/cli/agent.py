@@ -11,7 +11,9 @@ from swamp.cli.output import emit, say, table
 
 @click.group()
 def agent():
-    """Instructions for coding agents (AGENTS.md, CLAUDE.md, ...)."""
+    """Instructions for coding agents (AGENTS.md, CLAUDE.md, ...).
+
+    Example: swamp agent list"""
 
 
 def consent(state: CliState, changes: list, force: bool, yes: bool) -> tuple[set[str], dict[str, str]]:

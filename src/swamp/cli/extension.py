@@ -10,7 +10,9 @@ from swamp.cli.output import emit, say, table
 
 @click.group()
 def extension():
-    """Model types from Python packages, pinned in a lockfile the team shares."""
+    """Model types from Python packages, pinned in a lockfile the team shares.
+
+    Example: swamp extension list"""
 
 
 _index = click.option("--index", "index", metavar="URL",
@@ -57,7 +59,9 @@ def rm(state: CliState, name):
 @global_options
 @click.pass_obj
 def list_(state: CliState):
-    """The pinned extensions, and whether each is installed here."""
+    """The pinned extensions, and whether each is installed here.
+
+    Example: swamp extension list --json"""
     from swamp.app.extensions import list_extensions
 
     r = list_extensions(state.repo())
@@ -161,7 +165,9 @@ def info(state: CliState, name, index):
 
 @extension.group("trust")
 def trust():
-    """The indexes searched when no --index is given."""
+    """The indexes searched when no --index is given.
+
+    Example: swamp extension trust list"""
 
 
 @trust.command("add")
@@ -182,7 +188,9 @@ def trust_add(state: CliState, index):
 @global_options
 @click.pass_obj
 def trust_list(state: CliState):
-    """The trusted indexes."""
+    """The trusted indexes.
+
+    Example: swamp extension trust list"""
     from swamp.app.extensions import trust_list as list_trusted
 
     r = list_trusted(state.repo())
@@ -194,7 +202,9 @@ def trust_list(state: CliState):
 @global_options
 @click.pass_obj
 def trust_rm(state: CliState, index):
-    """Stop trusting an index."""
+    """Stop trusting an index.
+
+    Example: swamp extension trust rm https://pypi.example.com/simple/"""
     from swamp.app.extensions import trust_rm as rm_
 
     r = rm_(state.repo(), index)
@@ -257,7 +267,9 @@ def check(state: CliState, path, index):
 @global_options
 @click.pass_obj
 def fmt(state: CliState, path, check):
-    """Format the extension's code with ruff (skipped, saying so, without it)."""
+    """Format the extension's code with ruff (skipped, saying so, without it).
+
+    Example: swamp extension fmt acme-tools --check"""
     from swamp.app.extensions import fmt as fmt_
 
     r = fmt_(path, check=check)
@@ -284,7 +296,9 @@ def publish(state: CliState, path, index):
 
 @extension.group("source")
 def source():
-    """Local checkouts whose types load here without publishing (this machine only)."""
+    """Local checkouts whose types load here without publishing (this machine only).
+
+    Example: swamp extension source list"""
 
 
 @source.command("add")
@@ -305,7 +319,9 @@ def source_add(state: CliState, path):
 @global_options
 @click.pass_obj
 def source_list(state: CliState):
-    """The local checkouts loaded here."""
+    """The local checkouts loaded here.
+
+    Example: swamp extension source list"""
     from swamp.app.extensions import source_list as list_sources
 
     r = list_sources(state.repo())
@@ -317,7 +333,9 @@ def source_list(state: CliState):
 @global_options
 @click.pass_obj
 def source_rm(state: CliState, name_or_path):
-    """Stop loading a local checkout."""
+    """Stop loading a local checkout.
+
+    Example: swamp extension source rm acme-tools"""
     from swamp.app.extensions import source_rm as rm_
 
     r = rm_(state.repo(), name_or_path)

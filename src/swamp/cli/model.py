@@ -13,13 +13,17 @@ from swamp.errors import UsageError
 
 @click.group()
 def model():
-    """Model types, definitions and method runs."""
+    """Model types, definitions and method runs.
+
+    Example: swamp model create command/shell hello --global-arg run='echo hi'"""
 
 
 # ------------------------------------------------------------------ types
 @model.group("type")
 def model_type():
-    """Model types: what can be automated."""
+    """Model types: what can be automated.
+
+    Example: swamp model type search shell"""
 
 
 @model_type.command("search")
@@ -27,7 +31,9 @@ def model_type():
 @global_options
 @click.pass_obj
 def type_search(state: CliState, query):
-    """List model types, builtin and local."""
+    """List model types, builtin and local.
+
+    Example: swamp model type search shell"""
     from swamp.models.service import search_types
 
     repo = _repo_or_none(state)
@@ -42,7 +48,9 @@ def type_search(state: CliState, query):
 @global_options
 @click.pass_obj
 def type_describe(state: CliState, type_name):
-    """Show a type's arguments (JSON Schema), methods, resources and files."""
+    """Show a type's arguments (JSON Schema), methods, resources and files.
+
+    Example: swamp model type describe command/shell"""
     from swamp.models.service import describe_type
 
     emit(state, describe_type(_repo_or_none(state), type_name))
@@ -65,7 +73,9 @@ def _repo_or_none(state: CliState):
 @global_options
 @click.pass_obj
 def create(state: CliState, type_name, name, global_arg):
-    """Create a definition of TYPE named NAME."""
+    """Create a definition of TYPE named NAME.
+
+    Example: swamp model create command/shell hello --global-arg run='echo hi'"""
     from swamp.app.managed_config import create_model
 
     result = create_model(state.repo(), type_name, name, parse_pairs(global_arg, "--global-arg"))
@@ -77,7 +87,9 @@ def create(state: CliState, type_name, name, global_arg):
 @global_options
 @click.pass_obj
 def get(state: CliState, name):
-    """Show a definition."""
+    """Show a definition.
+
+    Example: swamp model get hello"""
     from swamp.models.service import get_model
     from swamp.util import yamlio
 
@@ -90,7 +102,9 @@ def get(state: CliState, name):
 @global_options
 @click.pass_obj
 def search(state: CliState, query):
-    """List definitions whose name or type contains QUERY."""
+    """List definitions whose name or type contains QUERY.
+
+    Example: swamp model search hello"""
     from swamp.models.service import search_models
 
     rows = search_models(state.repo(), query)
@@ -105,7 +119,9 @@ model.add_command(search, "list")  # upstream's alias
 @global_options
 @click.pass_obj
 def validate(state: CliState, name):
-    """Check definitions against their types. Exits 1 when any is invalid."""
+    """Check definitions against their types. Exits 1 when any is invalid.
+
+    Example: swamp model validate hello"""
     from swamp.models.service import validate_models
 
     result = validate_models(state.repo(), name)
@@ -119,7 +135,9 @@ def validate(state: CliState, name):
 @global_options
 @click.pass_obj
 def delete(state: CliState, name, yes, force):
-    """Delete a definition (refused while it has data, unless --force)."""
+    """Delete a definition (refused while it has data, unless --force).
+
+    Example: swamp model delete hello -y"""
     from swamp.app import models
 
     repo = state.repo()
@@ -131,7 +149,9 @@ def delete(state: CliState, name, yes, force):
 # ---------------------------------------------------------------- methods
 @model.group("method")
 def method():
-    """Run methods."""
+    """Run methods.
+
+    Example: swamp model method run hello execute"""
 
 
 @method.command("run")
@@ -311,7 +331,9 @@ def method_describe(state: CliState, model_name, method_name):
 # ---------------------------------------------------------------- outputs
 @model.group("output")
 def output():
-    """Records of method runs."""
+    """Records of method runs.
+
+    Example: swamp model output search hello"""
 
 
 @output.command("get")
@@ -319,7 +341,9 @@ def output():
 @global_options
 @click.pass_obj
 def output_get(state: CliState, output_id):
-    """Show one method run's record."""
+    """Show one method run's record.
+
+    Example: swamp model output get 3f2a9c1e"""
     from swamp.app import models
 
     emit(state, models.output(state.repo(), output_id))
@@ -328,12 +352,14 @@ def output_get(state: CliState, output_id):
 @output.command("search")
 @click.argument("model_name", metavar="MODEL", required=False)
 @click.option("--method", "method_name", help="Only runs of this method.")
-@click.option("--status", type=click.Choice(["succeeded", "failed", "cancelled"]))
-@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--status", type=click.Choice(["succeeded", "failed", "cancelled"]), help="Only runs that ended so.")
+@click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
 @global_options
 @click.pass_obj
 def output_search(state: CliState, model_name, method_name, status, limit):
-    """List method runs, newest first."""
+    """List method runs, newest first.
+
+    Example: swamp model output search hello --status failed --limit 5"""
     from swamp.app import models
 
     rows = models.outputs(state.repo(), model_name, method=method_name, status=status, limit=limit)
@@ -345,7 +371,9 @@ def output_search(state: CliState, model_name, method_name, status, limit):
 @global_options
 @click.pass_obj
 def output_logs(state: CliState, output_id):
-    """Print one method run's log."""
+    """Print one method run's log.
+
+    Example: swamp model output logs 3f2a9c1e"""
     from swamp.app import models
 
     result = models.output_log(state.repo(), output_id)
@@ -357,7 +385,9 @@ def output_logs(state: CliState, output_id):
 @global_options
 @click.pass_obj
 def output_data(state: CliState, output_id):
-    """List the data versions one method run wrote."""
+    """List the data versions one method run wrote.
+
+    Example: swamp model output data 3f2a9c1e"""
     from swamp.app import models
 
     rows = models.output_data(state.repo(), output_id)
@@ -366,7 +396,9 @@ def output_data(state: CliState, output_id):
 
 @method.group("history")
 def method_history():
-    """Records of method runs (the same as 'swamp model output')."""
+    """Records of method runs (the same as 'swamp model output').
+
+    Example: swamp model method history search hello"""
 
 
 method_history.add_command(output_get, "get")

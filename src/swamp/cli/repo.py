@@ -8,7 +8,9 @@ from swamp.cli.output import emit, say
 
 @click.group()
 def repo():
-    """Create and upgrade repositories."""
+    """Create and upgrade repositories.
+
+    Example: swamp repo init my-infra"""
 
 
 @repo.command("init")

@@ -49,7 +49,9 @@ def say_reports(outcomes) -> None:
 
 @click.group("report")
 def report():
-    """Reports: what runs after a method or workflow run, and what they stored."""
+    """Reports: what runs after a method or workflow run, and what they stored.
+
+    Example: swamp report list --workflow deploy"""
 
 
 @report.command("search")

@@ -13,7 +13,9 @@ STATUSES = ("pending", "running", "suspended", "succeeded", "failed", "cancelled
 
 @click.group("run")
 def run():
-    """Method and workflow runs together: history, gc, doctor."""
+    """Method and workflow runs together: history, gc, doctor.
+
+    Example: swamp run history --status failed --since 1d"""
 
 
 @run.command("history")

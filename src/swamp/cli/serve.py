@@ -9,7 +9,7 @@ from swamp.cli.options import CliState, global_options
 
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
-@click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True, help="The TCP port to listen on.")
 @click.option("--cert-file", type=click.Path(dir_okay=False, exists=True), help="TLS certificate (PEM).")
 @click.option("--key-file", type=click.Path(dir_okay=False, exists=True), help="TLS private key (PEM).")
 @click.option("--auth-mode", type=click.Choice(["none", "token"]), default=None,

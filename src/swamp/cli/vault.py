@@ -14,7 +14,9 @@ HISTORY_WARNING = ("the value was given on the command line, where your shell hi
 
 @click.group()
 def vault():
-    """Secrets, injected late and never written in clear."""
+    """Secrets, injected late and never written in clear.
+
+    Example: swamp vault list-keys prod"""
 
 
 def _settings(pairs: tuple[str, ...]) -> dict:
@@ -50,7 +52,9 @@ def create(state: CliState, vault_type: str, name: str, settings: tuple[str, ...
 @global_options
 @click.pass_obj
 def list_(state: CliState):
-    """List the repository's vaults."""
+    """List the repository's vaults.
+
+    Example: swamp vault list"""
     from swamp.app.vaults import search as search_vaults
 
     vaults = search_vaults(state.repo())
@@ -178,7 +182,9 @@ def _read_value() -> str:
 @global_options
 @click.pass_obj
 def get(state: CliState, vault_name: str, key: str):
-    """Print a secret's value (audited as a read; scripts: 'vault read-secret --reveal')."""
+    """Print a secret's value (audited as a read; scripts: 'vault read-secret --reveal').
+
+    Example: swamp vault get prod api.token"""
     from swamp.app.vaults import read_secret
 
     value = read_secret(state.repo(), vault_name, key, via="vault get")
@@ -220,7 +226,9 @@ def read_secret_cmd(state: CliState, vault_name: str, key: str, reveal: bool):
 @global_options
 @click.pass_obj
 def list_keys(state: CliState, vault_name: str):
-    """List the names of a vault's secrets (never their values)."""
+    """List the names of a vault's secrets (never their values).
+
+    Example: swamp vault list-keys prod"""
     from swamp.app.vaults import list_keys as keys_of
 
     keys = keys_of(state.repo(), vault_name)
@@ -305,7 +313,9 @@ def audit_trail(state: CliState, vault_name: str | None, key: str | None, limit:
 @global_options
 @click.pass_obj
 def delete(state: CliState, vault_name: str, key: str, yes: bool):
-    """Delete a secret."""
+    """Delete a secret.
+
+    Example: swamp vault delete prod api.token -y"""
     from swamp.app.vaults import delete as delete_secret
     from swamp.app.vaults import exists
 
@@ -342,7 +352,9 @@ def migrate(state: CliState, source: str, dest: str, keys: tuple[str, ...]):
 
 @vault.group("type")
 def vault_type():
-    """Kinds of vault: builtin, and those extensions add."""
+    """Kinds of vault: builtin, and those extensions add.
+
+    Example: swamp vault type search local"""
 
 
 @vault_type.command("search")

@@ -15,7 +15,9 @@ scheduler_option = click.option(
 
 @click.group()
 def worker():
-    """Workers that run placed workflow steps, on Dask."""
+    """Workers that run placed workflow steps, on Dask.
+
+    Example: swamp worker list --scheduler tcp://127.0.0.1:8786"""
 
 
 @worker.command("start")
@@ -57,7 +59,9 @@ def start(state: CliState, scheduler, labels, concurrency, name):
 @click.pass_obj
 def list_(state: CliState, scheduler):
     """List the swamp workers connected to the scheduler: labels,
-    concurrency, the steps each runs now."""
+    concurrency, the steps each runs now.
+
+    Example: swamp worker list --scheduler tcp://127.0.0.1:8786"""
     from swamp.workers.worker import list_workers
 
     rows = list_workers(scheduler)
