@@ -13,7 +13,9 @@ from swamp.cli.report import run_options, say_reports, selections
 
 @click.group()
 def workflow():
-    """Chain methods in jobs and steps."""
+    """Chain methods in jobs and steps.
+
+    Example: swamp workflow run deploy --input env=prod"""
 
 
 @workflow.command("create")
@@ -21,7 +23,9 @@ def workflow():
 @global_options
 @click.pass_obj
 def create(state: CliState, name):
-    """Write a skeleton workflow NAME to workflows/workflow-NAME.yaml."""
+    """Write a skeleton workflow NAME to workflows/workflow-NAME.yaml.
+
+    Example: swamp workflow create deploy"""
     from swamp.app.managed_config import create_workflow
 
     result = create_workflow(state.repo(), name)
@@ -33,7 +37,9 @@ def create(state: CliState, name):
 @global_options
 @click.pass_obj
 def get(state: CliState, name):
-    """Show a workflow (by name or id)."""
+    """Show a workflow (by name or id).
+
+    Example: swamp workflow get deploy"""
     from swamp.util import yamlio
     from swamp.workflows import service
 
@@ -46,7 +52,9 @@ def get(state: CliState, name):
 @global_options
 @click.pass_obj
 def search(state: CliState, query):
-    """List workflows whose name or description contains QUERY."""
+    """List workflows whose name or description contains QUERY.
+
+    Example: swamp workflow search deploy"""
     from swamp.workflows import service
 
     rows = service.search(state.repo(), query)
@@ -62,7 +70,9 @@ workflow.add_command(search, "list")  # upstream's alias
 @click.pass_obj
 def validate(state: CliState, name):
     """Check workflows: schema, dependencies, expressions, and the models,
-    methods and workflows they name. Exits 1 when any is invalid."""
+    methods and workflows they name. Exits 1 when any is invalid.
+
+    Example: swamp workflow validate deploy"""
     from swamp.workflows import service
 
     result = service.validate(state.repo(), name)
@@ -76,7 +86,9 @@ def validate(state: CliState, name):
 @click.pass_obj
 def evaluate(state: CliState, name, input_, input_file, stdin_input):
     """Show NAME with its expressions resolved where they can be now, and
-    forEach steps expanded."""
+    forEach steps expanded.
+
+    Example: swamp workflow evaluate deploy --input env=prod"""
     from swamp.util import yamlio
     from swamp.app import workflows
 
@@ -283,7 +295,8 @@ def _decision(decision: str):
         emit(state, result, f"{decision} {result['job']}/{result['step']} of run {result['runId']}; "
                             f"continue with: swamp workflow resume {name}")
 
-    command.__doc__ = f"{verb.capitalize()} STEP of a suspended run of NAME (STEP or JOB/STEP)."
+    command.__doc__ = (f"{verb.capitalize()} STEP of a suspended run of NAME (STEP or JOB/STEP).\n\n"
+                       f"Example: swamp workflow {verb} deploy release --reason \"checked the plan\"")
     command.help = command.__doc__
     return command
 
@@ -294,7 +307,9 @@ reject = _decision("rejected")
 
 @workflow.group("history", cls=DefaultCommandGroup, default="list")
 def history():
-    """Runs: 'history NAME' lists NAME's runs; get, search and logs find runs by id."""
+    """Runs: 'history NAME' lists NAME's runs; get, search and logs find runs by id.
+
+    Example: swamp workflow history deploy"""
 
 
 @history.command("list")
@@ -353,7 +368,9 @@ def history_search(state: CliState, workflow_name, status, limit):
 @global_options
 @click.pass_obj
 def history_get(state: CliState, run_id):
-    """One run's record, by its id (or a unique start of it)."""
+    """One run's record, by its id (or a unique start of it).
+
+    Example: swamp workflow history get 3f2a9c1e"""
     from swamp.app import workflows
     from swamp.workflows.service import run_json
 
@@ -366,7 +383,9 @@ def history_get(state: CliState, run_id):
 @global_options
 @click.pass_obj
 def history_logs(state: CliState, run_id):
-    """One run's log, by its id (or a unique start of it)."""
+    """One run's log, by its id (or a unique start of it).
+
+    Example: swamp workflow history logs 3f2a9c1e"""
     from swamp.app import workflows
 
     result = workflows.run_log_by_id(state.repo(), run_id)
@@ -395,7 +414,9 @@ def approvals(state: CliState, name):
 @click.pass_obj
 def delete(state: CliState, name, yes, force):
     """Delete workflow NAME and its run records (refused while runs of it
-    are running or waiting, unless --force)."""
+    are running or waiting, unless --force).
+
+    Example: swamp workflow delete deploy -y"""
     from swamp.app import workflows
 
     repo = state.repo()
@@ -409,7 +430,9 @@ def delete(state: CliState, name, yes, force):
 @global_options
 @click.pass_obj
 def edit(state: CliState, name):
-    """Open NAME's file in $EDITOR, then check it."""
+    """Open NAME's file in $EDITOR, then check it.
+
+    Example: EDITOR=vi swamp workflow edit deploy"""
     from swamp.workflows import service
 
     repo = state.repo()
@@ -423,14 +446,18 @@ def edit(state: CliState, name):
 
 @workflow.group("schema")
 def schema():
-    """The workflow file's schema."""
+    """The workflow file's schema.
+
+    Example: swamp workflow schema get"""
 
 
 @schema.command("get")
 @global_options
 @click.pass_obj
 def schema_get(state: CliState):
-    """Print the JSON Schema of a workflow file."""
+    """Print the JSON Schema of a workflow file.
+
+    Example: swamp workflow schema get > workflow.schema.json"""
     from swamp.util import yamlio
     from swamp.workflows.schema import Workflow
 
@@ -444,7 +471,9 @@ def schema_get(state: CliState):
 @global_options
 @click.pass_obj
 def logs(state: CliState, name, run_id):
-    """Print a run's log."""
+    """Print a run's log.
+
+    Example: swamp workflow logs deploy --run 3f2a9c1e"""
     from swamp.app import workflows
 
     result = workflows.logs(state.repo(), name, run_id)
@@ -457,7 +486,9 @@ def logs(state: CliState, name, run_id):
 @global_options
 @click.pass_obj
 def cancel(state: CliState, name, run_id):
-    """Cancel a suspended run, or ask a running one to stop."""
+    """Cancel a suspended run, or ask a running one to stop.
+
+    Example: swamp workflow cancel deploy"""
     from swamp.app import workflows
 
     result = workflows.cancel(state.repo(), name, run_id)

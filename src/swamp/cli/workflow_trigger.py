@@ -24,7 +24,9 @@ def _text(t: dict) -> str:
 
 @click.group("trigger")
 def trigger():
-    """A workflow's schedule (cron, UTC), run by swamp serve."""
+    """A workflow's schedule (cron, UTC), run by swamp serve.
+
+    Example: swamp workflow trigger get nightly"""
 
 
 @trigger.command("get")
