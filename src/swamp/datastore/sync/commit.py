@@ -242,6 +242,8 @@ class Committer:
                 fenced = self.state.fenced()
                 commitlog.add_fence(commit, fenced)
                 self.state.set_fenced(fenced)
+            if commit.upgrade is not None:
+                self._saw_upgrade(commit.upgrade)
             self.state.clear_pending(commit.seq)
         self._current = (commit.seq, time.monotonic())
         self._published_under(commit)
@@ -290,6 +292,17 @@ class Committer:
         either lands before it (and the new holder pulls it) or is refused:
         the old holder's create of that seq fails, its pull shows the fence,
         and it counts its lease as lost. Returns the record's seq."""
+        try:
+            return self._append_record(f"lease takeover {lease_name}",
+                                       fence={"lease": lease_name, "from": from_nonce, "holder": nonce})
+        except _Contended:
+            raise SwampError(f"could not record the takeover of lease {lease_name!r}: the datastore is very busy",
+                             hint="try again", code="push_contended") from None
+
+    def _append_record(self, command: str, *, fence: dict | None = None, upgrade: int | None = None) -> int:
+        """Append a record without changes (an epoch record, an upgrade
+        record) at the tip, racing for the seq like any commit; returns its
+        seq. _Contended after MAX_COMMIT_ATTEMPTS lost races."""
         with self._exclusive():
             s = self._session()
             since = time.monotonic()
@@ -301,9 +314,8 @@ class Committer:
                     self._ensure_format(s, create=True)
                     identity.claim(self.state, s, self.layout)
                 commit = Commit(head + 1, head, uuid.uuid4().hex, commitlog.writer_info(self.peer),
-                                clock.isoformat(), f"lease takeover {lease_name}", [],
-                                parent_id=self.state.tip()[0],
-                                fence={"lease": lease_name, "from": from_nonce, "holder": nonce})
+                                clock.isoformat(), command, [], parent_id=self.state.tip()[0],
+                                fence=fence, upgrade=upgrade)
                 self.state.add_pending(commit.id, commit.seq)
                 try:
                     etag = s.put(self.layout.log(commit.seq), commit.encode(), if_none_match=True)
@@ -313,8 +325,7 @@ class Committer:
                     continue
                 self._record(s, commit, etag)
                 return commit.seq
-        raise SwampError(f"could not record the takeover of lease {lease_name!r}: the datastore is very busy",
-                         hint="try again", code="push_contended")
+        raise _Contended()
 
     def _checkpoint_tree(self, s: Session, commit: Commit) -> tuple[checkpoint.Tree, list[tuple[str, str]]]:
         """The tree at ``commit``, with the contents committed inline carried
@@ -360,6 +371,10 @@ class Committer:
         found = {sha for sha, new in zip(contents, fresh) if not new}
         for sha in protect(s, self.layout, found, self._pool):
             upload_blob(s, self.layout, sha, contents[sha])
+
+
+class _Contended(Exception):
+    """A record lost MAX_COMMIT_ATTEMPTS races in a row."""
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:

@@ -65,6 +65,16 @@ from .layout import CHAIN_FORMAT, SHA_RE, Layout
 from .localonly import is_synced
 
 
+#: An upgrade record (``"upgrade": <format>``, written by
+#: ``SyncEngine.upgrade_format`` on a remote of format 1) carries one entry
+#: of this op: no older swamp knows it, so an older reader refuses the
+#: record as malformed, naming this text, before it applies anything (a
+#: format 1 reader would take inline contents for missing blobs, and a
+#: lazily hydrated one would even build on them and write checkpoints that
+#: drop them). Readers of this version skip the entry.
+UPGRADE_PATH = ".swamp-sync-upgrade"
+UPGRADE_OP = "sync-format-upgrade: this datastore now needs a newer swamp, upgrade swamp"
+
 #: a file up to this size travels inline in the commit record
 INLINE_MAX = 64 << 10
 #: the same for the contents a lazily hydrated cache fetches on first read
@@ -128,6 +138,9 @@ class Commit:
     #: an epoch record (no changes): ``{"lease", "from", "holder"}``, the
     #: holding ``from`` was taken over (or broken) and is fenced from here on
     fence: dict | None = None
+    #: an upgrade record (no changes): the sync format the remote moves to
+    #: here; from this commit on, contents may travel inline
+    upgrade: int | None = None
 
     @property
     def peer(self) -> str:
@@ -148,6 +161,9 @@ class Commit:
             body["leases"] = self.leases
         if self.fence is not None:
             body["fence"] = self.fence
+        if self.upgrade is not None:
+            body["upgrade"] = self.upgrade
+            body["changes"] = [{"path": UPGRADE_PATH, "op": UPGRADE_OP, "sha256": None, "size": 0}]
         return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     def inline_bytes(self) -> int:
@@ -182,8 +198,13 @@ def decode(seq: int, data: bytes) -> Commit:
                 raise ValueError("no id")
             if not (isinstance(parent_id, str) and parent_id) and not (parent_id is None and seq == 1):
                 raise ValueError(f"no parent id in a format {fmt} record")
+        upgrade = d.get("upgrade")
+        if upgrade is not None and (not isinstance(upgrade, int) or isinstance(upgrade, bool) or upgrade < 2):
+            raise ValueError(f"bad upgrade {upgrade!r}")
         changes, rejected = [], []
         for c in d["changes"]:
+            if upgrade is not None and c.get("op") == UPGRADE_OP:
+                continue  # what refuses older readers: not a change
             if not valid_path(c.get("path")):
                 rejected.append(repr(c.get("path")))
                 continue
@@ -212,7 +233,7 @@ def decode(seq: int, data: bytes) -> Commit:
             raise ValueError("bad fence")
         return Commit(seq, d["parent"], str(d.get("id", "")), dict(d.get("writer") or {}),
                       str(d.get("time", "")), str(d.get("command", "")), changes, rejected, parent_id,
-                      fmt if fmt >= CHAIN_FORMAT else 0, leases, fence)
+                      fmt if fmt >= CHAIN_FORMAT else 0, leases, fence, upgrade)
     except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as e:
         raise CorruptRemoteError(f"commit {seq} is malformed: {e}",
                                  hint="run 'swamp datastore verify'") from None

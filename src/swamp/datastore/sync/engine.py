@@ -42,7 +42,7 @@ from swamp.util.names import check_rel_path
 
 from . import checkpoint, commitlog
 from .blobs import fetch_blob
-from .commit import Committer
+from .commit import Committer, _Contended
 from .counting import Session
 from .errors import CorruptRemoteError, SyncConflictError
 from .fencing import Fencing, _LeaseScope
@@ -288,6 +288,57 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
                 f"the remote datastore uses sync format {version}; this swamp understands {FORMAT_VERSION}",
                 hint="upgrade swamp", code="format_too_new")
         self.state.set_meta("format", str(version))
+
+    def upgrade_format(self) -> dict:
+        """Move a remote of sync format 1 to this swamp's format, so that
+        contents travel inline there too. In order, each step safe to
+        repeat: pull; append an upgrade record to the log (unless the log
+        has one already), whose one entry has an op no older swamp knows, so
+        every older reader refuses the log from there on as malformed,
+        naming the upgrade, before applying anything; then rewrite
+        ``format.json`` (compare-and-swap), so an older swamp starting
+        afresh is refused as ``format_too_new``. Every peer of this version
+        inlines once it has pulled the record. ``{"from", "to", "upgraded",
+        "seq"}`` (``seq``: the upgrade record's, None if none was needed)."""
+        with self._exclusive():
+            s = self._session()
+            while True:
+                try:
+                    data, etag = s.get(self.layout.format_key)
+                except ObjectNotFound:
+                    raise SwampError(f"{self.store.name}{self.layout.namespace} has no {self.layout.format_key}",
+                                     hint="set it up first with 'swamp datastore setup s3|gcs ...'",
+                                     code="not_found") from None
+                try:
+                    version = int(json.loads(data)["version"])
+                except (ValueError, KeyError, TypeError):
+                    raise CorruptRemoteError(f"{self.layout.format_key} is malformed") from None
+                if version > FORMAT_VERSION:
+                    raise SwampError(
+                        f"the remote datastore uses sync format {version}; this swamp understands {FORMAT_VERSION}",
+                        hint="upgrade swamp", code="format_too_new")
+                if version >= INLINE_FORMAT:
+                    self._saw_upgrade(version)
+                    return {"from": version, "to": version, "upgraded": False, "seq": None}
+                self._pull_into(s)
+                seq = None
+                if int(self.state.get_meta("format") or 0) < INLINE_FORMAT:
+                    try:
+                        seq = self._append_record("datastore upgrade", upgrade=FORMAT_VERSION)
+                    except _Contended:
+                        raise SwampError("could not append the upgrade record: the datastore is very busy",
+                                         hint="try again", code="push_contended") from None
+                try:
+                    s.put(self.layout.format_key, _format_body(), if_match=etag)
+                except PreconditionFailed:
+                    continue  # format.json changed meanwhile (another upgrade): look again
+                self._saw_upgrade(FORMAT_VERSION)
+                return {"from": version, "to": FORMAT_VERSION, "upgraded": True, "seq": seq}
+
+    def _saw_upgrade(self, version: int) -> None:
+        """The remote is of format ``version`` at least (never lowered)."""
+        if version > int(self.state.get_meta("format") or 0):
+            self.state.set_meta("format", str(version))
 
     def _inline_allowed(self, s: Session) -> bool:
         """Whether this remote's readers take contents inline (its format is

@@ -128,6 +128,12 @@ class Puller:
                 log.warning("commit %d by %s was made under a lease taken over before it; ignored", c.seq, c.peer)
                 continue
             commitlog.add_fence(c, fenced)
+            if c.upgrade is not None:
+                # The remote moved to a newer format here (upgrade_format):
+                # from now on this peer may inline contents too. Before the
+                # head moves is harmless: a commit of ours lands after this
+                # record only once a pull applied it.
+                self._saw_upgrade(c.upgrade)
             mine = c.id in pending
             for ch in c.changes:
                 # where the path's newest content is kept (own or theirs)
