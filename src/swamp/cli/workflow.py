@@ -116,6 +116,7 @@ def _observer(state: CliState, activity):
         extra = f" ({step.skipReason})" if step.skipReason else (f": {step.error}" if step.error else "")
         activity.say(redact_text(f"  {marks.get(step.status, ' ')} {where} {step.status}{extra}"))
 
+    show.step_log = lambda run, job, step, line: activity.logged(line)  # a placed step's lines, live
     return show
 
 

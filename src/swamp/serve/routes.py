@@ -174,6 +174,9 @@ def _observer(call: Call, name: str):
             event["skipReason"] = step.skipReason
         call.emit("step", event)
 
+    # A placed step's log lines as the worker logs them (app/remote_steps.py).
+    observe.step_log = lambda run, job, step, line: call.emit(
+        "log", {"runId": run.id, "job": job.name, "step": step.name, "line": line})
     return observe
 
 
