@@ -305,3 +305,16 @@ def test_workflows_and_vaults_created_or_deleted_on_one_peer_reach_the_other(tmp
     ok(b, "workflow", "delete", "nightly", "-y")
     assert ok(a, "workflow", "search") == []
     assert not (a / "workflows" / "workflow-nightly.yaml").exists()  # never written to the repository
+
+
+def test_an_edit_that_does_not_validate_is_not_published(tmp_path, seaweedfs):
+    setup = s3_setup_args(seaweedfs)
+    a = _managed_peer(tmp_path / "a", setup)
+    b = _managed_peer(tmp_path / "b", setup)
+    ok(a, "model", "create", "command/shell", "x", "--global-arg", "run=echo x")
+    script = tmp_path / "editor.sh"
+    script.write_text('printf "methods:\\n  nosuch: {arguments: {}}\\n" >> "$1"\n')
+    out = on_a_terminal(["model", "edit", "x", "--repo-dir", str(a)], env={"EDITOR": f"sh {script}"})
+    assert "INVALID" in out and "nosuch" in out, out
+    assert ok(b, "model", "get", "x").get("methods", {}) == {}
+    assert not any(e["command"] == "model edit x" for e in ok(b, "datastore", "log", "--limit", "10"))

@@ -307,8 +307,10 @@ def edit(state: CliState, name):
     open_in_editor(state, path, "model", name, managed=repo.managed_config)
     from swamp.app.managed_config import publish_edit
 
-    publish_edit(repo, "model", name, path)  # managed config: publish it
-    emit_validation(state, validate_models(repo, path.stem), "models")
+    result = validate_models(repo, path.stem)
+    if result["valid"]:
+        publish_edit(repo, "model", name, path)  # managed config: publish it (only once it is valid)
+    emit_validation(state, result, "models")
 
 
 @method.command("describe")

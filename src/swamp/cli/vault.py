@@ -134,8 +134,10 @@ def edit(state: CliState, name: str):
     open_in_editor(state, path, "vault", name, managed=repo.managed_config)
     from swamp.app.managed_config import publish_edit
 
-    publish_edit(repo, "vault", name, path)  # managed config: publish it
-    emit_validation(state, validate_vaults(repo, name), "vaults")
+    result = validate_vaults(repo, name)
+    if result["valid"]:
+        publish_edit(repo, "vault", name, path)  # managed config: publish it (only once it is valid)
+    emit_validation(state, result, "vaults")
 
 
 @vault.command("put")

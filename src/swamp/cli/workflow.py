@@ -441,8 +441,10 @@ def edit(state: CliState, name):
     open_in_editor(state, path, "workflow", name, managed=repo.managed_config)
     from swamp.app.managed_config import publish_edit
 
-    publish_edit(repo, "workflow", name, path)  # managed config: publish it
-    emit_validation(state, service.validate(repo, name), "workflows")
+    result = service.validate(repo, name)
+    if result["valid"]:
+        publish_edit(repo, "workflow", name, path)  # managed config: publish it (only once it is valid)
+    emit_validation(state, result, "workflows")
 
 
 @workflow.group("schema")
