@@ -252,10 +252,20 @@ def workflow_cancel(call: Call):
         return _unpublished(e)
 
 
-def workflow_history(call: Call):
-    from swamp.app import workflows
+_RUN_INDEXES: dict = {}  # repository root -> app.run_history's index, kept while the server runs
 
-    return workflows.history(call.repo, call.path["workflow"], call.query.get("limit"))
+
+def workflow_history(call: Call):
+    from swamp.app import run_history
+
+    index = _RUN_INDEXES.get(call.repo.root)
+    if index is None:
+        index = _RUN_INDEXES.setdefault(call.repo.root, run_history.index_for(call.repo))
+    q = call.query
+    if q.get("offset", 0) < 0 or q.get("limit", 1) < 1:
+        raise ValidationError("offset is 0 or more, limit 1 or more")
+    return run_history.history_page(call.repo, index, call.path["workflow"], offset=q.get("offset", 0),
+                                    limit=q.get("limit"), status=q.get("status"))
 
 
 def _run_id(call: Call) -> str | None:
@@ -394,7 +404,8 @@ ROUTES: list[Route] = [
           "Cancel a suspended run, or ask a running one to stop", workflow_cancel, "run", _workflow,
           body=Body({"runId": (str, False, "the run (default: the newest unfinished one)")}), changes=True),
     Route("GET", f"{API}/workflows/{{workflow}}/runs", "workflowHistory", "Runs, newest first", workflow_history,
-          "read", _workflow, query={"limit": (int, "at most this many")}),
+          "read", _workflow, query={"limit": (int, "at most this many"), "offset": (int, "skip this many (0)"),
+                                    "status": (str, "only runs in this status")}),
     Route("GET", f"{API}/workflows/{{workflow}}/runs/{{run}}", "getWorkflowRun",
           "One run record ('latest' for the newest)", workflow_run_get, "read", _workflow),
     Route("GET", f"{API}/workflows/{{workflow}}/runs/{{run}}/log", "getWorkflowRunLog",
