@@ -36,10 +36,12 @@ class RunResult:
     reports: list = field(default_factory=list)
 
 
-def _engine(repo, host, observer, checks) -> Engine:
+def _engine(repo, host, observer, checks, on_log=None) -> Engine:
     """The engine, its runner given the run's pre-flight check options
-    (``checks``: (skip all, names to skip), or None)."""
+    (``checks``: (skip all, names to skip), or None), and ``on_log`` called
+    with each line its steps' methods log (in the step's thread)."""
     engine = Engine(repo, host, observer=observer)
+    engine.runner.on_log = on_log
     if checks is not None:
         engine.runner.skip_checks, engine.runner.skip_check = bool(checks[0]), frozenset(checks[1] or ())
     return engine
@@ -134,7 +136,7 @@ class _Host:
 
 def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
         observer: Observer | None = None, dispatcher=None, remote_only: bool = False,
-        reports=None, checks=None) -> RunResult:
+        reports=None, checks=None, on_log=None) -> RunResult:
     """``reports`` (a reports.run.Selection) chooses the reports that run
     once the run ends; ``checks`` is (skip every pre-flight check, names
     of checks to skip) for its model_method steps."""
@@ -143,12 +145,12 @@ def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
     source, wf = checked(repo, name)
     report_types = for_workflow(repo, wf, reports)  # an unknown report: refused before the run starts
     host = _Host(repo, dispatcher=dispatcher, remote_only=remote_only)
-    result = _engine(repo, host, observer, checks).start(wf, source, inputs, fail_on=fail_on_level(fail_on))
+    result = _engine(repo, host, observer, checks, on_log).start(wf, source, inputs, fail_on=fail_on_level(fail_on))
     return _reported(repo, RunResult(result, host.sync, is_shared(repo), host.unpublished), report_types)
 
 
 def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None,
-           from_step: str | None = None, reports=None, checks=None) -> RunResult:
+           from_step: str | None = None, reports=None, checks=None, on_log=None) -> RunResult:
     """Continue a suspended run; with ``from_step``, restart a failed (or
     cancelled) run from that step: it and what depends on it run again,
     the rest keeps its outcome. ``inputs`` merge over the saved ones."""
@@ -160,7 +162,7 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
     statuses = runs.RESTARTABLE if from_step else ("suspended",)
     with reading(repo, into=host.sync):
         target = runs.pick(repo.datastore, workflow_id(wf), run_id, statuses)
-    engine = _engine(repo, host, observer, checks)
+    engine = _engine(repo, host, observer, checks, on_log)
     if from_step:
         if target.status not in runs.RESTARTABLE:
             from swamp.errors import ConflictError

@@ -163,9 +163,33 @@ def output_log(call: Call):
 
 
 # ---------------------------------------------------------------- workflows
-def _observer(call: Call, name: str):
+class _StepLogs:
+    """A workflow's step logs as ``log`` events naming their step: a step's
+    method runs in the thread that marked it running, so the observer notes
+    which step each thread runs and ``on_log`` looks its own thread up."""
+
+    def __init__(self, call: Call) -> None:
+        import threading
+
+        self.call = call
+        self.current = threading.get_ident
+        self.steps: dict[int, dict] = {}
+
+    def observe(self, run, job, step) -> None:
+        if step.status == "running":
+            self.steps[self.current()] = {"runId": run.id, "job": job.name, "step": step.name}
+        elif self.steps.get(self.current(), {}).get("step") == step.name:
+            self.steps.pop(self.current(), None)
+
+    def on_log(self, line: str) -> None:
+        self.call.emit("log", {**self.steps.get(self.current(), {}), "line": line})
+
+
+def _observer(call: Call, name: str, logs: "_StepLogs | None" = None):
     def observe(run, job, step):
         call.note({"kind": "workflow", "workflow": name, "runId": run.id})
+        if logs is not None:
+            logs.observe(run, job, step)
         event = {"runId": run.id, "workflow": run.workflowName, "job": job.name, "step": step.name,
                  "status": step.status}
         if step.error:
@@ -197,8 +221,9 @@ def workflow_run(call: Call):
 
     name = call.path["workflow"]
     call.note({"kind": "workflow", "workflow": name})
+    logs = _StepLogs(call)
     result = workflows.run(call.repo, name, _inputs(call), fail_on=call.body.get("failOn", "low"),
-                           observer=_observer(call, name))
+                           observer=_observer(call, name, logs), on_log=logs.on_log)
     return _run_doc(call, result)
 
 
@@ -207,8 +232,10 @@ def workflow_resume(call: Call):
 
     name = call.path["workflow"]
     call.note({"kind": "workflow", "workflow": name})
+    logs = _StepLogs(call)
     result = workflows.resume(call.repo, name, call.body.get("runId"), _inputs(call),
-                              observer=_observer(call, name), from_step=call.body.get("from"))
+                              observer=_observer(call, name, logs), from_step=call.body.get("from"),
+                              on_log=logs.on_log)
     return _run_doc(call, result)
 
 
