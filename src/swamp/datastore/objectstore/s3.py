@@ -21,12 +21,9 @@ its parts stored (and billed) until a bucket lifecycle rule
 
 from __future__ import annotations
 
-import configparser
 import math
 import os
 import threading
-import urllib.error
-import urllib.request
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Iterator
@@ -61,6 +58,8 @@ def shared_file_credentials() -> dict[str, str]:
     if os.environ.get("AWS_ACCESS_KEY_ID"):
         return {}
     path = Path(os.environ.get("AWS_SHARED_CREDENTIALS_FILE", Path.home() / ".aws" / "credentials"))
+    import configparser  # only without AWS_* credentials in the environment
+
     parser = configparser.ConfigParser()
     if not parser.read(path):
         return {}
@@ -238,6 +237,9 @@ class S3ObjectStore(ObjectStore):
     def create_bucket(self) -> None:
         """CreateBucket, signed by obstore and sent by urllib (obstore has
         no bucket operations). A bucket that is already there is fine."""
+        import urllib.error  # imported here: a rare call, and 10+ ms at load
+        import urllib.request
+
         import obstore
         from obstore.store import S3Store
 
@@ -425,6 +427,9 @@ class S3ObjectStore(ObjectStore):
     def _conditional_delete(self, key: str, if_match: str) -> None:
         # obstore has no conditional delete; a presigned DELETE URL signs the
         # host only, so an If-Match header can ride along unsigned.
+        import urllib.error
+        import urllib.request
+
         import obstore
 
         try:
