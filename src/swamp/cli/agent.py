@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import emit, say, table
+from swamp.cli.output import emit, say, say_diff, table
 
 
 @click.group()
@@ -39,7 +39,7 @@ def consent(state: CliState, changes: list, force: bool, yes: bool) -> tuple[set
             say(f"{c.path}: swamp's part was edited; the difference with swamp's:")
         else:
             say(f"{c.path} is yours; swamp's part would be added at its end:")
-        say(c.diff().rstrip("\n"))
+        say_diff(c.diff())
         question = f"Replace swamp's part of {c.path}?" if c.how == "replace" else f"Add swamp's part to {c.path}?"
         if click.confirm(question, default=False):
             ok.add(c.path)
@@ -55,7 +55,7 @@ def render(result: dict, diffs: dict[str, str]) -> None:
         say(f"  kept {p}: you edited it or it is yours (--force shows the difference, --yes writes swamp's part)")
     for p, d in sorted(diffs.items()):
         say(f"difference for {p}:")
-        say(d.rstrip("\n"))
+        say_diff(d)
     if not (result["created"] or result["updated"] or result["kept"]):
         say("  every file is up to date")
 

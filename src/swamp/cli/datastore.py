@@ -5,7 +5,7 @@ import sys
 import click
 
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import emit, say, table
+from swamp.cli.output import emit, human_size, say, summary, table
 
 
 @click.group()
@@ -119,32 +119,34 @@ def status(state: CliState):
     def human():
         shared = result.get("type") != "filesystem"
         where = result["location"] + (f" (namespace {result['namespace']})" if result.get("namespace") else "")
-        say(f"datastore: {result['type']} at {where}")
         if not shared:
-            say("not shared: every change is local; share it with 'swamp datastore setup s3|gcs ...'")
+            summary([("datastore", f"{result['type']} at {where}"),
+                     ("shared", "no: every change is local; share it with 'swamp datastore setup s3|gcs ...'")])
             return
-        say(f"cache: {result.get('cache', '')}")
-        say(f"head: commit {result['head']}")
         dirty = result.get("dirtyFiles", 0)
-        if dirty:
-            say(f"unpublished: {dirty} change(s) made here are not published yet; "
-                "'swamp datastore sync' publishes them")
-            for path in result.get("dirtyPaths", [])[:20]:
-                say(f"  {path}")
-            if dirty > 20:
-                say(f"  ... and {dirty - 20} more (--json lists them all)")
-        else:
-            say("unpublished: nothing; everything made here is published")
-        for k in sorted(set(result) - {"type", "location", "namespace", "cache", "head", "dirtyFiles",
-                                        "dirtyPaths"}):
-            say(f"{k}: {result[k]}")
+        conflicts = result.get("conflicts") or []
+        summary([
+            ("datastore", f"{result['type']} at {where}"),
+            ("cache", result.get("cache")),
+            ("head", f"commit {result['head']}"),
+            ("peer", result.get("peer")),
+            ("hydration", result.get("hydration")),
+            ("unpublished", f"{dirty} change(s) made here; 'swamp datastore sync' publishes them" if dirty
+             else "nothing; everything made here is published"),
+            ("conflicts", f"{len(conflicts)} copy(ies) kept aside; 'swamp datastore conflicts' lists them"
+             if conflicts else "none"),
+        ])
+        for path in result.get("dirtyPaths", [])[:20]:
+            say(f"  {path}")
+        if dirty > 20:
+            say(f"  ... and {dirty - 20} more (--json lists them all)")
 
     emit(state, result, human)
 
 
 def print_counts(counts: dict) -> None:
-    say(f"pulled {counts['filesPulled']} files ({counts['bytesPulled']} bytes), "
-        f"pushed {counts['filesPushed']} files ({counts['bytesPushed']} bytes), "
+    say(f"pulled {counts['filesPulled']} files ({human_size(counts['bytesPulled'])}), "
+        f"pushed {counts['filesPushed']} files ({human_size(counts['bytesPushed'])}), "
         f"deleted {counts['filesDeleted']}, {counts['requests']} requests, head {counts['head']}")
     for r in counts.get("renumbered", []):
         say(f"renumbered: {r['versions']} version {r['from']} is published as {r['to']} "

@@ -16,10 +16,29 @@ def _json_mode(argv) -> bool:
     return "--json" in (argv if argv is not None else sys.argv[1:])
 
 
+#: the running command's CliState (its --no-color and -q decide the colour of an error)
+_STATE: CliState | None = None
+_QUIET = False
+
+
+def _colour_on() -> bool:
+    from swamp.cli import colour
+
+    if _QUIET:
+        return False
+    return colour.enabled(sys.stderr, _STATE if _STATE is not None else CliState())
+
+
 def run_cli(cli: click.Group, argv=None) -> int:
     json_mode = _json_mode(argv)
+    args = list(argv if argv is not None else sys.argv[1:])
+    state = CliState()
+    # So that an error raised before the options are parsed respects them too.
+    state.color = "--no-color" not in args
+    global _STATE, _QUIET
+    _STATE, _QUIET = state, "-q" in args or "--quiet" in args
     try:
-        cli.main(args=argv, prog_name="swamp", standalone_mode=False, obj=CliState())
+        cli.main(args=argv, prog_name="swamp", standalone_mode=False, obj=state)
         return 0
     except SystemExit as e:  # commands exit with a code (records on failure)
         return int(e.code or 0)
@@ -75,6 +94,9 @@ def _report(e: SwampError, json_mode: bool) -> None:
     if json_mode:
         _echo_json(e.to_json())
         return
-    click.echo(redact_text(f"error: {e.message}"), err=True)
+    from swamp.cli.colour import paint
+
+    on = _colour_on()
+    click.echo(paint("error:", "bad", on) + " " + redact_text(e.message), err=True)
     if e.hint:
-        click.echo(redact_text(f"hint: {e.hint}"), err=True)
+        click.echo(paint("hint:", "dim", on) + " " + redact_text(e.hint), err=True)

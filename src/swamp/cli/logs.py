@@ -20,7 +20,10 @@ class _Warnings(logging.Handler):
         try:
             from swamp.vault.redact import redact_text
 
-            sys.stderr.write(redact_text(f"warning: {record.getMessage()}") + "\n")
+            from swamp.cli import colour
+
+            label = colour.paint("warning:", "wait", colour.enabled(sys.stderr))
+            sys.stderr.write(label + " " + redact_text(record.getMessage()) + "\n")
         except Exception:  # a warning must never break the command
             self.handleError(record)
 

@@ -53,7 +53,10 @@ def type_describe(state: CliState, type_name):
     Example: swamp model type describe command/shell"""
     from swamp.models.service import describe_type
 
-    emit(state, describe_type(_repo_or_none(state), type_name))
+    from swamp.cli.output import render_type
+
+    doc = describe_type(_repo_or_none(state), type_name)
+    emit(state, doc, lambda: render_type(doc))
 
 
 def _repo_or_none(state: CliState):

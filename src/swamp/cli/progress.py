@@ -9,16 +9,11 @@ import time
 from typing import Callable, TextIO
 
 from swamp.cli.options import CliState
+from swamp.cli.output import human_size
 
 Progress = Callable[[str, int, int, int, int], None]
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
 
 
 class TransferBar:
@@ -46,7 +41,7 @@ class TransferBar:
             frac = files_done / files_total if files_total else 1.0
             filled = int(frac * self.WIDTH)
             self.stream.write(f"\r{phase:<8} [{'#' * filled}{'.' * (self.WIDTH - filled)}] "
-                              f"{files_done}/{files_total} files  {_size(bytes_done)}/{_size(bytes_total)}")
+                              f"{files_done}/{files_total} files  {human_size(bytes_done)}/{human_size(bytes_total)}")
             if finished:
                 self.stream.write("\n")
                 self._phase = None

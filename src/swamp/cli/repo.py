@@ -3,7 +3,7 @@ from __future__ import annotations
 import click
 
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import emit, say
+from swamp.cli.output import emit, say, say_diff
 
 
 @click.group()
@@ -32,7 +32,7 @@ def init(state: CliState, path: str, force: bool, yes: bool):
     diff = agents_difference(path) if force and not yes else None
     if diff and not state.json and sys.stdin.isatty():
         say("AGENTS.md differs from the one this swamp ships:")
-        say(diff.rstrip("\n"))
+        say_diff(diff)
         replace = click.confirm("Replace it with swamp's?", default=False)
     result = init_repo(path, force=force, replace_agents=replace)
 
