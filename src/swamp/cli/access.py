@@ -127,3 +127,9 @@ def can_i(state: CliState, action, resource, subjects):
     emit(state, result, human)
     if not allowed:
         sys.exit(1)
+
+
+# access reload (docs/serve.md#access)
+from swamp.cli.access_reload import reload as _reload  # noqa: E402
+
+access.add_command(_reload)

@@ -273,7 +273,14 @@ HANDLERS = {
     "workflow history list": (workflow_history, {"name", "limit"}),
     "workflow signal": (lambda c, s, p: _signals_cli().remote_signal(c, s, p), {"name", "step", "data", "run_id"}),
     "workflow signals": (lambda c, s, p: _signals_cli().remote_signals(c, s, p), {"name"}),
+    "access reload": (lambda c, s, p: _access_cli().remote_reload(c, s, p), set()),
 }
+
+
+def _access_cli():
+    from swamp.cli import access_reload
+
+    return access_reload
 
 
 def _signals_cli():

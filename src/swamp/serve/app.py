@@ -459,6 +459,31 @@ def _webhook(state: ServeState):
     return receive
 
 
+def _access_reload(state: ServeState):
+    """POST /api/v1/access/reload: read the grants and the tokens again now
+    (they are read again by themselves when their files change); admin."""
+
+    async def reload(request: Request) -> Response:
+        t0 = time.monotonic()
+        who = ["anonymous"]
+        try:
+            who = state.subjects(request)
+            if state.settings.auth_mode == "token":
+                state.authorize(who, "admin", "access:reload")
+            doc = {**await anyio.to_thread.run_sync(state.grants.reload),
+                   **await anyio.to_thread.run_sync(state.tokens.reload)}
+            status, code = 200, None
+        except SwampError as e:
+            doc, status, code = None, status_of(e.code), e.code
+            response = _error(e)
+        state.audit.record(who=who, method="POST", path=request.url.path, op="reloadAccess", action="admin",
+                           resource="access:reload", status=status, code=code,
+                           ms=round((time.monotonic() - t0) * 1000, 1))
+        return _json(doc) if doc is not None else response
+
+    return reload
+
+
 def _health(state: ServeState):
     async def health(request: Request) -> Response:
         from importlib.metadata import version
@@ -498,7 +523,8 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
 
     routes = [StarletteRoute("/health", _health(state), methods=["GET"]),
               StarletteRoute("/openapi.json", openapi, methods=["GET"]),
-              StarletteRoute("/hooks/{name}", _webhook(state), methods=["POST"])]
+              StarletteRoute("/hooks/{name}", _webhook(state), methods=["POST"]),
+              StarletteRoute("/api/v1/access/reload", _access_reload(state), methods=["POST"])]
     routes += [StarletteRoute(r.path, _endpoint(state, r), methods=[r.method]) for r in ROUTES]
     if settings.dashboard:
         from swamp.serve.dashboard.pages import routes as dashboard_routes

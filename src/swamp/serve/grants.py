@@ -15,6 +15,7 @@ are read again when any of them changes."""
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -147,3 +148,11 @@ class GrantSet:
 
     def allowed(self, subjects: list[str], action: str, resource: str) -> bool:
         return decide(self.current(), subjects, action, resource)[0]
+
+    def reload(self) -> dict:
+        """Read the files again now, changed or not (``swamp access
+        reload``): ``{"grants", "files"}``, or the broken file's error."""
+        self._stamp = None
+        found = self.current()
+        return {"grants": len(found),
+                "files": sorted(os.path.relpath(f, self.repo.root) for f, _, _ in self._stamp or ())}

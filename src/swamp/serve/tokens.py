@@ -125,6 +125,14 @@ class TokenStore:
             self._stamp = stamp
         return self._tokens
 
+    def reload(self) -> dict:
+        """Read the file again now (``swamp access reload``): ``{"tokens",
+        "revoked"}``."""
+        self._stamp = ("reload",)
+        found = self._fresh()
+        return {"tokens": sum(not e.get("revoked") for e in found.values()),
+                "revoked": sum(bool(e.get("revoked")) for e in found.values())}
+
     def check(self, presented: str) -> tuple[str, list[str]] | None:
         """(token name, subjects) for a valid token, else None."""
         name, _, secret = presented.partition(".")
