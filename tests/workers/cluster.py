@@ -35,10 +35,10 @@ class Cluster:
     workers: dict[str, Worker] = field(default_factory=dict)
 
     def peer(self, name: str) -> Path:
-        """A checkout of the origin (definitions, workflows, vault configs:
+        """A checkout of the origin (definitions, workflows, vault configs, local types:
         what git carries, no secrets) on the shared datastore."""
         path = init_repo(self.root / name)
-        for sub in ("models", "workflows", "vaults"):
+        for sub in ("models", "workflows", "vaults", "extensions"):
             if (self.origin / sub).exists():
                 shutil.copytree(self.origin / sub, path / sub, dirs_exist_ok=True)
         ok(path, "datastore", "setup", *self.setup)

@@ -12,7 +12,18 @@ worker only never touches the run record, whose lease it does not hold.
 Secrets: a worker holds no vault key. The dispatching side finds the
 vault references the step's arguments make, resolves them, and sends the
 values with that step only; the worker's vault lookups answer from them
-for that step and nothing is written to disk."""
+for that step and nothing is written to disk.
+
+Cancel: a cancelled run cancels its placed steps' Dask futures; on the
+worker the step's processes are killed (swamp.workers.steps) and what it
+wrote is dropped before its push, so nothing of it is published; the
+run records the step failed with "cancelled". When the dispatching process
+dies, the scheduler releases its futures: its running steps are cancelled
+the same way (the run itself is recorded interrupted by a peer, as a local
+run whose process died). Logs: each line the step logs on the worker
+reaches the run's log and its observer while the step runs. Ephemeral
+data: a placed step gets the run's ephemeral data of its model and sends
+back what it leaves there, in memory, redacted; never written."""
 
 from __future__ import annotations
 
@@ -32,6 +43,10 @@ class WorkerLostError(SwampError):
 
 class NoWorkerError(SwampError):
     code = "no_worker"
+
+
+class StepCancelledError(SwampError):
+    code = "cancelled"
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,10 @@ class StepJob:
     step_name: str | None = None
     #: the dispatching step's span (W3C), so the worker's spans join its trace
     traceparent: str | None = None
+    #: the Dask event topic the worker sends the step's log lines to (set by the dispatcher)
+    log_topic: str | None = None
+    #: the run's ephemeral data of this model, {(model id, name): entry}: the step reads it
+    ephemeral: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:  # never the secrets, should a log print the job
         return f"StepJob({self.command!r}, secrets={len(self.secrets)})"
@@ -89,13 +108,18 @@ class StepOutcome:
     sync: dict = field(default_factory=dict)
     #: set when the step ran but the worker's push failed (its next session publishes it)
     unpublished: str | None = None
+    #: the model's ephemeral data after the step ({(model id, name): entry}), redacted; never written
+    ephemeral: dict | None = None
 
 
 class Dispatcher(Protocol):
     """Runs a StepJob on a worker that fits the placement and returns its
     outcome; raises WorkerLostError or NoWorkerError (swamp.workers.dispatch)."""
 
-    def run(self, job: StepJob, placement: Placement) -> StepOutcome: ...
+    def run(self, job: StepJob, placement: Placement, *, cancelled=None, on_log=None) -> StepOutcome:
+        """``cancelled()`` true: cancel the step on its worker and raise
+        StepCancelledError. ``on_log(line)``: each line the step logs, as
+        it logs it."""
 
 
 _defaults: dict = {"dispatcher": None, "remote_only": False}
@@ -125,16 +149,24 @@ class _StepRepo:
         return getattr(self._repo, name)
 
 
-def run_step(repo, job: StepJob, *, worker: str, registry=None) -> StepOutcome:
-    """On a worker: one session for one step, like a local step's."""
+def run_step(repo, job: StepJob, *, worker: str, registry=None, control=None) -> StepOutcome:
+    """On a worker: one session for one step, like a local step's.
+    ``control`` (swamp.workers.steps.StepControl) streams its log lines and
+    says whether it was cancelled: then what it wrote is dropped before the
+    push, and the outcome is ``cancelled``."""
     from swamp.models.runner import Runner
 
     view = _StepRepo(repo, job.secrets)
-    runner = Runner(view, registry=registry)
+    runner = Runner(view, registry=registry, on_log=control.log if control is not None else None)
     definition = job.definition
     counts = SyncCounts()
     record = None
     unpublished = None
+    ephemeral = dict(job.ephemeral)
+
+    def cancelled() -> bool:
+        return control is not None and control.cancelled.is_set()
+
     try:
         with tracing.attached(job.traceparent), \
                 changing(view, job.command, leases=[model_lock_name(definition.type, definition.id)], into=counts):
@@ -143,20 +175,56 @@ def run_step(repo, job: StepJob, *, worker: str, registry=None) -> StepOutcome:
 
                 auto_definitions.save(repo.datastore, definition)
             prepared = runner.prepare(definition, job.method, job.inputs, variables=job.variables)
-            record = runner.execute(prepared, tags=job.tags, triggered_by=job.triggered_by,
-                                    workflow_run_id=job.workflow_run_id, workflow_name=job.workflow_name,
-                                    step_name=job.step_name, overrides=job.overrides)
+            if not cancelled():
+                record = runner.execute(prepared, tags=job.tags, triggered_by=job.triggered_by,
+                                        workflow_run_id=job.workflow_run_id, workflow_name=job.workflow_name,
+                                        step_name=job.step_name, overrides=job.overrides, ephemeral=ephemeral)
+            if cancelled():
+                if record is not None:
+                    _drop(repo.datastore, record)  # before the push: nothing of it is published
+                record = None
     except UnpublishedError as e:
         unpublished = e.message
     except SwampError as e:
         if record is None:
-            return StepOutcome(worker, None, "failed", e.message, sync=counts.to_json())
+            return StepOutcome(worker, None, "cancelled" if cancelled() else "failed", e.message,
+                               sync=counts.to_json())
         raise
     finally:
         view.given_secrets.clear()  # the values live no longer than the step
         job.secrets.clear()
+    if record is None:
+        return StepOutcome(worker, None, "cancelled", "cancelled on the worker; nothing it wrote was published",
+                           sync=counts.to_json())
     return StepOutcome(worker, record.id, record.status, record.error, list(record.dataArtifacts),
-                       counts.to_json(), unpublished)
+                       counts.to_json(), unpublished, ephemeral=_redacted(ephemeral))
+
+
+def _drop(ds, record) -> None:
+    """Remove what a cancelled step wrote in its session (its data versions
+    and its output record), which was never pushed."""
+    from swamp.data import layout
+    from swamp.models.outputs import record_path
+
+    for a in record.dataArtifacts:
+        if int(a.get("version") or 0) > 0:
+            ds.delete(layout.version_dir(record.modelType, record.definitionId, a["name"], a["version"]))
+    path = record_path(record)
+    for p in (path, path[: -len(".yaml")] + ".log"):
+        ds.delete(p)
+
+
+def _redacted(value):
+    """``value`` with every secret this process knows masked in its strings."""
+    from swamp.vault.redact import redact_text
+
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_redacted(v) for v in value)
+    return value
 
 
 # -------------------------------------------------------- dispatching side
@@ -217,28 +285,43 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
         overrides = execution.data_overrides(step, prepared)
         inputs = execution.scope.render(step.task.inputs, f"{where}.task.inputs", item) or {}
         _no_sentinels(inputs)
+        with execution.lock:
+            ephemeral = {k: v for k, v in execution.ephemeral.items() if k[0] == definition.id}
         job = StepJob(definition=definition, method=prepared.method, inputs=inputs, command=command,
                       variables={"run": execution.run_info}, secrets=secrets_for(host.repo, prepared),
                       overrides=overrides, auto=definition.id in execution.autos,
                       workflow_run_id=execution.run.id, workflow_name=execution.run.workflowName,
-                      step_name=e.name, traceparent=tracing.child_env().get("TRACEPARENT"))
+                      step_name=e.name, traceparent=tracing.child_env().get("TRACEPARENT"), ephemeral=ephemeral)
     except SwampError as err:
         execution.set_failed(st, e, err.message, step)
         return True
     execution.set_running(st, e)
-    execution.log(f"step {st.record.name}/{e.name}: dispatched ({placement.describe()})")
+    where_ = f"{st.record.name}/{e.name}"
+    execution.log(f"step {where_}: dispatched ({placement.describe()})")
+    live = _Live(execution, st, e)
     try:
-        outcome = host.dispatcher.run(job, placement)
+        outcome = host.dispatcher.run(job, placement, cancelled=live.cancelled, on_log=live.line)
+    except StepCancelledError as err:
+        execution.set_failed(st, e, err.message, step)
+        return True
     except SwampError as err:
         execution.set_failed(st, e, err.message, step)
         return True
+    except BaseException:  # Ctrl-C: the dispatcher cancelled the step on its worker
+        execution.set_failed(st, e, "cancelled: the run was interrupted; the step was stopped on its worker "
+                                    "and nothing it wrote was published", step, save=False)
+        raise
     finally:
         job.secrets.clear()
     with execution.lock:
         e.worker = outcome.worker
         e.outputId = outcome.output_id
         e.dataArtifacts = list(outcome.data_artifacts)
-    execution.log(f"step {st.record.name}/{e.name}: ran on worker {outcome.worker}")
+        if outcome.ephemeral is not None:  # what the step left in its model's ephemeral data
+            for key in [k for k in execution.ephemeral if k[0] == definition.id and k not in outcome.ephemeral]:
+                execution.ephemeral.pop(key)
+            execution.ephemeral.update(outcome.ephemeral)
+    execution.log(f"step {where_}: ran on worker {outcome.worker}")
     if outcome.status == "succeeded":
         execution.set_done(st, e, "succeeded", save=False)
     else:
@@ -249,6 +332,57 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
     execution.scope.data_changed()
     execution.flush()
     return True
+
+
+class _Live:
+    """While a placed step runs: its log lines go to the run's log (saved
+    at most every LOG_SAVE_INTERVAL seconds while lines come, so ``workflow
+    logs`` on any peer sees them) and to the observer's ``step_log(run,
+    job, step, line)`` when it has one (the CLI's activity line, serve's
+    run stream); a cancel of the run reaches the dispatcher."""
+
+    #: seconds between saves of the run's log while a placed step streams lines
+    LOG_SAVE_INTERVAL = 2.0
+    #: lines of one step kept in the run's log (the worker streams at most its own cap)
+    MAX_LINES = 2000
+
+    def __init__(self, execution, st, e) -> None:
+        import threading
+        import time
+
+        self._time = time.monotonic
+        self.execution, self.st, self.e = execution, st, e
+        self._mutex = threading.Lock()
+        self._lines = 0
+        self._unsaved = False
+        self._saved = self._time()
+
+    def line(self, line: str) -> None:
+        """Called on the Dask client's thread: cheap, never raises."""
+        try:
+            with self._mutex:
+                self._lines += 1
+                if self._lines > self.MAX_LINES:
+                    return
+                self._unsaved = True
+            ex = self.execution
+            ex.log(f"step {self.st.record.name}/{self.e.name}: | {line}")
+            hook = getattr(ex.engine.observer, "step_log", None)
+            if hook is not None:
+                hook(ex.run, self.st.record, self.e, line)
+        except Exception:  # noqa: BLE001 - a line that cannot be shown never fails the step
+            pass
+
+    def cancelled(self) -> bool:
+        """Polled by the dispatcher while the step runs (its thread)."""
+        ex = self.execution
+        with self._mutex:
+            save = self._unsaved and self._time() - self._saved >= self.LOG_SAVE_INTERVAL
+            if save:
+                self._unsaved, self._saved = False, self._time()
+        if save:
+            ex.flush(force=True)
+        return ex.stop.is_set() or ex.should_stop()
 
 
 def run_method(repo, model: str, method: str, *, inputs: dict | None, placement: Placement, dispatcher,

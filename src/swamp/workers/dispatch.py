@@ -4,7 +4,13 @@ Dask's own retries are off (``retries=0``), and so is its re-run of a task
 whose worker died (the scheduler's ``allowed_failures`` is set to 0 when a
 dispatcher connects): a step's method may have touched the outside world,
 so a step whose worker is lost fails with "worker lost" and is never run a
-second time behind the user's back."""
+second time behind the user's back.
+
+A cancel (``cancelled()`` polled while the step runs, or an interrupt of
+the waiting thread) cancels the step's future; the worker sees its task
+cancelled and stops the step (swamp.workers.steps). The step's log lines
+come back on one Dask event topic per dispatcher (``swamp-log-<client
+id>``), routed to the waiting step by the task's key."""
 
 from __future__ import annotations
 
@@ -12,13 +18,16 @@ import threading
 import time
 import uuid
 
-from swamp.app.remote_steps import NoWorkerError, Placement, StepJob, StepOutcome, WorkerLostError
+from swamp.app.remote_steps import (NoWorkerError, Placement, StepCancelledError, StepJob, StepOutcome,
+                                    WorkerLostError)
 from swamp.errors import SwampError
 from swamp.workers import placement as labels_mod
 
 #: how long a placed step without queueTimeout waits for a fitting worker to connect
 DEFAULT_QUEUE_TIMEOUT = 60.0
 _POLL = 1.0
+#: how often a waiting step looks for a cancel of its run
+_CANCEL_POLL = 0.2
 
 
 class SchedulerUnreachableError(SwampError):
@@ -52,9 +61,26 @@ class DaskDispatcher:
         self._mutex = threading.Lock()
         self._workers: dict = {}
         self._seen = 0.0
+        #: task key -> on_log(line) of the step waiting for it
+        self._listeners: dict = {}
+        self.log_topic = f"swamp-log-{self.client.id}"
+        self.client.subscribe_topic(self.log_topic, self._on_event)
 
     def close(self) -> None:
+        try:
+            self.client.unsubscribe_topic(self.log_topic)
+            self.client.run_on_scheduler(_forget_topic, topic=self.log_topic)
+        except Exception:  # noqa: BLE001 - closing anyway
+            pass
         self.client.close()
+
+    def _on_event(self, event) -> None:
+        """A log line of a step (on the client's event loop: cheap)."""
+        _, msg = event
+        if isinstance(msg, dict):
+            listener = self._listeners.get(msg.get("key"))
+            if listener is not None and isinstance(msg.get("line"), str):
+                listener(msg["line"])
 
     def workers(self) -> dict:
         """The scheduler's workers, asked at most once a second however
@@ -87,7 +113,7 @@ class DaskDispatcher:
                                   + (f" --name {placement.target}" if placement.target else "")
                                   + "', or see who is connected with 'swamp worker list'")
 
-    def run(self, job: StepJob, placement: Placement) -> StepOutcome:
+    def run(self, job: StepJob, placement: Placement, *, cancelled=None, on_log=None) -> StepOutcome:
         from distributed import TimeoutError as DaskTimeout
         from distributed.scheduler import KilledWorker
 
@@ -97,16 +123,30 @@ class DaskDispatcher:
         fitting = self._wait_for_worker(placement, time.monotonic() + wait)
         what = f"{job.workflow_name}: {job.step_name}" if job.step_name else f"{job.definition.name}.{job.method}"
         key = f"swamp-step-{what}-{uuid.uuid4().hex[:12]}"  # `swamp worker list` shows what
+        if on_log is not None:
+            job.log_topic = self.log_topic
+            self._listeners[key] = on_log
+        if cancelled is not None and cancelled():
+            self._listeners.pop(key, None)
+            raise _cancelled(None)
         future = self.client.submit(task.run, job, key=key, resources=labels_mod.step_resources(placement.labels),
                                     workers=fitting if placement.target else None, allow_other_workers=False,
                                     retries=0, pure=False)
         alone_since = None  # when the last fitting worker left while the step was still queued
+        last_look = time.monotonic()
         try:
             while True:
                 try:
-                    return future.result(timeout=_POLL)
+                    return future.result(timeout=_CANCEL_POLL if cancelled is not None else _POLL)
                 except (DaskTimeout, TimeoutError):
                     pass
+                if cancelled is not None and cancelled():
+                    started = future.status == "pending" and self._running(key)
+                    future.cancel(reason="the swamp run was cancelled")
+                    raise _cancelled(started)
+                if time.monotonic() - last_look < _POLL:
+                    continue
+                last_look = time.monotonic()
                 if future.status != "pending" or self._fitting(placement):
                     alone_since = None
                     continue
@@ -123,6 +163,40 @@ class DaskDispatcher:
             raise
         except Exception as e:  # swamp's own failure on the worker, reported as the step's
             raise SwampError(f"the worker failed to run the step: {type(e).__name__}: {e}") from None
+        except BaseException:  # an interrupt (Ctrl-C): the step stops on its worker too
+            future.cancel(reason="the swamp run was interrupted")
+            raise
+        finally:
+            self._listeners.pop(key, None)
+
+    def _running(self, key: str) -> bool:
+        """Whether the task has started on a worker."""
+        try:
+            return bool(self.client.run_on_scheduler(_is_processing, key=key))
+        except Exception:  # noqa: BLE001 - only for the message
+            return True
+
+
+def _cancelled(started: bool | None) -> StepCancelledError:
+    if started is False or started is None:
+        return StepCancelledError("cancelled: the run was cancelled before the step started on a worker")
+    return StepCancelledError("cancelled: the run was cancelled; the step was stopped on its worker and "
+                              "nothing it wrote was published")
+
+
+def _is_processing(dask_scheduler=None, key=None) -> bool:
+    ts = dask_scheduler.tasks.get(key)
+    return ts is not None and ts.state == "processing"
+
+
+def _forget_topic(dask_scheduler=None, topic=None) -> int:
+    """Drop a closed dispatcher's log topic from the scheduler's memory
+    (its lines are in the runs' logs; nobody reads them there)."""
+    broker = getattr(dask_scheduler, "_broker", None)
+    topics = getattr(broker, "_topics", None)
+    if isinstance(topics, dict):
+        topics.pop(topic, None)
+    return 0
 
 
 def _who(e) -> str:

@@ -1,6 +1,8 @@
 """What a worker runs. ``swamp worker start`` opens the repository once for
 the process (``serve``); each step Dask hands the worker then goes through
-``run``, the same use case for every step (app/remote_steps.run_step)."""
+``run``, the same use case for every step (app/remote_steps.run_step),
+under a ``steps.StepControl`` through which a cancel reaches it and its
+log lines stream back."""
 
 from __future__ import annotations
 
@@ -28,9 +30,15 @@ def run(job):
     from swamp.app.remote_steps import run_step
     from swamp.errors import SwampError
 
+    from swamp.workers import steps
+
     with _lock:
         repo, registry = _state.get("repo"), _state.get("registry")
     if repo is None:
         raise SwampError("this Dask worker is not a swamp worker (no repository)",
                          hint="start workers with 'swamp worker start --repo-dir ...'")
-    return run_step(repo, job, worker=str(get_worker().name), registry=registry)
+    worker = get_worker()
+    control = steps.StepControl(worker.get_current_task(), topic=getattr(job, "log_topic", None),
+                                step=job.step_name or "", emit=worker.log_event)
+    with steps.running(control):
+        return run_step(repo, job, worker=str(worker.name), registry=registry, control=control)

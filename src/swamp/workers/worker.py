@@ -52,10 +52,13 @@ async def _run(repo, scheduler, labels, concurrency, name, on_ready) -> None:
     async with worker:
         if on_ready is not None:
             on_ready(worker)
+        from swamp.workers import steps
+
+        watching = asyncio.ensure_future(steps.watch(worker))  # cancels reach running steps
         finished = asyncio.ensure_future(worker.finished())
         stopping = asyncio.ensure_future(stop.wait())
         await asyncio.wait([finished, stopping], return_when=asyncio.FIRST_COMPLETED)
-        for f in (finished, stopping):
+        for f in (finished, stopping, watching):
             f.cancel()
 
 
