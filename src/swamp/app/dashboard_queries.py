@@ -6,8 +6,9 @@ Run ids are random, so the newest runs can only be found by looking at
 every record. ``RunIndex`` keeps a summary row per record, keyed by the
 record file's size and modification time: a page then costs one listing
 and one stat per run, and reads only the records that changed since the
-last page (the first page after start reads them all; ``warm`` does that
-in the background)."""
+last page. A first page before anything is indexed reads only the
+newest records (by file time: a record is written when its run starts and
+after, never before), while ``warm`` reads every record in the background."""
 
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ class RunPage:
     total: int
     offset: int
     limit: int
-    #: runs per status over every run of the workflow
-    counts: dict[str, int]
+    #: runs per status over every run of the workflow (None while the
+    #: runs are still being indexed after a first start)
+    counts: dict[str, int] | None
 
 
 def _summary(doc: dict) -> dict:
@@ -69,6 +71,10 @@ class RunIndex:
         self._saved: dict[str, float] = {}
         self._lock = threading.Lock()
         self._scanning: dict[str, threading.Lock] = {}  # one scan of a directory at a time
+        self._background: set[str] = set()  # workflows scanned in a thread right now
+        self._pages = 0  # pages reading the newest records right now: background scans wait
+        self._quiet = threading.Condition(self._lock)
+        self._newest: dict[str, tuple[tuple, int, tuple]] = {}  # workflow id -> (dir stamp, k, result)
 
     # -------------------------------------------------------- kept rows
     def _file(self, wid: str) -> Path | None:
@@ -101,8 +107,10 @@ class RunIndex:
         except OSError:
             pass  # a cache: the next start reads the records instead
 
-    def rows(self, ds, wid: str) -> list[dict]:
-        """Every run of one workflow, newest first (caller holds a read session)."""
+    def rows(self, ds, wid: str, *, background: bool = False) -> list[dict]:
+        """Every run of one workflow, newest first (caller holds a read
+        session). ``background``: a scan nobody waits for, which steps aside
+        while a page reads the newest records (``newest``)."""
         directory = str(ds.local_path(records.run_dir(wid)))
         try:
             dst = os.stat(directory)
@@ -112,9 +120,152 @@ class RunIndex:
         with self._lock:
             scanning = self._scanning.setdefault(wid, threading.Lock())
         with scanning:  # a second caller waits for the first's scan, then reuses it
-            return self._scan(ds, wid, directory, dst, dstamp)
+            return self._scan(ds, wid, directory, dst, dstamp, background)
 
-    def _scan(self, ds, wid: str, directory: str, dst, dstamp: tuple) -> list[dict]:
+    #: how far a record's file time may trail its run's start (clocks of
+    #: peers that disagree a little) before ``newest`` stops looking
+    SKEW_NS = 300 * 1_000_000_000
+
+    def newest(self, ds, wid: str, k: int) -> tuple[list[dict], int, bool]:
+        """(the ``k`` newest rows, how many runs there are, whether every
+        record is indexed), without reading every record the first time.
+
+        Once a scan of the directory has been made in this process this is
+        ``rows()`` (a stat per record at most). Before that, the records
+        are read newest file first: a record's file is written when its
+        run starts and each time it moves on, so its time is never before
+        the run's start (bar clocks that disagree, ``SKEW_NS``). Once ``k``
+        rows are found and the next file is older than the oldest of them
+        started, no older file can hold a newer run. A full scan is started
+        in the background meanwhile (at most one per workflow). Records
+        whose files were all written at one moment (a fresh pull of a
+        shared datastore, a restore) make this read them all, as before."""
+        directory = str(ds.local_path(records.run_dir(wid)))
+        try:
+            dst = os.stat(directory)
+        except (FileNotFoundError, NotADirectoryError):
+            return [], 0, True
+        dstamp = (dst.st_mtime_ns, dst.st_ino, dst.st_size)
+        with self._lock:
+            done = self._sorted.get(wid)
+            scanned = wid in self._rows
+        if done is not None and done[0] == dstamp:
+            return done[1][:k], len(done[1]), True
+        if scanned:
+            rows = self.rows(ds, wid)
+            return rows[:k], len(rows), True
+        self._scan_in_background(ds, wid)
+        with self._lock:
+            last = self._newest.get(wid)
+        if last is not None and last[0] == dstamp and last[1] >= k:  # the directory has not changed since
+            rows, total, complete = last[2]
+            return rows[:k], total, complete
+        with self._lock:
+            self._pages += 1
+        try:
+            found = self._newest_by_file_time(ds, wid, directory, k, dst, dstamp)
+        finally:
+            with self._lock:
+                self._pages -= 1
+                self._quiet.notify_all()
+        with self._lock:
+            self._newest[wid] = (dstamp, k, found)
+        return found
+
+    def _step_aside(self, most_s: float = 2.0) -> None:
+        """A background scan waits while a page reads (one Python thread
+        runs at a time: a scan running beside the page would double its
+        time), for at most ``most_s``."""
+        with self._quiet:
+            self._quiet.wait_for(lambda: not self._pages, timeout=most_s)
+
+    def _scan_in_background(self, ds, wid: str) -> None:
+        with self._lock:
+            if wid in self._background:
+                return
+            self._background.add(wid)
+
+        def scan() -> None:
+            try:
+                self.rows(ds, wid, background=True)
+            except Exception:  # a cache: a later page scans again
+                pass
+            finally:
+                with self._lock:
+                    self._background.discard(wid)
+
+        threading.Thread(target=scan, name=f"dashboard index {wid[:8]}", daemon=True).start()
+
+    def _newest_by_file_time(self, ds, wid: str, directory: str, k: int,
+                             dst=None, dstamp: tuple | None = None) -> tuple[list[dict], int, bool]:
+        """The ``k`` newest rows, read newest file first. When that read
+        every record (the file times told nothing), the index keeps them all
+        as a scan would."""
+        import heapq
+        import time
+        from datetime import datetime
+
+        files: list[tuple[int, str, tuple]] = []
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                name = entry.name
+                if not (name.startswith(_PREFIX) and name.endswith(_SUFFIX)):
+                    continue
+                try:
+                    st = entry.stat()
+                except FileNotFoundError:
+                    continue
+                files.append((st.st_mtime_ns, name[len(_PREFIX):-len(_SUFFIX)], (st.st_mtime_ns, st.st_size)))
+        files.sort(reverse=True)
+        top: list[tuple[tuple, dict]] = []  # a heap: the oldest of the newest k first
+        floor_ns = None  # when the oldest of them started
+        read_all = True
+        seen: dict[str, tuple[tuple, dict]] = {}
+        for mtime_ns, rid, stamp in files:
+            if len(top) >= k and floor_ns is not None and mtime_ns < floor_ns - self.SKEW_NS:
+                read_all = False
+                break
+            row = self._read_row(ds, wid, rid)
+            if row is None:
+                continue
+            seen[rid] = (stamp, row)
+            key = (row["startedAt"], row["id"] or "")
+            if len(top) < k:
+                heapq.heappush(top, (key, row))
+            elif key > top[0][0]:
+                heapq.heapreplace(top, (key, row))
+            else:
+                continue
+            if len(top) >= k:
+                try:
+                    floor_ns = int(datetime.fromisoformat(top[0][1]["startedAt"]).timestamp() * 1e9)
+                except (TypeError, ValueError):
+                    floor_ns = None  # no usable start time: keep reading
+        out = [row for _, row in sorted(top, key=lambda t: t[0], reverse=True)]
+        if not read_all or dst is None:
+            return out, len(files), False
+        every = [row for _, row in seen.values()]
+        every.sort(key=lambda r: (r["startedAt"], r["id"]), reverse=True)
+        with self._lock:  # what a scan would have kept
+            if wid not in self._rows:
+                self._rows[wid] = seen
+                if time.time_ns() - dst.st_mtime_ns > self.RACY_NS:
+                    self._sorted[wid] = (dstamp, every)
+        return every[:k], len(every), True
+
+    @staticmethod
+    def _read_row(ds, wid: str, rid: str) -> dict | None:
+        try:
+            doc = json.loads(ds.read_bytes(records.record_path(wid, rid)))
+        except (NotFoundError, ValueError):
+            # hand-edited YAML, or gone meanwhile: the slow, exact way
+            try:
+                doc = records.load(ds, wid, rid).to_json()
+            except SwampError:
+                return None
+        return _summary(doc)
+
+    def _scan(self, ds, wid: str, directory: str, dst, dstamp: tuple, background: bool = False) -> list[dict]:
         import time
 
         with self._lock:
@@ -133,6 +284,8 @@ class RunIndex:
                 if not (name.startswith(_PREFIX) and name.endswith(_SUFFIX)):
                     continue
                 rid = name[len(_PREFIX):-len(_SUFFIX)]
+                if background and self._pages:
+                    self._step_aside()
                 try:
                     st = entry.stat()
                 except FileNotFoundError:
@@ -142,15 +295,10 @@ class RunIndex:
                 if cached is not None and cached[0] == stamp:
                     fresh[rid] = cached
                     continue
-                try:
-                    doc = json.loads(ds.read_bytes(records.record_path(wid, rid)))
-                except (NotFoundError, ValueError):
-                    # hand-edited YAML, or gone meanwhile: the slow, exact way
-                    try:
-                        doc = records.load(ds, wid, rid).to_json()
-                    except SwampError:
-                        continue
-                fresh[rid] = (stamp, _summary(doc))
+                row = self._read_row(ds, wid, rid)
+                if row is None:
+                    continue
+                fresh[rid] = (stamp, row)
                 read += 1
         out = [row for _, row in fresh.values()]
         out.sort(key=lambda r: (r["startedAt"], r["id"]), reverse=True)
@@ -170,13 +318,18 @@ class RunIndex:
         with reading(repo):
             wids = ds.listdir(records.RUNS)
         for wid in wids:
-            self.rows(ds, wid)
+            self.rows(ds, wid, background=True)
 
 
 def workflow_runs(repo, index: RunIndex, name: str, *, offset: int = 0, limit: int = 50,
                   status: str | None = None) -> RunPage:
     """One page of a workflow's runs, newest first (top-level and nested)."""
     _, wf = find_workflow(repo, name)
+    if not status:
+        with reading(repo):
+            rows, total, complete = index.newest(repo.datastore, workflow_id(wf), offset + limit)
+        if not complete:  # the runs are still being indexed: no counts yet
+            return RunPage(rows[offset:offset + limit], total, offset, limit, None)
     with reading(repo):
         rows = index.rows(repo.datastore, workflow_id(wf))
     counts: dict[str, int] = {}
@@ -197,8 +350,8 @@ def workflows_overview(repo, index: RunIndex) -> list[dict]:
             if "error" in wf:
                 out.append({**wf, "runs": 0, "latest": None})
                 continue
-            rows = index.rows(repo.datastore, wf["id"])
-            out.append({**wf, "runs": len(rows), "latest": rows[0] if rows else None})
+            rows, total, _ = index.newest(repo.datastore, wf["id"], 1)
+            out.append({**wf, "runs": total, "latest": rows[0] if rows else None})
     return out
 
 

@@ -102,7 +102,7 @@ class Dashboard:
 
     # ---------------------------------------------------------------- views
     def view(self, fn: Callable[[Ctx], Any], *, post: bool = False, op: str | None = None,
-             action: str | None = None):
+             action: str | None = None, resource: str | None = None):
         """A page (GET) or a form (POST, audited: ``op`` and ``action`` on
         the workflow in the path, as the API route would record them)."""
 
@@ -134,6 +134,8 @@ class Dashboard:
             ctx = Ctx(self, request, subjects, path, dict(request.query_params), form)
             if action and "workflow" in path:
                 what = {"op": op, "action": action, "resource": f"workflow:{path['workflow']}"}
+            elif action and resource:
+                what = {"op": op, "action": action, "resource": resource}
             else:
                 what = {"op": op}
 
@@ -294,6 +296,12 @@ class Dashboard:
             StarletteRoute("/ui/data/{model}/{name}/diff", v(views.diff), methods=["GET"]),
             StarletteRoute("/ui/data/{model}/{name}/{version}", v(views.version), methods=["GET"]),
             StarletteRoute("/ui/datastore", v(views.datastore), methods=["GET"]),
+            StarletteRoute("/ui/datastore/conflicts/restore",
+                           v(views.conflict("restore"), post=True, op="restoreConflict", action="write",
+                             resource="data:*"), methods=["POST"]),
+            StarletteRoute("/ui/datastore/conflicts/drop",
+                           v(views.conflict("drop"), post=True, op="dropConflict", action="write",
+                             resource="data:*"), methods=["POST"]),
             StarletteRoute("/ui/audit", v(views.audit), methods=["GET"]),
             Mount("/ui/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ]

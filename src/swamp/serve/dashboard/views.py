@@ -299,8 +299,34 @@ def datastore(c: Ctx) -> Page:
 
     c.require("read", "data:*")
     doc = datastore_overview(c.repo)
+    done = {k: c.query[k] for k in ("restored", "dropped", "path") if c.query.get(k)}
     return Page("datastore.html", {"title": "Datastore", "nav": "datastore", "doc": doc,
-                                   "status_json": json.dumps(doc["status"], indent=2, default=str)})
+                                   "status_json": json.dumps(doc["status"], indent=2, default=str),
+                                   "can_write": c.allowed("write", "data:*"), "done": done})
+
+
+def conflict(what: str):
+    """Restore or drop one conflict copy (``swamp datastore conflicts
+    restore|drop COPY``): ``write data:*``, as the copy may be any path."""
+
+    def handler(c: Ctx) -> Response:
+        from urllib.parse import urlencode
+
+        from swamp.app import datastore_conflicts
+
+        c.require("write", "data:*")
+        copy = (c.form.get("copy") or "").strip()
+        if not copy:
+            raise ValidationError("say which conflict copy to " + what, hint="use the buttons of the datastore page")
+        if what == "restore":
+            result = datastore_conflicts.restore(c.repo, copy)
+            query = {"restored": result["restored"], "path": result["path"]}
+        else:
+            result = datastore_conflicts.drop(c.repo, copy)
+            query = {"dropped": result["dropped"], "path": result["path"]}
+        return RedirectResponse("/ui/datastore?" + urlencode(query), 303)
+
+    return handler
 
 
 # -------------------------------------------------------------------- audit
