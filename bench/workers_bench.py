@@ -5,8 +5,16 @@
    (each `--concurrency 2`): wall time, steps per second, time per step.
 2. The dispatch latency of one step through swamp's dispatcher beside a
    bare Dask `client.submit` of the same function with the same job.
+3. Cancel latency: from the cancel to the step's process gone (a shell
+   step `exec sleep 120`, its pid read from a file it writes), for a
+   `model method run` interrupted here by `swamp model cancel` (the local
+   baseline), a placed step whose `workflow run --scheduler` gets Ctrl-C
+   (SIGINT), and a placed step cancelled with `swamp workflow cancel` from
+   another process (which goes through the datastore: the request is
+   pushed, the run sees it on its next pull, at most a second later).
+   Each also until the cancelled command has exited.
 
-    .venv/bin/python bench/workers_bench.py [--steps 200] [--runs 15]
+    .venv/bin/python bench/workers_bench.py [--steps 200] [--runs 15] [--cancels 3]
 
 Prints a table and writes bench/results/workers-<time>.json.
 """
@@ -79,12 +87,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--cancels", type=int, default=3)
     opts = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="swamp-workers-bench-"))
     server = servers.start_seaweed_mini(tmp)
     procs: list = []
     try:
-        results = run(server, tmp, opts.steps, opts.runs, procs)
+        results = run(server, tmp, opts.steps, opts.runs, opts.cancels, procs)
     finally:
         servers.stop_processes(procs + list(server.processes))
     out = HERE / "results"
@@ -114,13 +123,22 @@ def start_cluster(tmp: Path, origin: Path, setup: list[str], procs: list) -> str
     return address
 
 
-def run(server, tmp: Path, steps: int, runs: int, procs: list) -> dict:
+def run(server, tmp: Path, steps: int, runs: int, cancels: int, procs: list) -> dict:
     setup = ["s3", "--bucket", server.bucket, "--prefix", server.new_prefix(), "--endpoint-url",
              server.endpoint_url, "--region", "us-east-1"]
     origin = checkout(tmp / "origin", None, setup)
     (origin / "workflows").mkdir(exist_ok=True)
     (origin / "workflows" / "workflow-local.yaml").write_text(workflow("local", steps, placed=False))
     (origin / "workflows" / "workflow-placed.yaml").write_text(workflow("placed", steps, placed=True))
+    pids = tmp / "pids"
+    pids.mkdir()
+    swamp(origin, "model", "create", "command/shell", "sleeper", "--global-arg", "run=true")
+    (origin / "workflows" / "workflow-sleepy.yaml").write_text(
+        "name: sleepy\ninputs:\n  properties:\n    tag: {type: string}\n"
+        "jobs:\n  - name: j\n    steps:\n      - name: nap\n"
+        "        placement: {labels: {pool: bench}, queueTimeout: 60}\n"
+        "        task: {type: model_method, modelIdOrName: sleeper, methodName: execute,\n"
+        f"               inputs: {{run: 'echo $$ > {pids}/${{{{ inputs.tag }}}}; exec sleep 120'}}}}\n")
     address = start_cluster(tmp, origin, setup, procs)
 
     local_s, _ = timed_run(origin, "local")
@@ -131,6 +149,7 @@ def run(server, tmp: Path, steps: int, runs: int, procs: list) -> dict:
             by_worker[s.get("worker", "?")] = by_worker.get(s.get("worker", "?"), 0) + 1
 
     latency = dispatch_latency(origin, address, runs)
+    cancel = cancel_latency(origin, address, pids, cancels)
     results = {
         "steps": steps,
         "in-process": {"wall_s": round(local_s, 2), "steps_per_s": round(steps / local_s, 2),
@@ -138,6 +157,7 @@ def run(server, tmp: Path, steps: int, runs: int, procs: list) -> dict:
         "two Dask workers": {"wall_s": round(placed_s, 2), "steps_per_s": round(steps / placed_s, 2),
                              "ms_per_step": round(placed_s * 1000 / steps, 1), "by_worker": by_worker},
         "one step, median ms": latency,
+        "cancel, median ms (process gone / command exited)": cancel,
     }
     print(f"{steps} forEach steps of `echo hi`, {LANES} models, SWAMP_MAX_CONCURRENT_STEPS default")
     print(f"{'':28}{'wall s':>10}{'steps/s':>10}{'ms/step':>10}")
@@ -148,7 +168,64 @@ def run(server, tmp: Path, steps: int, runs: int, procs: list) -> dict:
     print(f"one step on a worker, median of {runs}:")
     for label, ms in latency.items():
         print(f"  {label:40}{ms:>8} ms")
+    print(f"cancel of a running `exec sleep 120` step, median of {cancels}: process gone / command exited")
+    for label, (gone, exited) in cancel.items():
+        print(f"  {label:52}{gone:>8} ms{exited:>8} ms")
     return results
+
+
+def cancel_latency(origin: Path, address: str, pids: Path, n: int) -> dict:
+    """Milliseconds from the cancel (the signal sent, or the cancel command
+    started) until the step's process is gone, and until the cancelled
+    command has exited."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SWAMP_")}
+    ways = {
+        "local: model method run + swamp model cancel": "model",
+        "placed: workflow run --scheduler + Ctrl-C": "int",
+        "placed: workflow run --scheduler + workflow cancel": "workflow",
+    }
+    out = {}
+    for label, how in ways.items():
+        gone, exited = [], []
+        for i in range(n):
+            tag = f"{how}-{i}"
+            if how == "model":
+                argv = ["model", "method", "run", "sleeper", "execute", "--input",
+                        f"run=echo $$ > {pids}/{tag}; exec sleep 120"]
+            else:
+                argv = ["workflow", "run", "sleepy", "--input", f"tag={tag}", "--scheduler", address]
+            proc = subprocess.Popen([sys.executable, "-m", "swamp", *argv, "--repo-dir", str(origin), "--json"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            pid_file = pids / tag
+            deadline = time.monotonic() + 60
+            while not (pid_file.exists() and pid_file.read_text().strip()):
+                assert time.monotonic() < deadline and proc.poll() is None, f"{label}: the step never started"
+                time.sleep(0.02)
+            pid = int(pid_file.read_text())
+            t0 = time.perf_counter()
+            if how == "int":
+                proc.send_signal(2)
+            else:
+                subprocess.Popen([sys.executable, "-m", "swamp", "model" if how == "model" else "workflow",
+                                  "cancel", "sleeper" if how == "model" else "sleepy", "--repo-dir", str(origin)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            while _alive(pid):
+                assert time.perf_counter() - t0 < 60, f"{label}: the step's process outlived the cancel"
+                time.sleep(0.005)
+            gone.append(time.perf_counter() - t0)
+            proc.wait(timeout=60)
+            exited.append(time.perf_counter() - t0)
+        out[label] = (round(statistics.median(gone) * 1000, 1), round(statistics.median(exited) * 1000, 1))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
 
 
 def dispatch_latency(origin: Path, address: str, runs: int) -> dict:

@@ -95,14 +95,17 @@ class DaskDispatcher:
         return [addr for addr, w in self.workers().items()
                 if labels_mod.fits(w, placement.labels, placement.target)]
 
-    def _wait_for_worker(self, placement: Placement, deadline: float) -> list[str]:
+    def _wait_for_worker(self, placement: Placement, deadline: float, cancelled=None) -> list[str]:
         while True:
             found = self._fitting(placement)
             if found:
                 return found
             if time.monotonic() >= deadline:
                 raise self._none(placement)
-            time.sleep(min(_POLL, max(0.05, deadline - time.monotonic())))
+            if cancelled is not None and cancelled():
+                raise _cancelled(None)
+            time.sleep(min(_CANCEL_POLL if cancelled is not None else _POLL,
+                           max(0.05, deadline - time.monotonic())))
 
     @staticmethod
     def _none(placement: Placement) -> NoWorkerError:
@@ -120,7 +123,7 @@ class DaskDispatcher:
         from swamp.workers import task
 
         wait = placement.queue_timeout or DEFAULT_QUEUE_TIMEOUT
-        fitting = self._wait_for_worker(placement, time.monotonic() + wait)
+        fitting = self._wait_for_worker(placement, time.monotonic() + wait, cancelled)
         what = f"{job.workflow_name}: {job.step_name}" if job.step_name else f"{job.definition.name}.{job.method}"
         key = f"swamp-step-{what}-{uuid.uuid4().hex[:12]}"  # `swamp worker list` shows what
         if on_log is not None:
