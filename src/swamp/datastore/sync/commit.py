@@ -161,7 +161,8 @@ class Committer:
                 if self._check_leases(s):
                     # Another thread's lease was lost: what it wrote is back
                     # to its base now, so look again.
-                    changes = self._upload(s, self._off_tree(s, self._diff(cands), refused), uploaded)
+                    changes, since = self._upload_timed(s, self._off_tree(s, self._diff(cands), refused),
+                                                        uploaded, since)
                     continue
                 head = self.state.head
                 # It names the commit it extends: a puller refuses it on any
