@@ -49,7 +49,8 @@ def _indexes(lock: lockfile.Lockfile, index: str | None) -> list[Index]:
 def list_extensions(repo) -> dict:
     counts = SyncCounts()
     lock = _current(repo, counts)
-    rows = [{"name": n, "version": e.version, "index": e.index, "types": e.types, "wheels": len(e.wheels),
+    rows = [{"name": n, "version": e.version, "index": e.index, "types": e.types, "vaultTypes": e.vaultTypes,
+             "reportTypes": e.reportTypes, "wheels": len(e.wheels),
              "installed": install.is_installed(repo, n, e)} for n, e in sorted(lock.extensions.items())]
     return {"lockfile": lockfile.location(repo), "extensions": rows, "sync": counts.to_json()}
 
@@ -87,6 +88,7 @@ def pull(repo, spec: str, *, index: str | None = None) -> dict:
     seen = lock.extensions.get(name)
     entry = _stage(repo, name, version, _indexes(lock, index))
     value = {"name": name, "version": entry.version, "index": entry.index, "types": entry.types,
+             "vaultTypes": entry.vaultTypes, "reportTypes": entry.reportTypes,
              "wheels": [w.filename for w in entry.wheels], "lockfile": lockfile.location(repo)}
     changed = []
 
@@ -126,11 +128,12 @@ def _stage(repo, name: str, version: str | None, indexes: list[Index]) -> Entry:
         raise ExtensionError(f"{name} {entry.version}: its types do not load: "
                              + "; ".join(_where(f) for f in report["errors"]),
                              hint="fix the extension and publish a new version, or pin another version")
-    if not report["types"]:
-        raise ExtensionError(f"{name} {entry.version} provides no model type",
-                             hint="an extension declares its types under the entry point group "
-                                  "'swamp.model_types'")
-    return entry.model_copy(update={"types": sorted(report["types"])})
+    if not (report["types"] or report["vaultTypes"] or report["reportTypes"]):
+        raise ExtensionError(f"{name} {entry.version} provides no model type, vault type or report type",
+                             hint="an extension declares its types under the entry point groups "
+                                  "'swamp.model_types', 'swamp.vault_types' or 'swamp.report_types'")
+    return entry.model_copy(update={"types": sorted(report["types"]), "vaultTypes": sorted(report["vaultTypes"]),
+                                    "reportTypes": sorted(report["reportTypes"])})
 
 
 def _where(f: dict) -> str:
@@ -146,6 +149,14 @@ def _check_types_free(repo, lock: lockfile.Lockfile, name: str, entry: Entry) ->
         if other != name:
             taken.update({t: f"extension {other}" for t in e.types})
     clashes = sorted(f"{t} (already provided by {taken[t]})" for t in entry.types if t in taken)
+    from swamp.vault.registry import BUILTIN as BUILTIN_VAULT_TYPES
+
+    vault_taken = {t: "builtin" for t in BUILTIN_VAULT_TYPES}
+    for other, e in lock.extensions.items():
+        if other != name:
+            vault_taken.update({t: f"extension {other}" for t in e.vaultTypes})
+    clashes += sorted(f"vault type {t} (already provided by {vault_taken[t]})"
+                      for t in entry.vaultTypes if t in vault_taken)
     if clashes:
         raise ExtensionError(f"{name} {entry.version} provides types already taken: " + ", ".join(clashes),
                              hint="one type name, one provider: remove the other one first")
@@ -160,13 +171,14 @@ def remove(repo, name: str) -> dict:
         entry = lock.extensions.pop(name, None)
         if entry is None:
             raise NotFoundError(f"extension {name!r} is not pinned", hint="see 'swamp extension list'")
-        removed[:] = [entry.version, entry.types]
+        removed[:] = [entry.version, entry.types, entry.vaultTypes]
         return True
 
     _change(repo, f"extension rm {name}", edit, {"name": name}, counts)
     install.remove(repo, name)
     return {"name": name, "version": removed[0], "lockfile": lockfile.location(repo),
-            "types": removed[1], "usedBy": _definitions_of(repo, removed[1]), "sync": counts.to_json()}
+            "types": removed[1], "vaultTypes": removed[2],
+            "usedBy": _definitions_of(repo, removed[1]) + _vaults_of(repo, removed[2]), "sync": counts.to_json()}
 
 
 def _definitions_of(repo, types: list[str]) -> list[str]:
@@ -177,6 +189,16 @@ def _definitions_of(repo, types: list[str]) -> list[str]:
         d = repo.models_dir / t
         if d.is_dir():
             out += [f"{p.stem} ({t})" for p in sorted(d.glob("*.yaml"))]
+    return out
+
+
+def _vaults_of(repo, vault_types: list[str]) -> list[str]:
+    """Vault configs (vaults/<type>/<name>.yaml) of these types."""
+    out = []
+    for t in vault_types:
+        d = repo.vaults_dir / t
+        if d.is_dir():
+            out += [f"vault {p.stem} ({t})" for p in sorted(d.glob("*.yaml"))]
     return out
 
 
@@ -379,15 +401,18 @@ def _check_built(project, tmp: Path, indexes: list[Index]) -> dict:
         install.unpack(w, target)
     report = probe(target, project.name)
     errors = [{**e, "file": source_of(e["file"], target, project.path)} for e in report["errors"]]
-    if not report["types"] and not errors:
+    if not (report["types"] or report["vaultTypes"] or report["reportTypes"]) and not errors:
         errors.append({"file": str(project.path / "pyproject.toml"), "line": None,
-                       "message": "no model type: declare them under [project.entry-points.\"swamp.model_types\"]"})
+                       "message": "no type: declare model types under [project.entry-points.\"swamp.model_types\"] "
+                                  "(or vault types under \"swamp.vault_types\", report types under "
+                                  "\"swamp.report_types\")"})
     for ix in indexes:
         if any(f.version == project.version for f in ix.files(project.name)):
             errors.append({"file": str(project.path / "pyproject.toml"), "line": None,
                            "message": f"version {project.version} is already on {ix.url}: raise the version"})
     return {"name": project.name, "version": project.version, "path": str(project.path), "wheel": wheel.name,
-            "types": report["types"], "errors": errors, "valid": not errors,
+            "types": report["types"], "vaultTypes": report["vaultTypes"], "reportTypes": report["reportTypes"],
+            "errors": errors, "valid": not errors,
             "indexes": [ix.url for ix in indexes], "_wheel": wheel}
 
 
@@ -429,6 +454,7 @@ def publish(repo, path: str | None = None, *, index: str | None = None) -> dict:
         kept.mkdir(exist_ok=True)
         shutil.copy2(report["_wheel"], kept / report["wheel"])
     return {"name": project.name, "version": project.version, "wheel": report["wheel"], "types": report["types"],
+            "vaultTypes": report["vaultTypes"], "reportTypes": report["reportTypes"],
             "index": indexes[0].url, "uploadedTo": url}
 
 
@@ -450,9 +476,11 @@ def source_add(repo, path: str) -> dict:
     clashes = sorted(f"{t} (source {taken[t]})" for t in report["types"] if t in taken)
     if clashes:
         raise ExtensionError(f"{project.name} provides types another source provides: " + ", ".join(clashes))
-    current[project.name] = {"path": str(project.path), "types": report["types"]}
+    current[project.name] = {"path": str(project.path), "types": report["types"],
+                             "vaultTypes": report["vaultTypes"]}
     sources.write(repo, current)
-    return {"name": project.name, "path": str(project.path), "types": report["types"]}
+    return {"name": project.name, "path": str(project.path), "types": report["types"],
+            "vaultTypes": report["vaultTypes"], "reportTypes": report["reportTypes"]}
 
 
 def source_list(repo) -> dict:
@@ -507,11 +535,18 @@ def _probe_here(target: Path, name: str | None) -> dict:
     """``name`` None: ``target`` is a local checkout, not an install."""
     from dataclasses import asdict
 
-    from swamp.extensions.environment import load, load_source
+    from swamp.extensions.environment import (MODEL_TYPES_GROUP, REPORT_TYPES_GROUP, VAULT_TYPES_GROUP, load,
+                                              load_source)
     from swamp.models.registry import types_of
 
-    objects, failures = load(target, name) if name is not None else load_source(target)
+    def objects_of(group):
+        return load(target, name, (group,)) if name is not None else load_source(target, (group,))
+
+    objects, failures = objects_of(MODEL_TYPES_GROUP)
     errors = [asdict(f) for f in failures]
+    vault = _probe_vault_types(*objects_of(VAULT_TYPES_GROUP), target)
+    reports = _probe_report_types(objects, *objects_of(REPORT_TYPES_GROUP), target)
+    errors += vault["errors"] + reports["errors"]
     types = []
     for obj in objects:
         found = types_of(obj)
@@ -530,7 +565,53 @@ def _probe_here(target: Path, name: str | None) -> dict:
                     errors.append({"file": _file_of(t), "line": _line_of(m.fn),
                                    "message": f"type {t.type}: method {m.name} has no description"})
             types.append(t.type)
+    unique = list({json.dumps(e, sort_keys=True): e for e in errors}.values())  # each group says "declares nothing"
+    return {"types": sorted(set(types)), "vaultTypes": vault["types"], "reportTypes": reports["types"],
+            "errors": unique}
+
+
+def _probe_vault_types(objects: list, failures: list, target: Path) -> dict:
+    """Each ``swamp.vault_types`` entry point names a vault type whose
+    description and settings describe themselves."""
+    from dataclasses import asdict
+
+    from swamp.errors import SwampError
+    from swamp.vault.registry import as_vault_type
+
+    errors, types = [asdict(f) for f in failures], []
+    for obj in objects:
+        where = str(getattr(obj, "__file__", None) or getattr(sys.modules.get(getattr(obj, "__module__", "")),
+                                                               "__file__", None) or target)
+        try:
+            vt = as_vault_type(obj, where)
+            vt.describe()
+        except SwampError as e:
+            errors.append({"file": where, "line": None, "message": e.message})
+            continue
+        except Exception as e:
+            errors.append({"file": where, "line": None, "message": f"not a vault type: {type(e).__name__}: {e}"})
+            continue
+        types.append(vt.name)
     return {"types": sorted(set(types)), "errors": errors}
+
+
+def _probe_report_types(model_objects: list, objects: list, failures: list, target: Path) -> dict:
+    """The report types: those ``swamp.report_types`` names, and those in a
+    model type's module (as the report registry finds them)."""
+    from dataclasses import asdict
+
+    from swamp.reports.registry import reports_in
+
+    errors, names = [asdict(f) for f in failures], []
+    for obj in objects:
+        found = reports_in(obj)
+        if not found:
+            errors.append({"file": str(getattr(obj, "__file__", target)), "line": None,
+                           "message": f"{obj!r} is neither a ReportType nor a module holding one"[:300]})
+        names += [r.name for r in found]
+    for obj in model_objects:
+        names += [r.name for r in reports_in(obj)]
+    return {"types": sorted(set(names)), "errors": errors}
 
 
 def _file_of(t) -> str:

@@ -42,7 +42,7 @@ def describe(repo, name: str) -> dict:
     from swamp.vault.registry import get_type
 
     config, path = service.vault_config(repo, name)
-    vtype = get_type(config.type)
+    vtype = get_type(config.type, repo)
     out = {"name": config.name, "type": config.type, "createdAt": config.createdAt,
            "path": service._rel(repo, path), "settings": dict(sorted(config.settings.items())),
            "typeDescription": vtype.description}
@@ -148,10 +148,11 @@ def audit_trail(repo, vault: str | None = None, key: str | None = None, *, limit
     return {"events": events, "unreadableLines": unreadable}
 
 
-def type_search(query: str | None = None) -> dict:
+def type_search(query: str | None = None, repo=None) -> dict:
+    """With ``repo``: its extensions' vault types too (pinned ones installed first)."""
     from swamp.vault.registry import all_types
 
-    loaded = all_types()
+    loaded = all_types(repo)
     out = []
     for name, (vtype, source) in sorted(loaded.types.items()):
         entry = {**vtype.describe(), "source": source}

@@ -32,7 +32,13 @@ def pull(state: CliState, spec, index):
 
     r = pull_(state.repo(), spec, index=index)
     emit(state, r, f"{'pinned' if r['changed'] else 'already pinned'} {r['name']} {r['version']} "
-                   f"({', '.join(r['types'])}) in {r['lockfile']}")
+                   f"({_kinds(r)}) in {r['lockfile']}")
+
+
+def _kinds(r: dict) -> str:
+    """Its model types, then its vault and report types, labelled."""
+    return ", ".join([*r.get("types", []), *(f"vault type {t}" for t in r.get("vaultTypes", [])),
+                      *(f"report {t}" for t in r.get("reportTypes", []))])
 
 
 @extension.command("rm")
@@ -50,7 +56,7 @@ def rm(state: CliState, name):
     def human():
         say(f"removed {r['name']} {r['version']} from {r['lockfile']}")
         if r["usedBy"]:
-            say(f"warning: these definitions use its types and will not run: {', '.join(r['usedBy'])}")
+            say(f"warning: these use its types and will not work: {', '.join(r['usedBy'])}")
 
     emit(state, r, human)
 
@@ -65,7 +71,7 @@ def list_(state: CliState):
     from swamp.app.extensions import list_extensions
 
     r = list_extensions(state.repo())
-    rows = [{**e, "types": ", ".join(e["types"]), "installed": "yes" if e["installed"] else "no"}
+    rows = [{**e, "types": _kinds(e), "installed": "yes" if e["installed"] else "no"}
             for e in r["extensions"]]
     emit(state, r, lambda: table(rows, ["name", "version", "types", "installed"]) if rows
          else say(f"no extension pinned ({r['lockfile']})"))
@@ -252,7 +258,7 @@ def check(state: CliState, path, index):
     r = check_(_repo_or_none(state), path, index=index)
 
     def human():
-        say(f"{'ok     ' if r['valid'] else 'INVALID'} {r['name']} {r['version']} ({', '.join(r['types']) or 'no type'})")
+        say(f"{'ok     ' if r['valid'] else 'INVALID'} {r['name']} {r['version']} ({_kinds(r) or 'no type'})")
         for e in r["errors"]:
             say(f"        {e['file']}{':' + str(e['line']) if e.get('line') else ''}: {e['message']}")
 

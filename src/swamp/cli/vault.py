@@ -368,8 +368,13 @@ def type_search(state: CliState, query: str | None):
 
     Example: swamp vault type search aws"""
     from swamp.app.vaults import type_search as search_types
+    from swamp.errors import SwampError
 
-    result = search_types(query)
+    try:
+        repo = state.repo()
+    except SwampError:  # outside a repository: the types of swamp's own environment
+        repo = None
+    result = search_types(query, repo)
     if not state.json:
         for err in result["errors"]:
             say(f"warning: {err}", err=True)

@@ -3,7 +3,10 @@
 One document, ``extensions/lockfile.json``, one schema (``Lockfile``). Each
 entry pins an extension's version, the index it came from, the sha256 of
 every wheel installed for it (the extension and its dependencies) and the
-model types it provides, so a type can be found without importing anything.
+model, vault and report types it provides, so a type can be found without
+importing anything. (``vaultTypes`` and ``reportTypes`` came later: an entry
+without them provides none, and they are left out of the file when empty,
+so an older entry reads and writes back the same bytes.)
 It also holds the indexes the team trusts.
 
 Where it lives: on a shared datastore, in the datastore (a mergeable
@@ -46,6 +49,10 @@ class Entry(BaseModel):
     wheels: list[Wheel]
     #: the model types it provides, sorted
     types: list[str] = []
+    #: the vault types it provides (entry point group ``swamp.vault_types``), sorted
+    vaultTypes: list[str] = []
+    #: the report types it provides, sorted (informational: reports load from every pinned extension)
+    reportTypes: list[str] = []
 
     def wheel_of(self, project: str) -> Wheel | None:
         for w in self.wheels:
@@ -66,6 +73,10 @@ class Lockfile(BaseModel):
         """The pinned extensions that provide a type (more than one is an error)."""
         return sorted(n for n, e in self.extensions.items() if type_name in e.types)
 
+    def vault_provider_of(self, type_name: str) -> list[str]:
+        """The pinned extensions that provide a vault type (more than one is an error)."""
+        return sorted(n for n, e in self.extensions.items() if type_name in e.vaultTypes)
+
 
 def parse(raw: bytes, source: str) -> Lockfile:
     from swamp.errors import ValidationError
@@ -79,8 +90,17 @@ def parse(raw: bytes, source: str) -> Lockfile:
     return documents.validate(Lockfile, data, source)
 
 
+#: entry fields written only when not empty (added after lockfileVersion 1 shipped)
+_OPTIONAL = ("vaultTypes", "reportTypes")
+
+
 def dumps(lock: Lockfile) -> bytes:
-    return (json.dumps(lock.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode()
+    doc = lock.model_dump(mode="json")
+    for entry in doc["extensions"].values():
+        for key in _OPTIONAL:
+            if not entry.get(key):
+                entry.pop(key, None)
+    return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
 
 
 def is_shared(repo) -> bool:

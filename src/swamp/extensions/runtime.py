@@ -1,12 +1,13 @@
-"""What the type registry asks of the extensions: which pinned extension
-provides a type (from the lockfile, importing nothing), and its loaded
-entry points, installing it first on this machine if it is pinned but not
-installed here (the pinned wheels only, hash-checked)."""
+"""What the type registries (model, report, vault) ask of the extensions:
+which pinned extension provides a type (from the lockfile, importing
+nothing), and its loaded entry points, installing it first on this machine
+if it is pinned but not installed here (the pinned wheels only,
+hash-checked)."""
 
 from __future__ import annotations
 
 from swamp.extensions import install, lockfile
-from swamp.extensions.environment import Failure, load
+from swamp.extensions.environment import VAULT_TYPES_GROUP, Failure, load
 from swamp.extensions.errors import ExtensionError
 from swamp.extensions.lockfile import Entry
 
@@ -26,9 +27,30 @@ def provider(repo, type_name: str) -> tuple[str, Entry] | None:
     return names[0], lock.extensions[names[0]]
 
 
+def vault_provider(repo, type_name: str) -> tuple[str, Entry] | None:
+    """The pinned extension that provides a vault type (None: nobody pinned it)."""
+    lock = lockfile.read(repo)
+    names = lock.vault_provider_of(type_name)
+    if not names:
+        return None
+    if len(names) > 1:
+        raise ExtensionError(f"vault type {type_name!r} is provided by more than one pinned extension: "
+                             + ", ".join(names), hint="remove all but one: 'swamp extension rm NAME'")
+    return names[0], lock.extensions[names[0]]
+
+
 def load_pinned(repo, name: str, entry: Entry) -> tuple[list, list[Failure]]:
-    """The objects its entry points name (installing it first when needed)."""
+    """The objects its model and report entry points name (installing it
+    first when needed; an extension that provides neither is not installed)."""
+    if not entry.types and not entry.reportTypes and entry.vaultTypes:
+        return [], []
     return load(install.ensure(repo, name, entry), name)
+
+
+def load_pinned_vault_types(repo, name: str, entry: Entry) -> tuple[list, list[Failure]]:
+    """The objects its ``swamp.vault_types`` entry points name (installing it
+    first when needed)."""
+    return load(install.ensure(repo, name, entry), name, (VAULT_TYPES_GROUP,))
 
 
 def sources(repo) -> dict[str, dict]:
@@ -43,3 +65,11 @@ def load_source(path: str) -> tuple[list, list[Failure]]:
     from swamp.extensions.environment import load_source as load_checkout
 
     return load_checkout(Path(path))
+
+
+def load_source_vault_types(path: str) -> tuple[list, list[Failure]]:
+    from pathlib import Path
+
+    from swamp.extensions.environment import load_source as load_checkout
+
+    return load_checkout(Path(path), (VAULT_TYPES_GROUP,))

@@ -1,7 +1,12 @@
 """The vault types swamp knows: the builtin ones, then those that Python
 packages installed beside swamp declare in the entry point group
 ``swamp.vault_types`` (the model types' group is ``swamp.model_types``),
-then those registered in this process (``register``).
+then those registered in this process (``register``), then, given the
+repository, those of its extensions: a local checkout added with
+``extension source add``, or a pinned extension whose lockfile entry lists
+the type under ``vaultTypes`` (installed on first use, the pinned wheels
+only, hash-checked). A type nobody provides is an error whose hint says how
+to find an extension that does.
 
 An entry point names a ``VaultType`` instance, a class that builds one with
 no arguments, or a module with a ``VAULT_TYPE``. Builtin types load only
@@ -14,7 +19,7 @@ import importlib
 import re
 from dataclasses import dataclass, field
 
-from swamp.errors import ValidationError
+from swamp.errors import SwampError, ValidationError
 from swamp.util.names import did_you_mean
 from swamp.vault.types import VaultType
 
@@ -47,7 +52,8 @@ def unregister(name: str) -> None:
     _registered.pop(name, None)
 
 
-def get_type(name: str) -> VaultType:
+def get_type(name: str, repo=None) -> VaultType:
+    """The vault type ``name``; with ``repo``, its extensions are searched too."""
     if name in BUILTIN:
         return _load_ref(BUILTIN[name])
     if name in _registered:
@@ -55,17 +61,32 @@ def get_type(name: str) -> VaultType:
     loaded = _entry_points()
     if name in loaded.types:
         return loaded.types[name][0]
-    names = sorted(set(BUILTIN) | set(_registered) | set(loaded.types))
-    raise ValidationError(f"unknown vault type {name!r}",
-                          hint=did_you_mean(name, names) or f"types: {', '.join(names)}")
+    if repo is not None:
+        found = _from_extensions(repo, name)
+        if found is not None:
+            return found
+    names = sorted(set(BUILTIN) | set(_registered) | set(loaded.types) | set(_pinned_names(repo)))
+    hint = did_you_mean(name, names) or (f"types: {', '.join(names)}; an extension may provide it: "
+                                         f"'swamp extension search {name.split('_')[0]}', then "
+                                         "'swamp extension pull NAME'")
+    if repo is not None and _is_shared(repo):
+        hint += " (if a teammate pinned it, run 'swamp datastore sync' first)"
+    raise ValidationError(f"unknown vault type {name!r}", hint=hint)
 
 
-def all_types() -> Loaded:
+def all_types(repo=None) -> Loaded:
+    """Every vault type (with ``repo``: its extensions' too, each pinned one
+    installed if it is not yet), with its source."""
     loaded = _entry_points()
     out = Loaded(errors=list(loaded.errors))
     for name, ref in BUILTIN.items():
         out.types[name] = (_load_ref(ref), "builtin")
-    for name, (t, source) in loaded.types.items():
+    extra = list(loaded.types.items())
+    if repo is not None:
+        ext = _extension_types(repo)
+        out.errors += ext.errors
+        extra += list(ext.types.items())
+    for name, (t, source) in extra:
         if name in out.types:
             out.errors.append(f"{source}: vault type {name!r} is already provided by {out.types[name][1]}")
             continue
@@ -73,6 +94,108 @@ def all_types() -> Loaded:
     for name, (t, source) in _registered.items():
         out.types.setdefault(name, (t, source))
     return out
+
+
+def _is_shared(repo) -> bool:
+    from swamp.extensions.lockfile import is_shared
+
+    return is_shared(repo)
+
+
+def _pinned_names(repo) -> list[str]:
+    if repo is None:
+        return []
+    from swamp.extensions.runtime import pinned
+
+    try:
+        return sorted({t for e in pinned(repo).values() for t in e.vaultTypes})
+    except SwampError:
+        return []
+
+
+def _from_extensions(repo, name: str) -> VaultType | None:
+    """A local checkout's vault type, else the pinned extension's that lists it."""
+    from swamp.extensions.runtime import load_pinned_vault_types, sources, vault_provider
+
+    local = sources(repo)
+    for ext, src in sorted(local.items()):  # read afresh: a checkout's types change as it is edited
+        got = _collect(*_source_objects(src), f"source {src.get('path')}")
+        if name in got.types:
+            return got.types[name][0]
+    found = vault_provider(repo, name)
+    if found is None or found[0] in local:
+        return None
+    ext, entry = found
+    source = f"extension {ext} {entry.version}"
+    try:
+        got = _collect(*load_pinned_vault_types(repo, ext, entry), source)
+    except SwampError as e:
+        raise SwampError(f"vault type {name!r} comes from {source}, which could not be installed: {e.message}",
+                         code=e.code, hint=e.hint) from None
+    if name in got.types:
+        return got.types[name][0]
+    raise ValidationError(f"vault type {name!r} comes from {source}, which failed to load it"
+                          + (": " + "; ".join(got.errors) if got.errors else ""),
+                          hint="fix or update the extension ('swamp extension update NAME'); "
+                               "other vault types still work")
+
+
+def _source_objects(src: dict) -> tuple[list, list]:
+    from swamp.extensions.runtime import load_source_vault_types
+
+    return load_source_vault_types(src.get("path", ""))
+
+
+def _extension_types(repo) -> Loaded:
+    from swamp.extensions.runtime import load_pinned_vault_types, pinned, sources
+
+    out = Loaded()
+    try:
+        local = sources(repo)
+        for ext, src in sorted(local.items()):
+            got = _collect(*_source_objects(src), f"source {src.get('path')}")
+            out.errors += got.errors
+            for n, v in got.types.items():
+                out.types.setdefault(n, v)
+        for ext, entry in sorted(pinned(repo).items()):
+            if ext in local or not entry.vaultTypes:
+                continue
+            source = f"extension {ext} {entry.version}"
+            try:
+                got = _collect(*load_pinned_vault_types(repo, ext, entry), source)
+            except SwampError as e:
+                out.errors.append(f"{source}: {e.message}")
+                continue
+            out.errors += got.errors
+            for n, v in got.types.items():
+                out.types.setdefault(n, v)
+    except SwampError as e:  # an unreadable lockfile: the other types still list
+        out.errors.append(e.message)
+    return out
+
+
+def _collect(objects: list, failures: list, source: str) -> Loaded:
+    out = Loaded(errors=[f"{source}: {f.file}" + (f":{f.line}" if f.line else "") + f": {f.message}"
+                         for f in failures])
+    for obj in objects:
+        try:
+            vt = as_vault_type(obj, source)
+        except Exception as e:
+            out.errors.append(f"{source}: {type(e).__name__}: {getattr(e, 'message', e)}")
+            continue
+        out.types[vt.name] = (vt, source)
+    return out
+
+
+def as_vault_type(obj, source: str) -> VaultType:
+    """What an entry point names, as a vault type: an instance, a class that
+    builds one with no arguments, or a module with a ``VAULT_TYPE``."""
+    if isinstance(obj, type):
+        obj = obj()
+    elif not isinstance(obj, VaultType) and hasattr(obj, "VAULT_TYPE"):
+        obj = obj.VAULT_TYPE
+    _check_shape(obj, source)
+    return obj
 
 
 def _load_ref(ref: str) -> VaultType:
@@ -93,12 +216,7 @@ def _entry_points() -> Loaded:
         dist = getattr(ep, "dist", None)
         source = f"extension {dist.metadata['Name']} {dist.version}" if dist is not None else f"entry point {ep.name}"
         try:
-            obj = ep.load()
-            if isinstance(obj, type):
-                obj = obj()
-            elif not isinstance(obj, VaultType) and hasattr(obj, "VAULT_TYPE"):
-                obj = obj.VAULT_TYPE
-            _check_shape(obj, source)
+            obj = as_vault_type(ep.load(), source)
         except Exception as e:
             out.errors.append(f"{source}: entry point {ep.name} = {ep.value}: {type(e).__name__}: {e}")
             continue

@@ -40,7 +40,7 @@ class VaultConfig(BaseModel):
 def create_vault(repo, vault_type: str, name: str, settings: dict | None = None) -> dict:
     from swamp.vault.registry import get_type
 
-    vtype = get_type(vault_type)
+    vtype = get_type(vault_type, repo)
     check_vault_name(name)
     existing = _config_path(repo, name)
     if existing is not None:
@@ -62,7 +62,7 @@ def vault_config(repo, name: str) -> tuple[VaultConfig, Path]:
 def open_vault(repo, config: VaultConfig) -> Vault:
     from swamp.vault.registry import get_type
 
-    vtype = get_type(config.type)
+    vtype = get_type(config.type, repo)
     return vtype.open(config.name, vtype.check_settings(dict(config.settings)), repo.secrets_dir)
 
 
@@ -242,7 +242,7 @@ def check_config(repo, name: str) -> VaultConfig:
     config = _load_config(repo, name)
     rel = _rel(repo, _config_path(repo, name))
     try:
-        get_type(config.type).check_settings(dict(config.settings))
+        get_type(config.type, repo).check_settings(dict(config.settings))
     except ValidationError as e:
         raise ValidationError(f"{rel}: {e.message}", hint=e.hint) from None
     return config
