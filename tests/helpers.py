@@ -234,10 +234,10 @@ PROBE_TYPE = '''
 
 
 def on_a_terminal(argv: list[str], answer: bytes = b"", timeout: float = 60, cwd: Path | None = None,
-                  env: dict | None = None) -> str:
+                  env: dict | None = None, colour: bool = False) -> str:
     """Run `swamp ARGV` with a pseudo-terminal as its stdin, stdout and
     stderr, answer ``answer`` to the first [y/N] question, and return all it
-    printed."""
+    printed (without its colour codes unless ``colour``)."""
     import pty
     import select
     import time
@@ -265,7 +265,12 @@ def on_a_terminal(argv: list[str], answer: bytes = b"", timeout: float = 60, cwd
                 answered = True
     finally:
         os.waitpid(pid, 0)
-    return out.decode(errors="replace")
+    text = out.decode(errors="replace")
+    if not colour:
+        import re
+
+        text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    return text
 
 
 # ---------------------------------------------------------------- peers

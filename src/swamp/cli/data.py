@@ -5,7 +5,7 @@ import json
 import click
 
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import confirm, emit, say, table
+from swamp.cli.output import confirm, emit, human_size, say, table
 from swamp.errors import UsageError
 
 
@@ -35,7 +35,7 @@ def get(state: CliState, model, name, version, no_content, workflow):
 
     def human():
         say(f"{result['model']}/{result['name']} version {result['version']} "
-            f"({result['kind']}, {result['size']} bytes, {result['createdAt']})")
+            f"({result['kind']}, {human_size(result['size'])}, {result['createdAt']})")
         if "content" in result:
             c = result["content"]
             say(c if isinstance(c, str) else json.dumps(c, indent=2, sort_keys=True))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import confirm, emit, say, table
+from swamp.cli.output import confirm, emit, human_size, say, table
 
 
 @click.group("namespace", invoke_without_command=True)
@@ -42,7 +42,7 @@ def _render(state: CliState, result: dict) -> None:
             return
         if result["migrated"]:
             say(f"moved to namespace {result['namespace']}: published {result.get('filesPushed', 0)} files "
-                f"({result.get('bytesPushed', 0)} bytes); namespace {result['previous']} is left as it was "
+                f"({human_size(result.get('bytesPushed', 0))}); namespace {result['previous']} is left as it was "
                 f"for the peers still on it ('swamp datastore namespace set {result['namespace']}' moves them)")
         else:
             say(f"now in namespace {result['namespace']}"
@@ -124,8 +124,8 @@ def compact(state: CliState):
             if p["bytesBefore"] is None:
                 say(f"{p['part']}: {p.get('removed', 0)} left by killed writers removed")
             else:
-                say(f"{p['part']}: {p['bytesBefore']} -> {p['bytesAfter']} bytes ({p['path']})")
-        say(f"total: {result['bytesBefore']} -> {result['bytesAfter']} bytes")
+                say(f"{p['part']}: {human_size(p['bytesBefore'])} -> {human_size(p['bytesAfter'])} ({p['path']})")
+        say(f"total: {human_size(result['bytesBefore'])} -> {human_size(result['bytesAfter'])}")
 
     emit(state, result, human)
 

@@ -98,7 +98,7 @@ def global_options(f):
         click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set("quiet"), help="Errors only."),
         click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=_set("verbose"), help="More detail."),
         click.option("--no-color", "color", flag_value=False, default=None, expose_value=False,
-                     callback=_set("color"), help="No colors."),
+                     callback=_set("color"), help="No colour, even on a terminal (as NO_COLOR set to anything)."),
         click.option("--server", metavar="URL", expose_value=False, callback=_set("server"),
                      help="Run on this swamp serve (else SWAMP_SERVE_URL) where the command supports it."),
         click.option("--token", metavar="TOKEN", expose_value=False, callback=_set("token"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import emit, say, table
+from swamp.cli.output import emit, human_size, say, table
 
 KINDS = ("method", "workflow")
 STATUSES = ("pending", "running", "suspended", "succeeded", "failed", "cancelled")
@@ -69,7 +69,7 @@ def gc(state: CliState, older_than, keep, kind, dry_run):
         verb = "would delete" if dry_run else "deleted"
         for d in result["deleted"]:
             say(f"{verb} {d['kind']} run {d['id']}  {d['name']}  {d['status']}  {d['startedAt']}")
-        say(f"{verb} {result['runs']} run(s): {result['files']} file(s), {result['bytes']} bytes")
+        say(f"{verb} {result['runs']} run(s): {result['files']} file(s), {human_size(result['bytes'])}")
 
     emit(state, result, human)
 
