@@ -212,8 +212,10 @@ def data_get(client: Client, state, p: dict) -> None:
                                    "workflow": p.get("workflow")})
 
     def human():
+        from swamp.cli.output import human_size
+
         say(f"{result['model']}/{result['name']} version {result['version']} "
-            f"({result['kind']}, {result['size']} bytes, {result['createdAt']})")
+            f"({result['kind']}, {human_size(result['size'])}, {result['createdAt']})")
         if "content" in result:
             c = result["content"]
             say(c if isinstance(c, str) else json.dumps(c, indent=2, sort_keys=True))
