@@ -100,3 +100,35 @@ def test_a_killed_replicas_run_is_marked_interrupted_and_schedules_go_on(tmp_pat
     assert len(ticks) - 1 <= len(history) <= len(ticks), (history, ticks)
     assert len([h for h in history if h["status"] == "succeeded"]) >= len(after)
     assert others  # the peers kept the markers too
+
+
+def test_a_server_restarted_after_kill_9_records_its_old_run_as_interrupted(tmp_path):
+    """One server on a directory datastore, killed mid-run and started again:
+    the new process finds the run whose holder is gone and records it."""
+    from tests.helpers import init_repo
+
+    repo = init_repo(tmp_path / "repo")
+    ok(repo, "model", "create", "command/shell", "sleeper", "--global-arg", "run=sleep 1")
+    (repo / "workflows").mkdir(exist_ok=True)
+    (repo / "workflows" / "workflow-slow.yaml").write_text(textwrap.dedent(SLOW).lstrip())
+    env = {"SWAMP_SERVE_REAP_S": "1"}
+    first = Serve(repo, env=env)
+
+    def post():
+        try:
+            first.post("/api/v1/workflows/slow/run", {}, timeout=60)
+        except OSError:
+            pass  # killed before answering: expected
+
+    threading.Thread(target=post, daemon=True).start()
+    run_id = _wait("the run to start", lambda: [r for r in ok(repo, "workflow", "history", "slow")
+                                                 if r["status"] == "running"])[0]["id"]
+    first.proc.kill()
+    first.proc.wait()
+    again = Serve(repo, env=env)
+    try:
+        record = _wait("the new server to record the run", lambda: (
+            lambda d: d if d["status"] != "running" else None)(again.get(f"/api/v1/workflows/slow/runs/{run_id}").doc))
+        assert record["status"] == "failed" and "exited without finishing it" in record["failureReason"]
+    finally:
+        assert again.stop() == 0
