@@ -161,7 +161,9 @@ class Dashboard:
                                args={"path": path, "body": form})
                 return self.error(request, result, subjects)
             if post:
-                self.audit(request, subjects, 303, None, t0, **what, args={"path": path, "body": form})
+                status = getattr(result, "status_code", 303)
+                self.audit(request, subjects, status, None if status < 400 else "validation", t0, **what,
+                           args={"path": path, "body": form})
             return result
 
         return endpoint
@@ -286,6 +288,8 @@ class Dashboard:
                            v(views.decide("approved"), post=True, op="approveStep", action="approve"), methods=["POST"]),
             StarletteRoute("/ui/workflows/{workflow}/runs/{run}/reject",
                            v(views.decide("rejected"), post=True, op="rejectStep", action="approve"), methods=["POST"]),
+            StarletteRoute("/ui/workflows/{workflow}/runs/{run}/signal",
+                           v(views.signal, post=True, op="signalStep", action="approve"), methods=["POST"]),
             StarletteRoute("/ui/workflows/{workflow}/runs/{run}/resume",
                            v(views.resume, post=True, op="resumeWorkflow", action="run"), methods=["POST"]),
             StarletteRoute("/ui/workflows/{workflow}/runs/{run}/cancel",

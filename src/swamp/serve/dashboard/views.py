@@ -28,8 +28,10 @@ def workflows(c: Ctx) -> Page:
     return Page("workflows.html", {"title": "Workflows", "nav": "workflows", "workflows": rows})
 
 
-def runs(c: Ctx) -> Page:
-    from swamp.app.dashboard_queries import workflow_runs
+def runs(c: Ctx, *, problems: dict | None = None, values: dict | None = None) -> Page:
+    """A workflow's runs, its graph, and the form that starts a run
+    (``problems`` and ``values``: a form sent back with what is wrong)."""
+    from swamp.app.dashboard_queries import input_form, workflow_graph, workflow_runs
 
     name = c.path["workflow"]
     c.require("read", f"workflow:{name}")
@@ -43,7 +45,9 @@ def runs(c: Ctx) -> Page:
     return Page("runs.html", {"title": name, "nav": "workflows", "workflow": name, "rows": found.rows,
                               "total": found.total, "counts": found.counts, "page": page_no, "pages": pages,
                               "status": status or "", "statuses": STATUSES,
-                              "can_run": c.allowed("run", f"workflow:{name}")})
+                              "can_run": c.allowed("run", f"workflow:{name}"),
+                              "form": input_form(c.repo, name), "problems": problems or {},
+                              "values": values or {}, "graph": workflow_graph(c.repo, name)})
 
 
 def _groups(steps: list[dict]) -> list[dict]:
@@ -70,7 +74,7 @@ def _groups(steps: list[dict]) -> list[dict]:
 
 
 def run(c: Ctx) -> Page:
-    from swamp.app.dashboard_queries import run_state
+    from swamp.app.dashboard_queries import run_state, run_statuses, workflow_graph
 
     name, run_id = c.path["workflow"], c.path["run"]
     c.require("read", f"workflow:{name}")
@@ -79,12 +83,15 @@ def run(c: Ctx) -> Page:
                                           for s in j.get("steps", [])] or [0]) or 1
     jobs = [{**j, "groups": _groups(j.get("steps", []))} for j in doc.get("jobs", [])]
     waiting = [a for a in doc.get("approvalRequired", [])]
+    signal_waits = [w for w in doc.get("signalRequired", [])]
     return Page("run.html", {"title": f"{name} run {run_id[:8]}", "nav": "workflows", "workflow": name,
                              "run": doc, "jobs": jobs, "log": log, "total": total, "waiting": waiting,
+                             "signal_waits": signal_waits,
                              "live": doc["status"] not in FINISHED,
+                             "graph": workflow_graph(c.repo, name, run_statuses(doc)),
                              "can_approve": c.allowed("approve", f"workflow:{name}"),
                              "can_resume": c.allowed("run", f"workflow:{name}") and doc["status"] == "suspended"
-                             and not waiting,
+                             and not waiting and not signal_waits,
                              "can_cancel": c.allowed("run", f"workflow:{name}")
                              and doc["status"] in ("running", "suspended", "pending")})
 
@@ -189,22 +196,43 @@ def resume(c: Ctx) -> Response:
     return _back(c)
 
 
+def signal(c: Ctx) -> Response:
+    """Send a message to a step waiting for a signal, through the API's
+    own handler (``swamp workflow signal``; ``approve`` on the workflow).
+    The server resumes the run by itself once the wait is settled."""
+    step = (c.form.get("step") or "").strip()
+    if not step:
+        raise ValidationError("say which step to signal")
+    text = (c.form.get("message") or "").strip()
+    if not text:
+        raise ValidationError(f"the message for {step} is empty", hint='type JSON, such as {"version": "1.4.2"} or true')
+    try:
+        message = json.loads(text)
+    except ValueError as e:
+        raise ValidationError(f"the message for {step} is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})",
+                              hint='type JSON, such as {"version": "1.4.2"}, "text" or true') from None
+    _api(c, "signalStep", {"workflow": c.path["workflow"]}, {"step": step, "message": message,
+                                                              "runId": c.path["run"]})
+    return _back(c)
+
+
 def cancel(c: Ctx) -> Response:
     _api(c, "cancelWorkflow", {"workflow": c.path["workflow"]}, {"runId": c.path["run"]})
     return _back(c)
 
 
 def start_run(c: Ctx) -> Response:
-    """Start a run (no inputs, or a JSON object of them) in the background."""
+    """Start a run in the background, with the inputs of the form built
+    from the workflow's declared inputs, checked first as the run checks
+    them: a problem sends the form back (400) with it next to its field."""
+    from swamp.app.dashboard_queries import inputs_from_form
+
     name = c.path["workflow"]
     c.require("run", f"workflow:{name}")
-    text = (c.form.get("inputs") or "").strip()
-    try:
-        inputs = json.loads(text) if text else {}
-    except ValueError as e:
-        raise ValidationError(f"the inputs are not valid JSON: {e}") from None
-    if not isinstance(inputs, dict):
-        raise ValidationError("the inputs must be a JSON object")
+    inputs, problems = inputs_from_form(c.repo, name, c.form)
+    if problems:
+        page = runs(c, problems=problems, values=c.form)
+        return c.dash.render(c.request, page, c.subjects, 400)
     state = c.dash.state
     if state.shutting_down:
         from swamp.serve.errors import HttpError
@@ -218,9 +246,11 @@ def start_run(c: Ctx) -> Response:
 def approvals(c: Ctx) -> Page:
     from swamp.app.dashboard_queries import approvals as waiting
 
-    rows = [{**a, "can_approve": c.allowed("approve", f"workflow:{a['workflowName']}")}
-            for a in waiting(c.repo, _index(c)) if c.allowed("read", f"workflow:{a['workflowName']}")]
-    return Page("approvals.html", {"title": "Approvals", "nav": "approvals", "rows": rows})
+    found = [{**a, "can_approve": c.allowed("approve", f"workflow:{a['workflowName']}")}
+             for a in waiting(c.repo, _index(c)) if c.allowed("read", f"workflow:{a['workflowName']}")]
+    return Page("approvals.html", {"title": "Approvals", "nav": "approvals",
+                                   "rows": [a for a in found if a["kind"] == "approval"],
+                                   "signals": [a for a in found if a["kind"] == "signal"]})
 
 
 # --------------------------------------------------------------------- data
