@@ -7,8 +7,8 @@
    bare Dask `client.submit` of the same function with the same job.
 3. Cancel latency: from the cancel to the step's process gone (a shell
    step `exec sleep 120`, its pid read from a file it writes), for a
-   `model method run` interrupted here by `swamp model cancel` (the local
-   baseline), a placed step whose `workflow run --scheduler` gets Ctrl-C
+   `model method run` interrupted here by Ctrl-C (SIGINT) or by `swamp
+   model cancel` (the local baselines), a placed step whose `workflow run --scheduler` gets Ctrl-C
    (SIGINT), and a placed step cancelled with `swamp workflow cancel` from
    another process (which goes through the datastore: the request is
    pushed, the run sees it on its next pull, at most a second later).
@@ -180,6 +180,7 @@ def cancel_latency(origin: Path, address: str, pids: Path, n: int) -> dict:
     command has exited."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SWAMP_")}
     ways = {
+        "local: model method run + Ctrl-C": "local-int",
         "local: model method run + swamp model cancel": "model",
         "placed: workflow run --scheduler + Ctrl-C": "int",
         "placed: workflow run --scheduler + workflow cancel": "workflow",
@@ -189,7 +190,7 @@ def cancel_latency(origin: Path, address: str, pids: Path, n: int) -> dict:
         gone, exited = [], []
         for i in range(n):
             tag = f"{how}-{i}"
-            if how == "model":
+            if how in ("model", "local-int"):
                 argv = ["model", "method", "run", "sleeper", "execute", "--input",
                         f"run=echo $$ > {pids}/{tag}; exec sleep 120"]
             else:
@@ -203,7 +204,7 @@ def cancel_latency(origin: Path, address: str, pids: Path, n: int) -> dict:
                 time.sleep(0.02)
             pid = int(pid_file.read_text())
             t0 = time.perf_counter()
-            if how == "int":
+            if how in ("int", "local-int"):
                 proc.send_signal(2)
             else:
                 subprocess.Popen([sys.executable, "-m", "swamp", "model" if how == "model" else "workflow",

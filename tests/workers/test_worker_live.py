@@ -80,15 +80,18 @@ def _workflows(tmp) -> dict[str, str]:
               properties:
                 tag: {{type: string}}
         """,
-        "chatty": f"""
+        "chatty": """
             name: chatty
+            inputs:
+              properties:
+                gate: {type: string}
             jobs:
               - name: j
                 steps:
                   - name: talk
-                    placement: {{target: live-1, queueTimeout: 20}}
-                    task: {{type: model_method, modelIdOrName: talker, methodName: talk,
-                            inputs: {{gate: "{tmp}/gate"}}}}
+                    placement: {target: live-1, queueTimeout: 20}
+                    task: {type: model_method, modelIdOrName: talker, methodName: talk,
+                           inputs: {gate: "${{ inputs.gate }}"}}
         """,
         "scratchpad": """
             name: scratchpad
@@ -217,7 +220,8 @@ def test_a_cancel_stops_the_step_on_its_worker(live, how):
 
 def test_a_placed_steps_log_lines_reach_the_run_while_it_runs(live):
     cluster, tmp = live
-    proc = popen(cluster.origin, "workflow", "run", "chatty", "--scheduler", cluster.scheduler)
+    proc = popen(cluster.origin, "workflow", "run", "chatty", "--input", f"gate={tmp}/gate-cli",
+                 "--scheduler", cluster.scheduler)
     try:
         def first_line():
             r = cli(cluster.origin, "workflow", "logs", "chatty")
@@ -225,7 +229,7 @@ def test_a_placed_steps_log_lines_reach_the_run_while_it_runs(live):
                 and r.data
         seen = _wait_for("the first line in the run's log", first_line)
         assert "second line from the worker" not in seen["log"]  # the step has not ended: it waits for the gate
-        (tmp / "gate").write_text("go")
+        (tmp / "gate-cli").write_text("go")
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -234,6 +238,28 @@ def test_a_placed_steps_log_lines_reach_the_run_while_it_runs(live):
     assert run["status"] == "succeeded", (out, err)
     log = ok(cluster.origin, "workflow", "logs", "chatty")["log"]
     assert log.index("first line from the worker") < log.index("second line from the worker")
+
+
+def test_serves_run_stream_carries_a_placed_steps_log_lines_as_they_come(live):
+    from tests.serve.server import Serve
+
+    cluster, tmp = live
+    server = Serve(cluster.origin, "--scheduler", cluster.scheduler)
+    seen = []
+    try:
+        for event, data in server.events("/api/v1/workflows/chatty/run", {"inputs": {"gate": f"{tmp}/gate-serve"}}):
+            seen.append((event, data))
+            if event == "log" and "first line from the worker" in data.get("line", ""):
+                assert data["step"] == "talk" and data["job"] == "j"
+                assert not any(e == "result" for e, _ in seen)  # the run has not ended: the step waits
+                (tmp / "gate-serve").write_text("go")
+            if event in ("result", "error"):
+                break
+    finally:
+        server.stop()
+    lines = [d["line"] for e, d in seen if e == "log"]
+    assert "first line from the worker" in lines and "second line from the worker" in lines, seen
+    assert seen[-1][0] == "result" and seen[-1][1]["status"] == 200, seen[-1]
 
 
 def test_ephemeral_data_of_a_placed_step_reaches_later_steps_and_is_never_written(live):
