@@ -582,7 +582,7 @@ def inputs_from_form(repo, name: str, form: dict[str, str]) -> tuple[dict, dict[
 
 # ---------------------------------------------------------------- the graph
 #: sizes in the drawing (px): a step, the gaps between steps and between jobs
-_STEP_W, _STEP_H, _GAP_X, _GAP_Y, _PAD, _HEAD, _JOB_GAP_X, _JOB_GAP_Y = 168, 34, 34, 10, 12, 26, 56, 22
+_STEP_W, _STEP_H, _GAP_X, _GAP_Y, _PAD, _HEAD, _JOB_GAP_X, _JOB_GAP_Y = 190, 34, 34, 10, 12, 26, 56, 22
 
 
 def run_statuses(doc: dict) -> dict[tuple[str, str], str]:
