@@ -50,12 +50,15 @@ def run_cli(cli: click.Group, argv=None) -> int:
         return 1
     except click.exceptions.Exit as e:
         return e.exit_code
+    except click.BadParameter as e:
+        if not _names_a_missing_path(e):
+            return _usage(e, json_mode)
+        # The command line was well formed; the file or directory it names is not there (exit 1,
+        # like an unreadable --input @file or --input-file).
+        _report(SwampError(e.format_message(), code="not_found"), json_mode)
+        return 1
     except click.UsageError as e:
-        if json_mode:
-            _echo_json({"error": e.format_message(), "code": "usage"})
-        else:
-            e.show()
-        return 2
+        return _usage(e, json_mode)
     except click.ClickException as e:
         if json_mode:
             _echo_json({"error": e.format_message(), "code": "error"})
@@ -73,6 +76,21 @@ def run_cli(cli: click.Group, argv=None) -> int:
         return _interrupted(json_mode)
     except BrokenPipeError:
         return 1
+
+
+def _usage(e: click.UsageError, json_mode: bool) -> int:
+    if json_mode:
+        _echo_json({"error": e.format_message(), "code": "usage"})
+    else:
+        e.show()
+    return 2
+
+
+def _names_a_missing_path(e: click.BadParameter) -> bool:
+    """A path option or argument whose file or directory is not there, or
+    not what the command needs (click.Path checks the filesystem, never the
+    spelling)."""
+    return isinstance(getattr(e.param, "type", None), click.Path)
 
 
 def _interrupted(json_mode: bool) -> int:

@@ -162,7 +162,11 @@ def _check_overrides(d: Definition, model_type) -> list[str]:
 
 def validate_models(repo, name: str | None) -> dict:
     reg = registry_for(repo)
-    files = [find_definition(repo, name)[0]] if name else iter_definition_files(repo)
+    if name:
+        # By file name without reading it, so a malformed file is reported like any other problem.
+        files = [p for p in iter_definition_files(repo) if p.stem == name][:1] or [find_definition(repo, name)[0]]
+    else:
+        files = iter_definition_files(repo)
     results = []
     for p in files:
         entry = {"name": p.stem, "path": str(p.relative_to(repo.root)), "valid": True, "errors": [],

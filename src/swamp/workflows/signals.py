@@ -192,7 +192,8 @@ def parse_data(text: str) -> Any:
         try:
             text = path.read_text()
         except OSError as e:
-            raise UsageError(f"--data {text}: cannot read {path}: {e.strerror}") from None
+            # Like an unreadable --input @file: the command line was fine, the file it names was not.
+            raise ValidationError(f"--data {text}: cannot read {path}: {e.strerror}") from None
     try:
         return json.loads(text)
     except ValueError as e:
