@@ -89,17 +89,15 @@ def test_a_killed_replicas_run_is_marked_interrupted_and_schedules_go_on(tmp_pat
     finally:
         for s in peers:
             assert s.stop() == 0
-    others = [json.loads(m.read_text()) for m in (repos[1] / ".swamp" / "schedules" / "beat").glob("*.json")]
     history = ok(repos[1], "workflow", "history", "beat")  # a read pulls first: every marker is here
     markers = sorted((repos[1] / ".swamp" / "schedules" / "beat").glob("*.json"))
     ticks = [json.loads(m.read_text()) for m in markers]
     assert len({t["tick"] for t in ticks}) == len(ticks)
     after = [t for t in ticks if datetime.fromisoformat(t["claimedAt"].replace("Z", "+00:00")) > killed_at]
-    assert len(after) >= 2 and all(t["by"] != f"{victim.proc.pid}" for t in after)
+    assert len(after) >= 2 and not any(t["by"].endswith(f":{victim.proc.pid}") for t in after)
     # Each tick ran once: one run per marker (a tick the victim claimed as it died may have no run).
     assert len(ticks) - 1 <= len(history) <= len(ticks), (history, ticks)
     assert len([h for h in history if h["status"] == "succeeded"]) >= len(after)
-    assert others  # the peers kept the markers too
 
 
 def test_a_server_restarted_after_kill_9_records_its_old_run_as_interrupted(tmp_path):
