@@ -262,3 +262,19 @@ def test_a_vault_whose_type_nobody_pinned_is_a_clear_error(tmp_path):
     text = r.stdout + r.stderr
     assert r.code != 0 and "Traceback" not in text
     assert "unknown vault type 'nobody_pinned'" in text and "swamp extension search nobody" in text, r
+
+
+@pytest.mark.slow
+def test_extension_new_vault_scaffolds_a_vault_type_that_check_validates(tmp_path):
+    ext = tmp_path / "acme-vt"
+    made = ok(None, "extension", "new", "acme-vt", "--vault", "--path", ext, cwd=tmp_path)
+    assert "src/acme_vt/vault.py" in made["files"]
+    checked = ok(None, "extension", "check", ext, cwd=tmp_path, timeout=120)
+    assert checked["valid"] and checked["types"] == [] and checked["vaultTypes"] == ["acme_vt"], checked
+    vault_py = ext / "src" / "acme_vt" / "vault.py"
+    vault_py.write_text(vault_py.read_text().replace('name = "acme_vt"', 'name = "Not-A-Name"'))
+    bad = cli(None, "extension", "check", ext, cwd=tmp_path, timeout=120)
+    assert bad.code == 1
+    errors = json.loads(bad.stdout)["errors"]
+    assert [(e["file"], e["message"].split(":")[0]) for e in errors] == [(str(vault_py), "vault type JsonFileType")]
+    assert errors[0]["line"] and "must match" in errors[0]["message"]

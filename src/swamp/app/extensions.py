@@ -359,11 +359,11 @@ def trust_rm(repo, url: str) -> dict:
 
 
 # ---------------------------------------------------------------- authoring
-def new(name: str, path: str | None = None) -> dict:
+def new(name: str, path: str | None = None, *, vault: bool = False) -> dict:
     from swamp.extensions.authoring import scaffold
 
     dest = Path(path) if path else Path.cwd() / check_name(name)
-    files = scaffold(name, dest)
+    files = scaffold(name, dest, vault=vault)
     return {"name": check_name(name), "path": str(dest.absolute()), "files": files}
 
 
@@ -582,17 +582,28 @@ def _probe_vault_types(objects: list, failures: list, target: Path) -> dict:
     for obj in objects:
         where = str(getattr(obj, "__file__", None) or getattr(sys.modules.get(getattr(obj, "__module__", "")),
                                                                "__file__", None) or target)
+        what = getattr(obj, "__name__", None) or type(obj).__name__
         try:
-            vt = as_vault_type(obj, where)
+            vt = as_vault_type(obj, f"vault type {what}")
             vt.describe()
         except SwampError as e:
-            errors.append({"file": where, "line": None, "message": e.message})
+            errors.append({"file": where, "line": _class_line(obj), "message": e.message})
             continue
         except Exception as e:
-            errors.append({"file": where, "line": None, "message": f"not a vault type: {type(e).__name__}: {e}"})
+            errors.append({"file": where, "line": _class_line(obj),
+                           "message": f"vault type {what}: {type(e).__name__}: {e}"})
             continue
         types.append(vt.name)
     return {"types": sorted(set(types)), "errors": errors}
+
+
+def _class_line(obj) -> int | None:
+    import inspect
+
+    try:
+        return inspect.getsourcelines(obj if isinstance(obj, type) else type(obj))[1]
+    except (OSError, TypeError):
+        return None
 
 
 def _probe_report_types(model_objects: list, objects: list, failures: list, target: Path) -> dict:

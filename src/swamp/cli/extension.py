@@ -230,15 +230,16 @@ def _repo_or_none(state: CliState):
 @extension.command("new")
 @click.argument("name")
 @click.option("--path", type=click.Path(file_okay=False), help="Where to create it (default: ./NAME).")
+@click.option("--vault", is_flag=True, help="One vault type instead of a model type.")
 @global_options
 @click.pass_obj
-def new(state: CliState, name, path):
-    """Create a new extension package: pyproject, one model type, a test, a README.
+def new(state: CliState, name, path, vault):
+    """Create a new extension package: pyproject, one model type (or with --vault a vault type), a test, a README.
 
     Example: swamp extension new acme-tools"""
     from swamp.app.extensions import new as new_
 
-    r = new_(name, path)
+    r = new_(name, path, vault=vault)
     emit(state, r, lambda: [say(f"created {r['path']}")] + [say(f"  {f}") for f in r["files"]])
 
 

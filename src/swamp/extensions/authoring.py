@@ -24,20 +24,31 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swamp.errors import UsageError
-from swamp.extensions.environment import MODEL_TYPES_GROUP
+from swamp.extensions.environment import MODEL_TYPES_GROUP, VAULT_TYPES_GROUP
 from swamp.extensions.errors import ExtensionError, IndexError_
 from swamp.extensions.names import check_name, module_name, normalize
 
 
 # ---------------------------------------------------------------- scaffold
-def scaffold(name: str, dest: Path) -> list[str]:
+def scaffold(name: str, dest: Path, *, vault: bool = False) -> list[str]:
     """Write a new extension package into ``dest`` (which must not exist or
-    be empty). Returns the files written, relative to ``dest``."""
+    be empty): one model type, or with ``vault`` one vault type. Returns the
+    files written, relative to ``dest``."""
     dist = check_name(name)
     mod = module_name(dist)
     if dest.exists() and any(dest.iterdir()):
         raise UsageError(f"{dest} already exists and is not empty", hint="choose another NAME or --path")
     type_name = f"{dist}/hello"
+    if vault:
+        vtype = mod[:63]
+        files = {
+            "pyproject.toml": _VAULT_PYPROJECT.format(dist=dist, mod=mod, group=VAULT_TYPES_GROUP, vtype=vtype),
+            "README.md": _VAULT_README.format(dist=dist, mod=mod, vtype=vtype, group=VAULT_TYPES_GROUP),
+            f"src/{mod}/__init__.py": f'"""{dist}: a swamp vault type."""\n',
+            f"src/{mod}/vault.py": _VAULT.format(vtype=vtype),
+            "tests/test_vault.py": _VAULT_TEST.format(mod=mod, vtype=vtype),
+        }
+        return _write(dest, files)
     files = {
         "pyproject.toml": _PYPROJECT.format(dist=dist, mod=mod, group=MODEL_TYPES_GROUP),
         "README.md": _README.format(dist=dist, mod=mod, type=type_name, group=MODEL_TYPES_GROUP),
@@ -45,6 +56,10 @@ def scaffold(name: str, dest: Path) -> list[str]:
         f"src/{mod}/model.py": _MODEL.format(type=type_name),
         "tests/test_model.py": _TEST.format(mod=mod, type=type_name),
     }
+    return _write(dest, files)
+
+
+def _write(dest: Path, files: dict[str, str]) -> list[str]:
     for rel, text in files.items():
         path = dest / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -72,6 +87,146 @@ hello = "{mod}.model:model"
 
 [tool.hatch.build.targets.wheel]
 packages = ["src/{mod}"]
+'''
+
+_VAULT_PYPROJECT = '''[build-system]
+requires = ["hatchling>=1.20"]
+build-backend = "hatchling.build"
+
+[project]
+name = "{dist}"
+version = "0.1.0"
+description = "a swamp vault type"
+readme = "README.md"
+requires-python = ">=3.11"
+# swamp itself is the host that loads this package: never list it here.
+dependencies = []
+
+# swamp finds the vault types through this entry point group: each entry
+# names a VaultType (an instance, a class, or a module with VAULT_TYPE).
+[project.entry-points."{group}"]
+{vtype} = "{mod}.vault:VAULT_TYPE"
+
+[tool.hatch.build.targets.wheel]
+packages = ["src/{mod}"]
+'''
+
+_VAULT = '''"""A vault type that keeps each vault's secrets in one JSON file (mode
+0600). Replace the storage with your secret store's client; keep the
+contract (docs/vaults.md): failures a user can meet are SwampErrors with a
+hint, and no message ever carries a value."""
+
+import json
+import os
+from pathlib import Path
+
+from swamp.errors import NotFoundError
+from swamp.vault.types import Setting, VaultType
+
+
+class JsonFileVault:
+    def __init__(self, name: str, path: Path) -> None:
+        self.name, self.path = name, path
+
+    def _doc(self) -> dict:
+        return json.loads(self.path.read_text()) if self.path.is_file() else {{}}
+
+    def _save(self, doc: dict) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, sort_keys=True)
+        os.replace(tmp, self.path)
+
+    def create(self) -> None:
+        if not self.path.is_file():
+            self._save({{}})
+
+    def check(self) -> None:
+        self._doc()
+
+    def location(self) -> str:
+        return str(self.path)
+
+    def put(self, key: str, value: str) -> bool:
+        doc = self._doc()
+        replaced = key in doc
+        doc[key] = {{"value": value, "meta": doc.get(key, {{}}).get("meta", {{}})}}
+        self._save(doc)
+        return replaced
+
+    def get(self, key: str) -> str:
+        doc = self._doc()
+        if key not in doc:
+            raise NotFoundError(f"vault {{self.name}} has no key {{key!r}}")
+        return doc[key]["value"]
+
+    def exists(self, key: str) -> bool:
+        return key in self._doc()
+
+    def list_keys(self) -> list[str]:
+        return sorted(self._doc())
+
+    def delete(self, key: str) -> None:
+        doc = self._doc()
+        if doc.pop(key, None) is None:
+            raise NotFoundError(f"vault {{self.name}} has no key {{key!r}}")
+        self._save(doc)
+
+    def read_meta(self, key: str) -> dict:
+        return self._doc().get(key, {{}}).get("meta", {{}})
+
+    def write_meta(self, key: str, meta: dict) -> None:
+        doc = self._doc()
+        doc[key]["meta"] = meta
+        self._save(doc)
+
+
+class JsonFileType(VaultType):
+    name = "{vtype}"
+    description = "Secrets in one JSON file per vault (replace me)"
+    settings = (Setting("path", "the JSON file (default: under .swamp/secrets/)"),)
+
+    def open(self, name: str, settings: dict, secrets_dir: Path) -> JsonFileVault:
+        default = Path(secrets_dir) / self.name / f"{{name}}.json"
+        return JsonFileVault(name, Path(settings["path"]) if settings.get("path") else default)
+
+
+VAULT_TYPE = JsonFileType()
+'''
+
+_VAULT_TEST = '''from {mod}.vault import VAULT_TYPE
+
+
+def test_a_value_put_is_read_back(tmp_path):
+    vault = VAULT_TYPE.open("t", VAULT_TYPE.check_settings({{}}), tmp_path)
+    vault.create()
+    assert vault.put("api.token", "s3cret") is False
+    assert vault.get("api.token") == "s3cret"
+    assert vault.list_keys() == ["api.token"]
+
+
+def test_the_type_describes_itself():
+    assert VAULT_TYPE.describe()["type"] == "{vtype}"
+'''
+
+_VAULT_README = '''# {dist}
+
+A swamp vault type, packaged as a Python distribution: `{vtype}`.
+
+    swamp extension check          # builds, loads the vault type in a clean environment
+    python -m pytest tests         # with swamp installed (PYTHONPATH=src)
+    swamp extension publish --index URL
+
+Using it in a swamp repository:
+
+    swamp extension pull {dist} --index URL
+    swamp vault create {vtype} team
+    printf %s "$TOKEN" | swamp vault put team api.token
+
+The type is declared in `pyproject.toml` under the entry point group
+`{group}`; the code is in `src/{mod}/vault.py`.
 '''
 
 _MODEL = '''from pydantic import BaseModel
