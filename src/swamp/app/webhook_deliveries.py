@@ -56,8 +56,8 @@ def record(repo, webhook: str, delivery: str, timestamp: int, *, window_s: float
                     seen = "earlier"
                 raise ConflictError(f"delivery {delivery} of webhook {webhook} was already received ({seen}); "
                                     "it is not run again",
-                                    hint="a new event needs a new X-Swamp-Delivery id (a retry of one that "
-                                         "failed with 5xx may reuse it only if it was not recorded)")
+                                    hint="a new event needs a new X-Swamp-Delivery id; a sender retrying "
+                                         "after a timeout can take this answer as 'received'")
             ds.write_bytes(path, json.dumps({"delivery": delivery, "timestamp": timestamp,
                                              "receivedAt": clock.isoformat(), "at": now}).encode())
             for name in ds.listdir(where):
