@@ -66,3 +66,25 @@ def test_the_example_is_shown_by_help():
     assert result.exit_code == 0, result.output
     paragraphs = [p.strip() for p in result.output.split("Options:")[0].split("\n\n") if p.strip()]
     assert paragraphs[-1].startswith("Example: swamp model get "), result.output
+
+
+def test_remote_options_are_offered_only_where_they_do_something():
+    """--server and --token are accepted everywhere (refused with a reason
+    where they cannot work) but shown only by the commands that can run on
+    a server, and --token by access can-i, which reads it itself."""
+    from click.testing import CliRunner
+
+    def options(*args):
+        result = CliRunner().invoke(cli, [*args, "--help"])
+        assert result.exit_code == 0, result.output
+        return result.output.split("Options:", 1)[1]
+
+    for args in (("completions",), ("model", "get"), ("serve",), ("workflow", "validate")):
+        shown = options(*args)
+        assert "--server" not in shown and "--token" not in shown, (args, shown)
+        assert "--json" in shown
+    for args in (("workflow", "run"), ("model", "method", "run"), ("data", "get")):
+        shown = options(*args)
+        assert "--server URL" in shown and "--token TOKEN" in shown, (args, shown)
+    assert "--token TOKEN" in options("access", "can-i")
+    assert "--server URL" in options()  # the global options of `swamp --help`

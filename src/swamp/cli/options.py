@@ -86,6 +86,28 @@ def _remote_aware(f):
     return wrapper
 
 
+class _RemoteOption(click.Option):
+    """``--server`` and ``--token``: accepted by every command (a command
+    that cannot run on a server refuses them, saying so), but shown in its
+    ``--help`` only where they do something: the commands swamp.cli.remote
+    runs on a server, and ``also`` (commands that read the option
+    themselves)."""
+
+    def __init__(self, *args, also: tuple[str, ...] = (), **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.also = frozenset(also)
+
+    def get_help_record(self, ctx):
+        if ctx is not None and not isinstance(ctx.command, click.Group):
+            import importlib
+
+            remote = importlib.import_module("swamp.cli.remote")  # only when help is shown
+            key = remote.command_key(ctx)
+            if key not in remote.HANDLERS and key not in self.also:
+                return None
+        return super().get_help_record(ctx)
+
+
 def global_options(f):
     f = _remote_aware(f)
     opts = [
@@ -99,10 +121,10 @@ def global_options(f):
         click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=_set("verbose"), help="More detail."),
         click.option("--no-color", "color", flag_value=False, default=None, expose_value=False,
                      callback=_set("color"), help="No colour, even on a terminal (as NO_COLOR set to anything)."),
-        click.option("--server", metavar="URL", expose_value=False, callback=_set("server"),
+        click.option("--server", metavar="URL", expose_value=False, callback=_set("server"), cls=_RemoteOption,
                      help="Run on this swamp serve (else SWAMP_SERVE_URL) where the command supports it."),
-        click.option("--token", metavar="TOKEN", expose_value=False, callback=_set("token"),
-                     help="The token for --server (else SWAMP_SERVE_TOKEN)."),
+        click.option("--token", metavar="TOKEN", expose_value=False, callback=_set("token"), cls=_RemoteOption,
+                     also=("access can-i",), help="The token for --server (else SWAMP_SERVE_TOKEN)."),
         click.option("--traceparent", metavar="W3C", expose_value=False, callback=_traceparent,
                      help="Trace as a child of this W3C traceparent (else TRACEPARENT); see docs/tracing.md."),
     ]
