@@ -380,9 +380,12 @@ class _Live:
             save = self._unsaved and self._time() - self._saved >= self.LOG_SAVE_INTERVAL
             if save:
                 self._unsaved, self._saved = False, self._time()
-        if save:
-            ex.flush(force=True)
-        return ex.stop.is_set() or ex.should_stop()
+        try:
+            if save:
+                ex.flush(force=True)
+            return ex.stop.is_set() or ex.should_stop()
+        except Exception:  # noqa: BLE001 - a failed save or pull is retried at the next look
+            return ex.stop.is_set()
 
 
 def run_method(repo, model: str, method: str, *, inputs: dict | None, placement: Placement, dispatcher,

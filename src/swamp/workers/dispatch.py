@@ -165,6 +165,7 @@ class DaskDispatcher:
         except SwampError:
             raise
         except Exception as e:  # swamp's own failure on the worker, reported as the step's
+            future.cancel(reason="the swamp dispatcher failed")  # (a no-op once the task ended)
             raise SwampError(f"the worker failed to run the step: {type(e).__name__}: {e}") from None
         except BaseException:  # an interrupt (Ctrl-C): the step stops on its worker too
             future.cancel(reason="the swamp run was interrupted")
