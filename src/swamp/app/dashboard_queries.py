@@ -12,6 +12,7 @@ after, never before), while ``warm`` reads every record in the background."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -72,7 +73,8 @@ class RunIndex:
         self._lock = threading.Lock()
         self._scanning: dict[str, threading.Lock] = {}  # one scan of a directory at a time
         self._background: set[str] = set()  # workflows scanned in a thread right now
-        self._pages = 0  # pages reading the newest records right now: background scans wait
+        self._pages = 0  # pages being made right now: background scans wait ...
+        self._waiters = 0  # ... unless someone waits for a scan
         self._quiet = threading.Condition(self._lock)
         self._newest: dict[str, tuple[tuple, int, tuple]] = {}  # workflow id -> (dir stamp, k, result)
 
@@ -119,8 +121,30 @@ class RunIndex:
         dstamp = (dst.st_mtime_ns, dst.st_ino, dst.st_size)
         with self._lock:
             scanning = self._scanning.setdefault(wid, threading.Lock())
-        with scanning:  # a second caller waits for the first's scan, then reuses it
-            return self._scan(ds, wid, directory, dst, dstamp, background)
+            if not background:  # someone waits for this: no scan steps aside any more
+                self._waiters += 1
+                self._quiet.notify_all()
+        try:
+            with scanning:  # a second caller waits for the first's scan, then reuses it
+                return self._scan(ds, wid, directory, dst, dstamp, background)
+        finally:
+            if not background:
+                with self._lock:
+                    self._waiters -= 1
+
+    @contextlib.contextmanager
+    def busy(self):
+        """While a page is being made: background scans step aside (one
+        Python thread runs at a time, so a scan beside a page would
+        double its time), unless someone waits for a scan."""
+        with self._lock:
+            self._pages += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._pages -= 1
+                self._quiet.notify_all()
 
     #: how far a record's file time may trail its run's start (clocks of
     #: peers that disagree a little) before ``newest`` stops looking
@@ -160,24 +184,25 @@ class RunIndex:
         if last is not None and last[0] == dstamp and last[1] >= k:  # the directory has not changed since
             rows, total, complete = last[2]
             return rows[:k], total, complete
-        with self._lock:
-            self._pages += 1
-        try:
+        with self.busy():
             found = self._newest_by_file_time(ds, wid, directory, k, dst, dstamp)
-        finally:
-            with self._lock:
-                self._pages -= 1
-                self._quiet.notify_all()
         with self._lock:
             self._newest[wid] = (dstamp, k, found)
         return found
 
-    def _step_aside(self, most_s: float = 2.0) -> None:
-        """A background scan waits while a page reads (one Python thread
-        runs at a time: a scan running beside the page would double its
-        time), for at most ``most_s``."""
+    #: how long one background scan steps aside for pages at most, in all
+    #: (pages that never stop must not keep the counts away for ever)
+    ASIDE_S = 5.0
+
+    def _step_aside(self, most_s: float) -> float:
+        """A background scan waits while a page is made (see ``busy``), for
+        at most ``most_s``; returns how long it waited."""
+        import time
+
+        t0 = time.monotonic()
         with self._quiet:
-            self._quiet.wait_for(lambda: not self._pages, timeout=most_s)
+            self._quiet.wait_for(lambda: not self._pages or self._waiters, timeout=max(0.0, most_s))
+        return time.monotonic() - t0
 
     def _scan_in_background(self, ds, wid: str) -> None:
         with self._lock:
@@ -276,6 +301,7 @@ class RunIndex:
         if known is None:
             known = self._load(wid)
         read = 0
+        aside = 0.0
         settled = time.time_ns() - dst.st_mtime_ns > self.RACY_NS
         fresh: dict[str, tuple[tuple, dict]] = {}
         with os.scandir(directory) as entries:
@@ -284,8 +310,8 @@ class RunIndex:
                 if not (name.startswith(_PREFIX) and name.endswith(_SUFFIX)):
                     continue
                 rid = name[len(_PREFIX):-len(_SUFFIX)]
-                if background and self._pages:
-                    self._step_aside()
+                if background and self._pages and not self._waiters and aside < self.ASIDE_S:
+                    aside += self._step_aside(self.ASIDE_S - aside)
                 try:
                     st = entry.stat()
                 except FileNotFoundError:

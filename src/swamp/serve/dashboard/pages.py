@@ -141,9 +141,10 @@ class Dashboard:
 
             def work():
                 try:
-                    result = fn(ctx)
-                    if isinstance(result, Page):  # rendered here too: the page's cost is the thread's
-                        return self.render(request, result, subjects)
+                    with self.index.busy():  # the run index's background reads wait meanwhile
+                        result = fn(ctx)
+                        if isinstance(result, Page):  # rendered here too: the page's cost is the thread's
+                            return self.render(request, result, subjects)
                     return result
                 except SwampError as e:
                     return e
