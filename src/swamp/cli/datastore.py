@@ -131,7 +131,8 @@ def status(state: CliState):
             ("head", f"commit {result['head']}"),
             ("peer", result.get("peer")),
             ("hydration", result.get("hydration")),
-            ("unpublished", f"{dirty} change(s) made here; 'swamp datastore sync' publishes them" if dirty
+            ("unpublished", f"{dirty} change(s) made here are not published yet; 'swamp datastore sync' publishes them"
+             if dirty
              else "nothing; everything made here is published"),
             ("conflicts", f"{len(conflicts)} copy(ies) kept aside; 'swamp datastore conflicts' lists them"
              if conflicts else "none"),
