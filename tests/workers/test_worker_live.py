@@ -246,6 +246,44 @@ def test_a_placed_steps_log_lines_reach_the_run_while_it_runs(live):
     assert log.index("first line from the worker") < log.index("second line from the worker")
 
 
+def test_the_status_line_of_workflow_run_shows_a_placed_steps_line_while_it_runs(live):
+    import pty
+    import select
+    import sys
+
+    from tests.helpers import _env
+
+    cluster, tmp = live
+    gate = tmp / "gate-tty"
+    pid, fd = pty.fork()
+    if pid == 0:  # `swamp workflow run` on a terminal, whose status line shows the last line logged
+        os.chdir(cluster.origin)
+        os.execve(sys.executable, [sys.executable, "-m", "swamp", "workflow", "run", "chatty", "--input",
+                                   f"gate={gate}", "--scheduler", cluster.scheduler], _env(None))
+    out, deadline = b"", time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if not gate.exists() and b"first line from the worker" in out:
+                assert b"talk succeeded" not in out  # seen while the step runs: it waits for the gate
+                gate.write_text("go")
+    finally:
+        if not gate.exists():
+            gate.write_text("go")
+        _, status = os.waitpid(pid, 0)
+    text = out.decode(errors="replace")
+    assert b"first line from the worker" in out, text
+    assert os.waitstatus_to_exitcode(status) == 0, text
+
+
 def test_serves_run_stream_carries_a_placed_steps_log_lines_as_they_come(live):
     from tests.serve.server import Serve
 
