@@ -349,3 +349,7 @@ for _command in _ADMIN_COMMANDS:
 from swamp.cli.datastore_config import config as _config  # noqa: E402  (managed config: migrate, status)
 
 datastore.add_command(_config)
+
+from swamp.cli.datastore_upgrade import upgrade as _upgrade  # noqa: E402  (sync format 1 -> this one)
+
+datastore.add_command(_upgrade)
