@@ -163,7 +163,7 @@ def info(state: CliState, name, index):
         say(f"  latest:   {r['latest'] or '-'}")
         say(f"  versions: {', '.join(r['versions']) or '-'}")
         p = r["pinned"]
-        say(f"  pinned:   {p['version'] + ' (' + ', '.join(p['types']) + ')' if p else '-'}")
+        say(f"  pinned:   {p['version'] + ' (' + _kinds(p) + ')' if p else '-'}")
         say(f"  installed here: {'yes' if r['installed'] else 'no'}")
 
     emit(state, r, human)
@@ -319,7 +319,7 @@ def source_add(state: CliState, path):
     from swamp.app.extensions import source_add as add
 
     r = add(state.repo(), path)
-    emit(state, r, f"loading {r['name']} from {r['path']} ({', '.join(r['types'])})")
+    emit(state, r, f"loading {r['name']} from {r['path']} ({_kinds(r)})")
 
 
 @source.command("list")
@@ -332,7 +332,7 @@ def source_list(state: CliState):
     from swamp.app.extensions import source_list as list_sources
 
     r = list_sources(state.repo())
-    emit(state, r, lambda: table(r["sources"], ["name", "path", "types"]) if r["sources"] else say("no source"))
+    emit(state, r, lambda: table([{**x, "types": _kinds(x)} for x in r["sources"]], ["name", "path", "types"]) if r["sources"] else say("no source"))
 
 
 @source.command("rm")
