@@ -389,10 +389,11 @@ class _Live:
 
 
 def run_method(repo, model: str, method: str, *, inputs: dict | None, placement: Placement, dispatcher,
-               tags: dict | None = None):
+               tags: dict | None = None, on_log=None):
     """``model method run --placement``: the method runs on a worker that
     fits, as one session there; here, the model and inputs are checked
-    first, and the output record is read back after one pull. Returns an
+    first, and the output record is read back after one pull. ``on_log``
+    gets each line the method logs, as it logs it. Returns an
     app.methods.MethodRun, whose ``worker`` says where it ran."""
     from swamp.app.lifecycle import is_shared, reading
     from swamp.app.methods import MethodRun, _failure_log  # the record read as a local run's
@@ -410,7 +411,7 @@ def run_method(repo, model: str, method: str, *, inputs: dict | None, placement:
                   command=f"model method run {definition.name} {method}", secrets=secrets_for(repo, prepared),
                   tags=tags, triggered_by="manual")
     try:
-        outcome = dispatcher.run(job, placement)
+        outcome = dispatcher.run(job, placement, on_log=on_log)
     finally:
         job.secrets.clear()
     if outcome.output_id is None:  # it never ran: its session could not start

@@ -208,7 +208,7 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
                              "not available with it yet", hint="run it without --placement")
         if placement:  # on a worker (swamp.workers)
             results = _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler,
-                                  parse_pairs(tag, "--tag"))
+                                  parse_pairs(tag, "--tag"), activity.logged)
         elif direct:
             results = run_direct(repo, model_name, method_name, direct_name, batch,
                                  tags=parse_pairs(tag, "--tag"), on_log=activity.logged,
@@ -237,7 +237,7 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
         sys.exit(1)
 
 
-def _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler, tags):
+def _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler, tags, on_log=None):
     from swamp.app.remote_steps import Placement, run_method
     from swamp.workers.dispatch import DaskDispatcher
     from swamp.workers.placement import parse_labels
@@ -250,7 +250,7 @@ def _placed_run(repo, model_name, method_name, direct, batch, placement, schedul
     dispatcher = DaskDispatcher(scheduler)
     try:
         return [run_method(repo, model_name, method_name, inputs=batch[0], placement=Placement(labels=labels),
-                           dispatcher=dispatcher, tags=tags)]
+                           dispatcher=dispatcher, tags=tags, on_log=on_log)]
     finally:
         dispatcher.close()
 
