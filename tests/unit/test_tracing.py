@@ -240,7 +240,7 @@ def test_a_placed_step_run_on_a_worker_joins_the_steps_trace(repo, exporter, mon
     sent = []
 
     class HereDispatcher:
-        def run(self, job, placement):
+        def run(self, job, placement, **_):  # (cancelled, on_log: the Dispatcher protocol's options)
             sent.append(job.traceparent)
             out = []
             # a thread of its own starts with no span: only the job's traceparent links it
