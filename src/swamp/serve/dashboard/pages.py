@@ -77,6 +77,18 @@ class Dashboard:
         self.index = RunIndex(state.repo.local_dir / "cache" / "dashboard")
         self.env = _environment()
 
+    def prepare(self) -> None:
+        """Compile every template and import what the pages use, before the
+        server takes requests, so the first page does not pay for it (it
+        would cost the first runs page more than reading its runs)."""
+        import swamp.app.dashboard_queries  # noqa: F401
+        import swamp.serve.dashboard.views  # noqa: F401
+        import swamp.vault.redact  # noqa: F401
+        from swamp.workflows import dag, engine  # noqa: F401
+
+        for template in sorted((HERE / "templates").glob("*.html")):
+            self.env.get_template(template.name)
+
     # ------------------------------------------------------------ rendering
     def render(self, request: Request, page: Page, subjects: list[str] | None, status: int = 200) -> Response:
         from swamp.vault.redact import redact_text
@@ -318,6 +330,7 @@ def routes(state) -> list:
     import threading
 
     dash = Dashboard(state)
+    dash.prepare()
 
     def warm() -> None:
         try:
