@@ -120,3 +120,18 @@ def test_datastore_status_and_type_describe_read_without_json(repo):
     assert out.startswith("command/shell ")
     assert re.search(r"^  run +string +required +The command", out, re.M), out
     assert re.search(r"^  execute +\(action\)", out, re.M), out
+
+
+def test_a_workflow_runs_steps_and_doctor_checks_are_coloured_on_a_terminal(repo):
+    (repo / "workflows").mkdir(exist_ok=True)
+    (repo / "workflows" / "workflow-hi.yaml").write_text(
+        "name: hi\njobs:\n  - name: j\n    steps:\n      - name: s\n        task:\n"
+        "          type: model_method\n          modelIdOrName: hello\n          methodName: execute\n")
+    shown = tty(repo, "workflow", "run", "hi")
+    assert f"{GREEN}succeeded" in shown, shown
+    assert "workflow hi: run " in plain(shown)
+    piped = cli(repo, "workflow", "run", "hi", json=False)
+    assert piped.code == 0 and ESC not in piped.stdout + piped.stderr
+    checks = tty(repo, "doctor", "workflows")
+    assert f"{GREEN}OK  {ESC}" in checks or f"{GREEN}OK" in checks, checks
+    assert ESC not in tty(repo, "doctor", "workflows", "--no-color")

@@ -78,9 +78,11 @@ class Activity:
 
     def say(self, text: str) -> None:
         """Print a line above the status line (which is redrawn after it)."""
+        from swamp.cli import colour
+
         self._clear()
         with self._lock:
-            self.stream.write(text + "\n")
+            self.stream.write(colour.line(text, colour.enabled(self.stream)) + "\n")
             self.stream.flush()
 
 

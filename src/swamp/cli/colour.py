@@ -110,8 +110,14 @@ def line(text: str, on: bool = True) -> str:
         return text
     text = _PREFIX.sub(lambda m: m.group(1) + paint(m.group(2), PREFIX_ROLES[m.group(2)]), text, count=1)
     if "\n" not in text:
-        text = _STATUS_WORD.sub(lambda m: status(m.group(1)), text)
+        text = _STATUS_WORD.sub(lambda m: m.group(1) if _counts_none(text, m.start()) else status(m.group(1)), text)
     return text
+
+
+def _counts_none(text: str, at: int) -> bool:
+    """``0 failed``: a count of nothing is not worth a colour."""
+    before = text[:at]
+    return before.endswith("0 ") and (len(before) == 2 or not before[-3].isdigit())
 
 
 def diff(text: str, on: bool = True) -> str:

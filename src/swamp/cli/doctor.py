@@ -35,10 +35,14 @@ def doctor(state: CliState, areas, repair):
     result = run(repo, list(areas), repair=repair, repo_error=repo_error)
 
     def human():
+        from swamp.cli import colour
+
+        on = colour.enabled()
         rows = result["checks"]
         width = max((len(c["check"]) for c in rows), default=0)
         for c in rows:
-            say(f"{c['status'].upper():<4}  {c['check']:<{width}}  {c['message']}")
+            label = colour.paint(f"{c['status'].upper():<4}", colour.status_role(c["status"]), on)  # padded, then painted
+            say(f"{label}  {c['check']:<{width}}  {c['message']}")
             if c["repaired"]:
                 say(f"{'':<4}  {'':<{width}}  repaired: {c['repaired']}")
             elif c["hint"] and c["status"] != "ok":
