@@ -127,3 +127,14 @@ def test_workflow_validate_says_did_you_mean_as_run_does(tmp_path):
     assert any("no model named 'helo'" in m and "did you mean 'hello'" in m for m in typo["errors"] + typo["warnings"])
     ran = cli(repo, "model", "method", "run", "helo", "execute")
     assert ran.code == 1 and "did you mean 'hello'" in ran.error["hint"]
+
+
+def test_model_validate_says_did_you_mean_for_a_mistyped_type(tmp_path):
+    repo = _problem_repo(tmp_path / "r")
+    typo = repo / "models" / "command" / "shel"
+    typo.mkdir(parents=True)
+    (typo / "v.yaml").write_text("name: v\ntype: command/shel\nglobalArguments: {}\n")
+    r = cli(repo, "model", "validate", "v")
+    assert r.code == 1, r
+    [entry] = r.data["models"]
+    assert entry["errors"] == ["unknown model type 'command/shel' (did you mean 'command/shell'?)"]

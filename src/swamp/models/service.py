@@ -175,7 +175,9 @@ def validate_models(repo, name: str | None) -> dict:
             d = load_definition(p)
             entry["errors"] = _validate_definition(repo, d, reg.get(d.type))
         except SwampError as e:
-            entry["errors"] = [e.message]
+            # a did-you-mean rides along, as in workflow validate's report
+            close = e.hint if e.hint and e.hint.startswith("did you mean") else None
+            entry["errors"] = [e.message + (f" ({close})" if close else "")]
         entry["valid"] = not entry["errors"]
         results.append(entry)
     return {"valid": all(r["valid"] for r in results), "models": results}
