@@ -296,15 +296,12 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
         execution.set_failed(st, e, err.message, step)
         return True
     execution.set_running(st, e)
-    where_ = f"{st.record.name}/{e.name}"
-    execution.log(f"step {where_}: dispatched ({placement.describe()})")
+    label = f"{st.record.name}/{e.name}"
+    execution.log(f"step {label}: dispatched ({placement.describe()})")
     live = _Live(execution, st, e)
     try:
         outcome = host.dispatcher.run(job, placement, cancelled=live.cancelled, on_log=live.line)
-    except StepCancelledError as err:
-        execution.set_failed(st, e, err.message, step)
-        return True
-    except SwampError as err:
+    except SwampError as err:  # StepCancelledError, WorkerLostError, NoWorkerError, ...
         execution.set_failed(st, e, err.message, step)
         return True
     except BaseException:  # Ctrl-C: the dispatcher cancelled the step on its worker
@@ -321,7 +318,7 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
             for key in [k for k in execution.ephemeral if k[0] == definition.id and k not in outcome.ephemeral]:
                 execution.ephemeral.pop(key)
             execution.ephemeral.update(outcome.ephemeral)
-    execution.log(f"step {where_}: ran on worker {outcome.worker}")
+    execution.log(f"step {label}: ran on worker {outcome.worker}")
     if outcome.status == "succeeded":
         execution.set_done(st, e, "succeeded", save=False)
     else:
