@@ -127,6 +127,8 @@ def test_workflow_validate_says_did_you_mean_as_run_does(tmp_path):
     assert any("no model named 'helo'" in m and "did you mean 'hello'" in m for m in typo["errors"] + typo["warnings"])
     ran = cli(repo, "model", "method", "run", "helo", "execute")
     assert ran.code == 1 and "did you mean 'hello'" in ran.error["hint"]
+    run = cli(repo, "workflow", "run", "typo")
+    assert run.code == 1 and run.data["failureReason"] == "no model named 'helo' (did you mean 'hello'?)", run
 
 
 def test_model_validate_says_did_you_mean_for_a_mistyped_type(tmp_path):

@@ -443,7 +443,7 @@ class _Execution:
             try:
                 definition = self.find_model(step, e, where, item)
             except SwampError as err:
-                self.set_failed(st, e, err.message, step)
+                self.set_failed(st, e, _with_close_match(err), step)
                 return None
             lane = ("model", definition.id)
         return Unit(lane, gate, lambda: self.execute(st, step, e, where, item, definition))
@@ -547,7 +547,7 @@ class _Execution:
                 try:
                     prepared = self.prepare_method(step, e, where, item, definition)
                 except SwampError as err:
-                    self.set_failed(st, e, err.message, step, save=False)
+                    self.set_failed(st, e, _with_close_match(err), step, save=False)
                     self.write_record()
                     return
                 try:
@@ -844,3 +844,9 @@ def _job_status(jr: JobRun) -> str:
     if any(s.status == "failed" and not s.allowedFailure for s in jr.steps):
         return "failed"
     return "succeeded"
+
+
+def _with_close_match(err: SwampError) -> str:
+    """A step's error with the did-you-mean of its hint, as workflow validate says it."""
+    close = err.hint if err.hint and err.hint.startswith("did you mean") else None
+    return err.message + (f" ({close})" if close else "")
