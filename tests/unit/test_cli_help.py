@@ -88,3 +88,28 @@ def test_remote_options_are_offered_only_where_they_do_something():
         assert "--server URL" in shown and "--token TOKEN" in shown, (args, shown)
     assert "--token TOKEN" in options("access", "can-i")
     assert "--server URL" in options()  # the global options of `swamp --help`
+
+
+def test_repository_options_are_offered_only_by_commands_that_open_one(tmp_path):
+    """--repo-dir and --offline change nothing for a command that never
+    opens a repository, so its --help does not offer them; such a command
+    works the same from a directory that is no repository."""
+    from click.testing import CliRunner
+
+    from swamp.cli.options import NO_REPOSITORY
+    from tests.helpers import cli as run
+
+    paths = {p for p, _, _ in COMMANDS}
+    assert {"swamp " + k for k in NO_REPOSITORY} <= paths
+    for key in sorted(NO_REPOSITORY):
+        shown = CliRunner().invoke(cli, [*key.split(), "--help"]).output.split("Options:", 1)[1]
+        assert "--repo-dir" not in shown and "--offline" not in shown, (key, shown)
+    for key in ("model get", "workflow run", "datastore status"):
+        shown = CliRunner().invoke(cli, [*key.split(), "--help"]).output
+        assert "--repo-dir" in shown and "--offline" in shown, key
+    nowhere = tmp_path / "not-a-repo"
+    nowhere.mkdir()
+    for args in (("completions", "bash"), ("workflow", "schema", "get"), ("datastore", "type", "search"),
+                 ("extension", "new", "acme-tools", "--path", str(tmp_path / "acme-tools"))):
+        r = run(nowhere, *args, "--offline")
+        assert r.code == 0, (args, r)

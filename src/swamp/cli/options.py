@@ -108,14 +108,34 @@ class _RemoteOption(click.Option):
         return super().get_help_record(ctx)
 
 
+#: commands that never open a repository: --repo-dir and --offline change nothing for them
+NO_REPOSITORY = frozenset({"completions", "datastore type search", "extension fmt", "extension new", "repo init",
+                           "worker list", "workflow schema get"})
+
+
+class _RepoOption(click.Option):
+    """``--repo-dir`` and ``--offline``: accepted by every command, shown in
+    ``--help`` only by those that open a repository."""
+
+    def get_help_record(self, ctx):
+        if ctx is not None and not isinstance(ctx.command, click.Group):
+            names = []
+            while ctx.parent is not None:
+                names.append(ctx.info_name)
+                ctx = ctx.parent
+            if " ".join(reversed(names)) in NO_REPOSITORY:
+                return None
+        return super().get_help_record(ctx)
+
+
 def global_options(f):
     f = _remote_aware(f)
     opts = [
         click.option("--json", "json_", is_flag=True, expose_value=False, callback=_set("json"),
                      help="One JSON document on stdout; errors as JSON on stderr."),
-        click.option("--repo-dir", type=click.Path(file_okay=False), expose_value=False,
+        click.option("--repo-dir", type=click.Path(file_okay=False), expose_value=False, cls=_RepoOption,
                      callback=_set("repo_dir"), help="Repository root (else SWAMP_REPO_DIR, else search upward)."),
-        click.option("--offline", is_flag=True, expose_value=False, callback=_set("offline"),
+        click.option("--offline", is_flag=True, expose_value=False, callback=_set("offline"), cls=_RepoOption,
                      help="Work from the local cache of a shared datastore: no pull, no push."),
         click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set("quiet"), help="Errors only."),
         click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=_set("verbose"), help="More detail."),
