@@ -224,6 +224,28 @@ def test_a_cancel_stops_the_step_on_its_worker(live, how):
     assert versions == list(range(1, len(versions) + 1))
 
 
+def test_a_worker_stopped_mid_step_takes_the_steps_process_with_it(live):
+    cluster, tmp = live
+    before = _sleeper_versions(cluster)
+    stopping = cluster.start_worker("stopping-1", "region=stopping", concurrency=1)
+    pid_file = tmp / "pid-stopping"
+    proc = popen(cluster.origin, "model", "method", "run", "sleeper", "execute", "--input",
+                 f"run=echo $$ > {pid_file}; exec sleep 120", "--placement", "region=stopping",
+                 "--scheduler", cluster.scheduler)
+    try:
+        pid = _wait_for("the step's process on the worker", lambda: _pid(pid_file))
+        stopping.proc.send_signal(signal.SIGTERM)  # the worker is stopped (as its service manager would)
+        stopping.proc.wait(timeout=60)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        for p in (proc, stopping.proc):
+            if p.poll() is None:
+                p.kill()
+    _wait_for("the step's process to be gone", lambda: not _alive(pid), timeout=30)
+    assert proc.returncode != 0 and "worker lost" in err, (out, err)
+    assert _sleeper_versions(cluster) == before
+
+
 def test_a_placed_steps_log_lines_reach_the_run_while_it_runs(live):
     cluster, tmp = live
     proc = popen(cluster.origin, "workflow", "run", "chatty", "--input", f"gate={tmp}/gate-cli",

@@ -116,6 +116,16 @@ def check(worker) -> None:
             control.cancel()
 
 
+def cancel_all() -> None:
+    """The worker stops: the processes of the steps it runs go with it
+    (they run in sessions of their own, so no signal of the worker's
+    terminal reaches them). The dispatchers see "worker lost"."""
+    with _mutex:
+        controls = list(_active.values())
+    for control in controls:
+        control.cancel()
+
+
 async def watch(worker) -> None:
     """Run on the worker's event loop for as long as the worker runs."""
     while True:

@@ -60,6 +60,7 @@ async def _run(repo, scheduler, labels, concurrency, name, on_ready) -> None:
         await asyncio.wait([finished, stopping], return_when=asyncio.FIRST_COMPLETED)
         for f in (finished, stopping, watching):
             f.cancel()
+        steps.cancel_all()  # no step's process outlives its worker
 
 
 def list_workers(scheduler: str) -> list[dict]:
