@@ -90,11 +90,12 @@ def _run(repo, command: str, kind: str, name: str, body) -> dict:
     return _with_sync(repo, done, counts)
 
 
-def create_model(repo, type_name: str, name: str, global_args: dict[str, str]) -> dict:
+def create_model(repo, type_name: str, name: str, global_args: dict[str, str], inputs: dict | None = None) -> dict:
     """``swamp model create``: in the config tier under managed config."""
     from swamp.models.service import create_model as create
 
-    return _run(repo, f"model create {name}", "model", name, lambda: create(repo, type_name, name, global_args))
+    return _run(repo, f"model create {name}", "model", name,
+                lambda: create(repo, type_name, name, global_args, inputs=inputs))
 
 
 def create_workflow(repo, name: str) -> dict:

@@ -73,16 +73,55 @@ def _repo_or_none(state: CliState):
 @click.argument("type_name", metavar="TYPE")
 @click.argument("name")
 @click.option("--global-arg", multiple=True, metavar="KEY=VALUE", help="A global argument (coerced to its type).")
+@click.option("--input", "input_decls", multiple=True, metavar="NAME[:TYPE]",
+              help="Declare a required input, read as ${{ inputs.NAME }}; TYPE is string (the default), "
+                   "integer, number, boolean, object or array.")
+@click.option("--input-schema", type=click.Path(dir_okay=False),
+              help="A YAML or JSON file holding the inputs' JSON Schema ({properties, required}).")
 @global_options
 @click.pass_obj
-def create(state: CliState, type_name, name, global_arg):
+def create(state: CliState, type_name, name, global_arg, input_decls, input_schema):
     """Create a definition of TYPE named NAME.
 
-    Example: swamp model create command/shell hello --global-arg run='echo hi'"""
+    Example: swamp model create command/shell greeter --input message --global-arg run='echo ${{ inputs.message }}'"""
     from swamp.app.managed_config import create_model
 
-    result = create_model(state.repo(), type_name, name, parse_pairs(global_arg, "--global-arg"))
+    inputs = _declared_inputs(input_decls, input_schema)
+    result = create_model(state.repo(), type_name, name, parse_pairs(global_arg, "--global-arg"), inputs=inputs)
     emit(state, result, f"Created model {result['name']} ({result['type']}) at {result['path']}")
+
+
+_INPUT_TYPES = ("string", "integer", "number", "boolean", "object", "array")
+
+
+def _declared_inputs(decls: tuple[str, ...], schema_file: str | None) -> dict | None:
+    """The definition's `inputs:` schema from --input-schema and --input."""
+    import re
+
+    from swamp.util import yamlio
+
+    schema: dict = {}
+    if schema_file:
+        try:
+            schema = yamlio.loads(open(schema_file, encoding="utf-8").read(), schema_file)
+        except OSError as e:
+            raise UsageError(f"--input-schema {schema_file}: {e.strerror or e}",
+                             hint="give a YAML or JSON file holding {properties: {NAME: {type: string}}}") from None
+        if not isinstance(schema, dict) or not isinstance(schema.get("properties", {}), dict):
+            raise UsageError(f"--input-schema {schema_file}: not a JSON Schema object with 'properties'",
+                             hint="write {properties: {NAME: {type: string}}, required: [NAME]}")
+    for decl in decls:
+        key, _, kind = decl.partition(":")
+        kind = kind or "string"
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            raise UsageError(f"--input {decl!r}: {key!r} is not a name (letters, digits, '_')",
+                             hint="write --input NAME or --input NAME:TYPE")
+        if kind not in _INPUT_TYPES:
+            raise UsageError(f"--input {decl!r}: unknown type {kind!r}", hint=f"types: {', '.join(_INPUT_TYPES)}")
+        schema.setdefault("properties", {})[key] = {"type": kind}
+        if key not in schema.setdefault("required", []):
+            schema["required"].append(key)
+    return schema or None
 
 
 @model.command("get")

@@ -38,14 +38,14 @@ def _coerce_global_args(model_type, pairs: dict[str, str]) -> dict:
     return out
 
 
-def create_model(repo, type_name: str, name: str, global_args: dict[str, str]) -> dict:
+def create_model(repo, type_name: str, name: str, global_args: dict[str, str], inputs: dict | None = None) -> dict:
     check_name(name, "model name")
     model_type = registry_for(repo).get(type_name)
     path = definition_path(repo, type_name, name)
     for p in iter_definition_files(repo):
         if p.stem == name:
             raise ConflictError(f"a model named {name!r} already exists at {p.relative_to(repo.root)}")
-    definition = Definition(type=type_name, typeVersion=model_type.version, name=name,
+    definition = Definition(type=type_name, typeVersion=model_type.version, name=name, inputs=inputs,
                             globalArguments=_coerce_global_args(model_type, global_args))
     issues = _validate_definition(repo, definition, model_type)
     if issues:
