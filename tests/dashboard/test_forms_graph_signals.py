@@ -150,6 +150,7 @@ def test_typed_inputs_reach_the_run_and_the_graph_shows_its_steps(served):
                             {"in.region": '"us"', "in.count": "3", "in.dry": "true", "in.tags": '["a", "b"]',
                              "in.note": "hello"}, csrf_from="/ui/workflows/typed")
     assert status == 200, text_of(page)[:400]
+    assert "typed run " in text_of(page)  # the new run's own page
     end = time.monotonic() + 60
     while True:
         runs = _runs(server, tokens["ops"], "typed")

@@ -238,9 +238,66 @@ def start_run(c: Ctx) -> Response:
         from swamp.serve.errors import HttpError
 
         raise HttpError("shutting_down", "the server is shutting down")
-    state.admit(c.subjects[0])
-    state.start_workflow(name, inputs, c.subjects[0], admitted=True)
-    return RedirectResponse(f"/ui/workflows/{name}", 303)
+    run_id = start_in_background(c, name, inputs)
+    if run_id is None:  # still preparing after a few seconds: it shows on the runs page
+        return RedirectResponse(f"/ui/workflows/{name}", 303)
+    return RedirectResponse(f"/ui/workflows/{name}/runs/{run_id}", 303)
+
+
+#: how long a run form waits for the run's id before sending the browser
+#: to the runs page instead of the run's own
+START_WAIT_S = 5.0
+
+
+def start_in_background(c: Ctx, name: str, inputs: dict) -> str | None:
+    """Run a workflow in a thread of its own (counted in flight, as the
+    server's own runs are) and return its run id once its first step
+    moves, or None if that takes longer than START_WAIT_S. A run refused
+    before it starts is this form's error."""
+    import threading
+
+    from swamp.errors import SwampError
+    from swamp.serve.routes import Call, _observer
+    from swamp.serve.wire import _log
+
+    state, who = c.dash.state, c.subjects[0]
+    state.admit(who)
+    key = state.begin()
+    got: dict = {}
+    ready = threading.Event()
+
+    def note(info: dict) -> None:
+        state.note(key, info)
+        if info.get("runId") and "runId" not in got:
+            got["runId"] = info["runId"]
+            ready.set()
+
+    def run() -> None:
+        from swamp.app import workflows
+
+        call = Call(state.repo, {"workflow": name}, {}, {})
+        call.note = note
+        call.note({"kind": "workflow", "workflow": name})
+        try:
+            result = workflows.run(state.repo, name, inputs, observer=_observer(call, name))
+            _log(f"{who}: run {result.run.id} of {name} {result.run.status} (started from the dashboard)")
+        except SwampError as e:
+            got.setdefault("error", e)
+            _log(f"{who}: {name} did not run: {e.message}")
+        except Exception:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            state.end(key)
+            state.release(who)
+            ready.set()
+
+    threading.Thread(target=run, name=f"run {name} for {who}").start()
+    ready.wait(START_WAIT_S)
+    if "runId" not in got and "error" in got:
+        raise got["error"]
+    return got.get("runId")
 
 
 def approvals(c: Ctx) -> Page:
