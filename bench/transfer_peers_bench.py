@@ -253,6 +253,7 @@ def main() -> None:
     ap.add_argument("--tree", type=int, default=10_000, help="files in the no-op sync's tree")
     ap.add_argument("--baseline", type=Path, help="another checkout's src/ to run as swamp-base")
     ap.add_argument("--only", default="small,large,noop")
+    ap.add_argument("--tools", help="run only these tools (comma-separated names, e.g. swamp,swamp-base)")
     ap.add_argument("--quick", action="store_true", help="1 run, 100 small files, 4 large, 1,000-file tree")
     args = ap.parse_args()
     small_n, large_n = 1000, 20
@@ -281,6 +282,8 @@ def main() -> None:
         tools.append(Aws(aws, server))
     else:
         skipped.append("aws (awscli not in the venv: pip install -e '.[bench]')")
+    if args.tools:
+        tools = [t for t in tools if t.name in args.tools.split(",")]
     results: dict = {}
     try:
         if "small" in only:
@@ -297,6 +300,8 @@ def main() -> None:
 
     names = [t.name for t in tools]
     peers = [n for n in names if not n.startswith("swamp")]
+    if not peers:
+        peers = names[-1:]  # swamp against swamp-base alone: the ratio is to the baseline
     fsync = "on" if os.environ.get("SWAMP_FSYNC", "1") != "0" else "off"
     print(f"\ntransfers beside peers (SeaweedFS on 127.0.0.1, {args.runs} run(s), medians, whole processes, "
           f"swamp fsync {fsync})")

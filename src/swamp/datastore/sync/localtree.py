@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import stat as statmod
 import tempfile
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from swamp.util import atomic
 from swamp.util.atomic import TMP_PREFIX, DurableBatch, atomic_write, fsync_dir, temp_prefix
 
 from .localonly import LOCAL_ONLY_DIRS
@@ -31,6 +33,9 @@ from .state import SyncState
 # rewrite in the same timestamp tick, so it is re-hashed next time.
 RACY_NS = 2_000_000_000
 _CHUNK = 1 << 20
+#: temp names of batched writes: unique in this process (its pid is in the prefix)
+_TEMP_SEQ = itertools.count()
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
 class BlockedPath(Exception):
@@ -182,14 +187,70 @@ class LocalTree:
             st = self.write(rel, data, own, check)
             own.sync()
             return st
-        path = self._checked_parent(rel, batch)
+        if batch is not None:
+            return self._write_batched(rel, data, batch, check)
+        path = self._checked_parent(rel)
         try:
-            if batch is not None:
-                return batch.write(path, data, before_replace=check)
             atomic_write(path, data)
             return os.stat(path)
         except (IsADirectoryError, NotADirectoryError, FileExistsError):
             raise BlockedPath(rel) from None
+
+    def _write_batched(self, rel: str, data: bytes, batch: DurableBatch,
+                       check: Callable[[], None] | None) -> os.stat_result:
+        """``write`` into a batch (a pull's many small files), with less work
+        per file than ``batch.write``: the parent is made and checked once per
+        directory and pull, the target is not stat'ed first (a directory in
+        the way fails the rename: BlockedPath all the same), and the temp
+        file is named from a counter, not mkstemp's random names. What stays:
+        a temp file beside the path, written and fsynced, ``check()``, the
+        rename; the directory is fsynced once, at ``batch.sync()``."""
+        path = self.abspath(rel)
+        parent = path.parent
+        if parent not in self._safe_dirs:
+            self._checked_parent(rel, batch)  # mkdir -p inside the cache, or BlockedPath
+        prefix = f"{parent}{os.sep}{temp_prefix()}w"
+        fd = -1
+        for _ in range(3):
+            tmp = f"{prefix}{next(_TEMP_SEQ)}"
+            try:
+                fd = os.open(tmp, _CREATE, 0o600)
+                break
+            except FileExistsError:
+                continue  # left by a dead writer whose pid we have again
+            except (FileNotFoundError, NotADirectoryError):
+                break  # the directory went away meanwhile
+        if fd < 0:  # the general path makes the directory again
+            self._safe_dirs.discard(parent)
+            try:
+                return batch.write(self._checked_parent(rel, batch), data, before_replace=check)
+            except (IsADirectoryError, NotADirectoryError, FileExistsError):
+                raise BlockedPath(rel) from None
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if atomic._FSYNC:
+                os.fsync(fd)
+            st = os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        os.close(fd)
+        try:
+            if check is not None:
+                check()
+            os.replace(tmp, path)
+        except BaseException as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            if isinstance(e, (IsADirectoryError, NotADirectoryError, FileExistsError)):
+                raise BlockedPath(rel) from None
+            raise
+        batch.touched(parent)
+        return st
 
     def write_from(self, rel: str, fill: Callable[[Path], None], batch: DurableBatch | None = None) -> os.stat_result:
         """``write`` for a content too large to hold in memory: ``fill(tmp)``
