@@ -1,6 +1,7 @@
 """The runner of the documentation's examples: one scratch directory (with a
-fresh swamp repository) per page, whose blocks run in order. See
-tests/docs/examples.py for the convention."""
+fresh swamp repository) per page, whose blocks run in order; a few pages at
+a time, each in a thread of its own. See tests/docs/examples.py for the
+convention."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,11 +25,10 @@ VENV_BIN = Path(sys.executable).parent
 
 @dataclass
 class PageRun:
-    """A page's scratch directory and how far its blocks have run."""
+    """A page's scratch directory, where its blocks run in order."""
 
     page: str
     root: Path
-    done: int = 0  # blocks of the page run so far (by index)
     buckets: dict[str, str] = field(default_factory=dict)
     s3: object = None
     groups: list[int] = field(default_factory=list)  # process groups of the blocks run
@@ -128,46 +129,43 @@ class PageRun:
         return subprocess.CompletedProcess(script_path, -1 if code is None else code, output, "")
 
 
-class Pages:
-    def __init__(self, tmp_factory: pytest.TempPathFactory):
-        self.tmp_factory = tmp_factory
-        self.runs: dict[str, PageRun] = {}
+#: pages run at the same time (each page's blocks run in order, in one thread)
+PARALLEL_PAGES = 3
 
-    def get(self, page: str) -> PageRun:
-        if page not in self.runs:
-            for other in self.runs.values():  # one page's servers at a time
-                other.stop()
-            name = page.replace("/", "_").replace(".", "_")
-            run = PageRun(page, self.tmp_factory.mktemp(name))
-            run.start()
-            self.runs[page] = run
-        return self.runs[page]
+
+def _run_page(run: PageRun, todo: list[Block]) -> dict[str, object]:
+    results: dict[str, object] = {}
+    try:
+        run.start()
+        for block in todo:
+            try:
+                results[block.id] = run.run(block)
+            except Exception as e:  # reported by the block's own test
+                results[block.id] = e
+    finally:
+        run.stop()
+    return results
 
 
 @pytest.fixture(scope="session")
-def doc_pages(tmp_path_factory: pytest.TempPathFactory):
-    pages = Pages(tmp_path_factory)
-    yield pages
-    for run in pages.runs.values():
-        run.stop()
-
-
-def run_block(request: pytest.FixtureRequest, doc_pages: Pages, block: Block):
-    """Run the page's blocks before this one (once each, whatever their
-    outcome: their own tests report it), then this one."""
-    page = doc_pages.get(block.page)
-    page_blocks = blocks(Path(block.page))
-    index = next(i for i, b in enumerate(page_blocks) if b.line == block.line)
-    for earlier in page_blocks[page.done:index + 1]:
-        if earlier.skip_reason:
-            continue
-        if earlier.needs_s3 and page.s3 is None:
-            page.s3 = request.getfixturevalue("seaweedfs")
-        result = page.run(earlier)
-        if earlier is not page_blocks[index]:
-            page.done += 1
-            continue
-        page.done = index + 1
-        return result
-    page.done = max(page.done, index + 1)
-    return None
+def doc_results(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """Run every page that has a selected example, up to its last selected
+    block, several pages at a time; the result of each block by its id
+    (None for a file written)."""
+    wanted: dict[str, int] = {}
+    for item in request.session.items:
+        block = getattr(getattr(item, "callspec", None), "params", {}).get("block")
+        if isinstance(block, Block) and not block.skip_reason:
+            wanted[block.page] = max(wanted.get(block.page, 0), block.line)
+    plans: list[tuple[PageRun, list[Block]]] = []
+    for page, last in wanted.items():
+        todo = [b for b in blocks(Path(page)) if b.line <= last and b.kind and not b.skip_reason]
+        run = PageRun(page, tmp_path_factory.mktemp(page.replace("/", "_").replace(".", "_")))
+        if any(b.needs_s3 for b in todo):
+            run.s3 = request.getfixturevalue("seaweedfs")
+        plans.append((run, todo))
+    results: dict[str, object] = {}
+    with ThreadPoolExecutor(max_workers=PARALLEL_PAGES) as pool:
+        for done in pool.map(lambda plan: _run_page(*plan), plans):
+            results.update(done)
+    return results

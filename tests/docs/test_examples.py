@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.docs.conftest import run_block
 from tests.docs.examples import all_blocks, blocks, pages
 
 EXAMPLES = [b for b in all_blocks() if b.kind is not None]
@@ -20,8 +19,10 @@ def _param(block):
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in EXAMPLES])
-def test_example(request, doc_pages, block):
-    result = run_block(request, doc_pages, block)
+def test_example(doc_results, block):
+    result = doc_results[block.id]
+    if isinstance(result, Exception):
+        raise result
     if result is None:  # a file, written for the page's later blocks
         return
     assert result.returncode == 0, (
