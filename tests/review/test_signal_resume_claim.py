@@ -53,3 +53,33 @@ def test_a_signalled_run_resumes_once_even_after_a_claim_whose_push_failed(tmp_p
     finally:
         a.datastore.engine.close()
         b.datastore.engine.close()
+
+
+@pytest.mark.xfail(strict=True, reason="the resumed marker is published before the run is claimed: a resume "
+                                        "that fails before its claim (a transient error) is never retried")
+def test_a_claimed_resume_that_failed_before_claiming_the_run_is_tried_again(tmp_path):
+    """The claimer's resume (serve/signal_watch.py: app.workflows.resume in
+    a thread) can fail before it claims the run itself: its first pull
+    meets a server that does not answer, say. It is logged, and the run
+    stays suspended with its `resumed` marker published, which every
+    replica's next look takes for "resumed": nobody tries again."""
+    from swamp.app import signals, workflows
+    from swamp.datastore.objectstore.base import TransientError
+
+    store = SwitchableStore()
+    a = shared_repo(tmp_path / "a", store, "replica-a", {"gate": GATE})
+    try:
+        run = workflows.run(a, "gate", {}).run
+        signals.signal(a, "gate", "go", {"version": "1.4.2"})
+
+        def resume_failing(r) -> None:
+            raise TransientError("the datastore did not answer")  # logged by the signal watch
+
+        with pytest.raises(TransientError):
+            signals.resume_ready(a, by="replica-a", resume=resume_failing)
+        resumed: list = []
+        for _ in range(3):  # the watch looks again every second
+            signals.resume_ready(a, by="replica-a", resume=resumed.append)
+        assert [r.id for r in resumed] == [run.id]
+    finally:
+        a.datastore.engine.close()
