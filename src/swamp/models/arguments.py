@@ -5,15 +5,16 @@ evaluated, so the expression engine plugs in here."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any, Callable
 
 from swamp.errors import ValidationError
 from swamp.models.api import ModelType
 from swamp.models.definitions import Definition
 from swamp.models.inputs import CliString, coerce_field, validate_inputs
 from swamp.util.documents import format_errors
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 #: (value, variables, source, field) -> value with ${{ }} evaluated.
 Renderer = Callable[[Any, dict, str, str], Any]
@@ -105,7 +106,8 @@ def split_inputs(definition: Definition, model_type: ModelType, method: str,
         if used is not None:
             declared_schema["required"] = [r for r in declared_schema.get("required") or [] if r in used]
         declared = validate_inputs(declared_schema, as_inputs, what=f"inputs of model {definition.name!r}")
-    props = schema_model.model_json_schema().get("properties", {})
+    # The JSON schema (pydantic.json_schema, a few ms) only when inputs need coercing.
+    props = schema_model.model_json_schema().get("properties", {}) if as_arguments else {}
     try:
         arguments = {k: coerce_field(k, v, props.get(k)) for k, v in as_arguments.items()}
     except ValidationError as e:
