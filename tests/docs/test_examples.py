@@ -43,3 +43,25 @@ def test_every_page_is_seen():
         for b in blocks(p):
             if b.lang in {"bash", "sh", "shell"}:
                 assert b.kind in {"shell", "transcript"}, b.id
+
+
+PARSED = [b for b in all_blocks() if b.lang in {"yaml", "yml", "json", "python", "py", "toml"}]
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, id=b.id) for b in PARSED])
+def test_file_example_parses(block):
+    """Every YAML, JSON, Python and TOML block parses, whether a later block
+    uses it or it only illustrates (a fragment of a workflow, an output)."""
+    import json
+    import tomllib
+
+    from swamp.util import yamlio
+
+    if block.lang in {"yaml", "yml"}:
+        yamlio.loads(block.text, block.id)
+    elif block.lang == "json":
+        json.loads(block.text)
+    elif block.lang in {"python", "py"}:
+        compile(block.text, block.id, "exec")
+    else:
+        tomllib.loads(block.text)
