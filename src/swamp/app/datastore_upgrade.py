@@ -11,7 +11,8 @@ from swamp.app.datastore import _engine
 
 
 def upgrade(repo) -> dict:
-    """``{"from", "to", "upgraded", "seq"}``: the formats before and after,
-    whether anything changed, and the seq of the upgrade record appended
-    (None when none was needed)."""
+    """``{"from", "to", "upgraded", "seq", "sync"}``: the formats before
+    and after, whether anything changed, the seq of the upgrade record
+    appended (None when none was needed), and what crossed the wire (its
+    pull first: conflicts it met are listed there, their copies kept)."""
     return _engine(repo).upgrade_format()

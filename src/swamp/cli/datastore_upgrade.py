@@ -29,5 +29,8 @@ def upgrade(state: CliState, yes: bool):
                 "now travel inline, and swamps older than this one are refused by it")
         else:
             say(f"nothing to do: the datastore already uses sync format {result['to']}")
+        met = result.get("sync", {}).get("conflicts") or []
+        if met:
+            say(f"its pull met {len(met)} conflict(s), kept aside: see 'swamp datastore conflicts'")
 
     emit(state, result, human)

@@ -74,7 +74,9 @@ def test_upgrading_a_format_1_remote_turns_inline_contents_on_and_refuses_older_
     assert files(a) == files(b) == {"files/one": b"small one", "files/two": b"small two",
                                     "files/three": b"small three"}
     assert a.verify()["ok"]
-    assert a.upgrade_format() == {"from": FORMAT_VERSION, "to": FORMAT_VERSION, "upgraded": False, "seq": None}
+    again = a.upgrade_format()
+    assert (again["from"], again["to"], again["upgraded"], again["seq"]) == (FORMAT_VERSION, FORMAT_VERSION,
+                                                                             False, None)
 
 
 def test_an_older_swamp_starting_afresh_is_refused_as_too_new(make_peer, store, monkeypatch):
@@ -101,6 +103,7 @@ def test_an_interrupted_upgrade_run_again_appends_no_second_record(make_peer, st
     a._append_record("datastore upgrade", upgrade=FORMAT_VERSION)  # killed before format.json was rewritten
     assert json.loads(store.get(FORMAT)[0])["version"] == 1
     out = b.upgrade_format()
-    assert out == {"from": 1, "to": FORMAT_VERSION, "upgraded": True, "seq": None}
+    assert (out["from"], out["to"], out["upgraded"], out["seq"]) == (1, FORMAT_VERSION, True, None)
+    assert out["sync"]["filesPulled"] == 1  # what its pull brought is reported
     assert sum("upgrade" in r for r in _records(store)) == 1
     assert json.loads(store.get(FORMAT)[0])["version"] == FORMAT_VERSION

@@ -299,7 +299,8 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
         ``format.json`` (compare-and-swap), so an older swamp starting
         afresh is refused as ``format_too_new``. Every peer of this version
         inlines once it has pulled the record. ``{"from", "to", "upgraded",
-        "seq"}`` (``seq``: the upgrade record's, None if none was needed)."""
+        "seq", "sync"}`` (``seq``: the upgrade record's, None if none was
+        needed; ``sync``: the SyncCounts of its pull and record)."""
         with self._exclusive():
             s = self._session()
             while True:
@@ -319,7 +320,8 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
                         hint="upgrade swamp", code="format_too_new")
                 if version >= INLINE_FORMAT:
                     self._saw_upgrade(version)
-                    return {"from": version, "to": version, "upgraded": False, "seq": None}
+                    return {"from": version, "to": version, "upgraded": False, "seq": None,
+                            "sync": s.counts.to_json()}
                 self._pull_into(s)
                 seq = None
                 if int(self.state.get_meta("format") or 0) < INLINE_FORMAT:
@@ -333,7 +335,9 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
                 except PreconditionFailed:
                     continue  # format.json changed meanwhile (another upgrade): look again
                 self._saw_upgrade(FORMAT_VERSION)
-                return {"from": version, "to": FORMAT_VERSION, "upgraded": True, "seq": seq}
+                # (what its pull brought, conflicts included, is in "sync")
+                return {"from": version, "to": FORMAT_VERSION, "upgraded": True, "seq": seq,
+                        "sync": s.counts.to_json()}
 
     def _saw_upgrade(self, version: int) -> None:
         """The remote is of format ``version`` at least (never lowered)."""
