@@ -1,8 +1,10 @@
 """Commit (SYNC.md "Push"): find local changes (journal, stat cache, hash
 against the bases), upload their blobs, and create ``log/head+1``: the one
 and only commit point, create-only. A lost race (412) pulls, looks at the
-changes again and retries at the new head (rebase); a head not seen to be
-current is pulled first, so a commit never lands on a trimmed seq. Once the
+changes again and retries at the new head (rebase); the create follows a
+LIST made in the same operation, after the uploads (a pull: one request
+when nothing is new), so a commit never lands on a trimmed seq nor on a
+remote emptied or replaced since the command began. Once the
 create succeeds the bases and head move in one transaction, and the peer
 whose commit lands on a multiple of K writes the checkpoint.
 
