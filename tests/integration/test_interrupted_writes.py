@@ -1,5 +1,5 @@
 """A run cut short by a full disk leaves no empty or partial version
-directory behind, and its record agrees with its data: a run recorded as
+directory behind (only a tombstone keeping its number, as a delete leaves), and its record agrees with its data: a run recorded as
 failed published no result (issue 16, item 15; Ctrl-C is tested in
 test_concurrency_core.py)."""
 
@@ -14,8 +14,9 @@ from tests.helpers import PYTHON, _env, cli, init_repo, write_type
 from tests.integration.test_concurrency_core import STREAMER
 
 
-def _version_dirs(repo: Path, name: str) -> list[Path]:
-    return sorted(p for p in (repo / ".swamp" / "data").rglob("*") if p.is_dir() and p.parent.name == name)
+def _version_contents(repo: Path, name: str) -> list[str]:
+    """What the version directories of data ``name`` hold."""
+    return sorted(p.name for p in (repo / ".swamp" / "data").rglob(f"{name}/*/*"))
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -39,8 +40,8 @@ def test_a_write_that_fails_for_space_leaves_no_version_and_fails_the_run_clearl
                        env=_env(), capture_output=True, text=True, timeout=60, preexec_fn=_limited_files(1 << 20))
     assert p.returncode == 1, p
     assert "Traceback" not in p.stderr and "File too large" in p.stderr + p.stdout
-    assert _version_dirs(repo, "big") == []
+    assert _version_contents(repo, "big") == ["tombstone"]  # nothing half-written; the number stays taken
     history = cli(repo, "model", "method", "history", "search", "s").data
     assert [h["status"] for h in history] == ["failed"]
     done = cli(repo, "model", "method", "run", "s", "stream", "--input", "chunks=3")
-    assert done.code == 0 and [v["version"] for v in cli(repo, "data", "versions", "s", "big").data] == [1]
+    assert done.code == 0 and [v["version"] for v in cli(repo, "data", "versions", "s", "big").data] == [2]

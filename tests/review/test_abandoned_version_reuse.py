@@ -23,8 +23,6 @@ from tests.review.shared import attach
 MODEL = "0c7a5e1e-4d3b-4f8e-9a55-1b2c3d4e5f60"
 
 
-@pytest.mark.xfail(strict=True, reason="a version abandoned after another process pushed its raw file gets its "
-                                        "number given out again")
 def test_a_version_number_published_once_is_never_given_out_again(tmp_path, monkeypatch):
     from swamp.data.repository import DataRepository
     from swamp.datastore.sync import commitlog

@@ -5,9 +5,11 @@ version directories, claim max+1 with an atomic mkdir (a racer that already
 claimed it makes us move on). Content is written first, metadata.yaml last,
 each atomically; a reader only sees versions whose metadata exists, so a
 killed writer never shows a torn version. A write that fails before its
-metadata (a full disk, Ctrl-C) removes its claim: no reader saw that number
-and no push carried it, so it may be given out again. Only a process killed
-outright leaves a claim behind, which later writes step over."""
+metadata (a full disk, Ctrl-C) clears what it wrote and leaves a tombstone,
+as a delete does: no reader saw that version, but another process's push
+may have carried its content, so its number is never given out again. A
+process killed outright leaves its claim as it was; later writes step over
+it and deleting the name clears it."""
 
 from __future__ import annotations
 
@@ -93,14 +95,18 @@ class DataRepository:
             raise
 
     def abandon(self, model_type: str, model_id: str, name: str, version: int) -> None:
-        """Remove a version whose writing failed before it became complete
-        (no metadata yet, so no reader ever saw it and no push carried it:
-        its number may be given out again). Best effort: the failure that
-        brought us here is what the caller reports."""
+        """Clear a version whose writing failed before it became complete
+        (no metadata yet, so no reader ever saw it). Its number stays taken,
+        marked by a tombstone as a deleted version's is: a push from another
+        process on this checkout may already have carried its content, and a
+        number once published is never given out again. Best effort: the
+        failure that brought us here is what the caller reports."""
         vdir = layout.version_dir(model_type, model_id, name, version)
         try:
-            if not self.ds.exists(f"{vdir}/{layout.METADATA}"):
-                self.ds.delete(vdir)
+            if self.ds.exists(f"{vdir}/{layout.METADATA}"):
+                return
+            self.ds.write_bytes(f"{vdir}/{layout.TOMBSTONE}", clock.isoformat().encode())
+            self._clear_but_tombstone(vdir)
         except Exception:
             pass
 
