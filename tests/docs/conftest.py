@@ -116,7 +116,7 @@ class PageRun:
                                     stderr=subprocess.STDOUT, env=self.env(), start_new_session=True)
             # What the block starts in the background (`swamp serve ... &`)
             # stays up for the page's later blocks, in the block's own
-            # process group, stopped at the end of the session.
+            # process group, stopped when the page is done (PageRun.stop).
             self.groups.append(proc.pid)
             try:
                 code = proc.wait(timeout=BLOCK_TIMEOUT_S)
