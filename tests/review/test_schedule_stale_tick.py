@@ -11,13 +11,9 @@ second time for a tick another replica fired long ago."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.helpers import init_repo
 
 
-@pytest.mark.xfail(strict=True, reason="tick markers past the newest KEEP are deleted, so an old tick can be "
-                                        "claimed (and fired) a second time")
 def test_a_tick_fired_once_is_never_claimed_again(tmp_path):
     from swamp.app import schedules
     from swamp.repo.context import Repo

@@ -7,7 +7,15 @@ tick's marker, write it if absent, push. The first replica to publish the
 marker fires; the others find it after their pull and do not. A claim
 whose push failed is not a claim (another replica may not see it, and may
 fire): the tick is skipped rather than risk running twice. Markers older
-than the newest KEEP are deleted in the same session."""
+than the newest KEEP are deleted in the same session.
+
+Since markers are deleted, a marker alone cannot say that an old tick was
+fired. So each schedule also keeps its **high-water mark**
+(``schedules/<name>/high-water``): the newest tick ever claimed, advanced
+in the same session as the marker, under the same lease. A tick at or
+below it is never claimed again, marker or not: a replica that stalled
+(SIGSTOP, a paused VM) or whose clock lags by many periods finds its old
+ticks refused instead of firing them a second time."""
 
 from __future__ import annotations
 
@@ -30,19 +38,44 @@ def marker_dir(schedule: str) -> str:
     return f"schedules/{schedule}"
 
 
+def high_water_path(schedule: str) -> str:
+    return f"{marker_dir(schedule)}/high-water"
+
+
+def high_water(ds, schedule: str) -> str | None:
+    """The newest tick of ``schedule`` ever claimed (the caller pulled):
+    its high-water mark, or the newest marker kept (a datastore from
+    before the mark existed), or None."""
+    from swamp.errors import NotFoundError
+
+    where = marker_dir(schedule)
+    found = [n[:-len(".json")] for n in ds.listdir(where) if n.endswith(".json")]
+    try:
+        mark = json.loads(ds.read_bytes(high_water_path(schedule))).get("tick")
+        if isinstance(mark, str):
+            found.append(mark)
+    except (NotFoundError, ValueError, AttributeError):
+        pass
+    return max(found, default=None)
+
+
 def claim(repo, schedule: str, tick: str, *, by: str) -> bool:
     """True when this caller claimed ``tick`` (a sortable UTC stamp such as
-    20261130T120000Z) of ``schedule``, and must fire it."""
+    20261130T120000Z) of ``schedule``, and must fire it. A tick at or below
+    the schedule's high-water mark is never claimed (see the module)."""
     check_name(schedule.removeprefix(TRIGGER_PREFIX), "schedule name")
     ds = repo.datastore
     where = marker_dir(schedule)
     try:
         with changing(repo, f"schedule {schedule} {tick}", leases=[lease_name(schedule)]):
-            if ds.exists(f"{where}/{tick}.json"):
+            mark = high_water(ds, schedule)
+            if ds.exists(f"{where}/{tick}.json") or (mark is not None and tick <= mark):
                 return False
             ds.write_bytes(f"{where}/{tick}.json",
                            json.dumps({"tick": tick, "by": by, "claimedAt": clock.isoformat()}).encode())
-            for old in [n for n in ds.listdir(where) if n.endswith(".json")][:-KEEP]:
+            ds.write_bytes(high_water_path(schedule),
+                           json.dumps({"tick": tick, "by": by, "claimedAt": clock.isoformat()}).encode())
+            for old in sorted(n for n in ds.listdir(where) if n.endswith(".json"))[:-KEEP]:
                 ds.delete(f"{where}/{old}")
     except UnpublishedError:
         return False

@@ -5,7 +5,9 @@ wins; ``app.schedules.workflow_triggers``), looked at again every
 REFRESH_S seconds. Every replica runs the same schedules; for each tick,
 each replica tries to claim it in the datastore (``app.schedules.claim``)
 and only the one that succeeds starts the run, so a tick fires once however
-many replicas serve."""
+many replicas serve. A loop that wakes after missing ticks (it stalled, or
+the machine slept) fires only the latest of them; a tick at or below the
+schedule's high-water mark in the datastore is never fired again."""
 
 from __future__ import annotations
 
@@ -49,6 +51,23 @@ def parse(spec: str) -> Schedule:
 
 def tick_stamp(t: datetime) -> str:
     return t.strftime("%Y%m%dT%H%M%SZ")
+
+
+#: at most this many missed ticks are stepped over to find the latest
+CATCH_UP_LIMIT = 100_000
+
+
+def latest_due(cron: Cron, first: datetime, now: datetime) -> tuple[datetime, int]:
+    """The latest tick of ``cron`` from ``first`` (due) up to ``now``, and
+    how many earlier ones it leaves out: a loop that stalled (SIGSTOP, a
+    paused VM) fires at most the latest tick it missed, never each one."""
+    tick, missed = first, 0
+    while missed < CATCH_UP_LIMIT:
+        later = cron.next_after(tick)
+        if later > now:
+            break
+        tick, missed = later, missed + 1
+    return tick, missed
 
 
 class Scheduler:
@@ -128,13 +147,16 @@ class Scheduler:
                     continue  # time to look at the triggers again first
             for name in [n for n, (_, t) in due.items() if t <= when]:
                 s = due[name][0]
-                due[name] = (s, s.cron.next_after(when))
+                tick, missed = latest_due(s.cron, when, datetime.now(timezone.utc))
+                if missed:
+                    _log(f"schedule {name}: {missed} tick(s) missed before {tick_stamp(tick)} are not fired")
+                due[name] = (s, s.cron.next_after(tick))
                 if self._stop.is_set() or self.state.shutting_down:
                     return
                 try:
-                    claimed = app_schedules.claim(self.state.repo, name, tick_stamp(when), by=self.me)
+                    claimed = app_schedules.claim(self.state.repo, name, tick_stamp(tick), by=self.me)
                 except SwampError as e:
-                    _log(f"schedule {name}: tick {tick_stamp(when)} not claimed: {e.message}")
+                    _log(f"schedule {name}: tick {tick_stamp(tick)} not claimed: {e.message}")
                     continue
                 if claimed:
                     self.state.start_workflow(s.workflow, dict(s.inputs), f"schedule:{name}")
