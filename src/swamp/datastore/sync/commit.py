@@ -151,7 +151,7 @@ class Committer:
                     # listing would take log/<head+1> after a gap. That
                     # pull refuses such a remote (identity.py).
                     head = self.state.head
-                    self._pull_into(s)
+                    since = self._pull_fresh(s, since)
                     if sent and self.state.head == head:
                         continue  # nothing new: the changes stand as sent
                     cands |= self._candidates(self.renumbered, False)  # our versions it renumbered
@@ -175,6 +175,7 @@ class Committer:
                 self.state.add_pending(commit.id, commit.seq)
                 # Inline contents are sent with the record, once per attempt.
                 s.add(bytesPushed=commit.inline_bytes())
+                put_at = time.monotonic()
                 try:
                     etag = s.put(self.layout.log(commit.seq), commit.encode(), if_none_match=True)
                 except PreconditionFailed:
@@ -185,12 +186,12 @@ class Committer:
                         raise SwampError(f"push gave up after losing {attempt} commit races in a row",
                                          hint="the datastore is very busy; try again", code="push_contended")
                     time.sleep(random.uniform(0, min(1.0, 0.01 * 2 ** attempt)))
-                    self._pull_into(s)
+                    since = self._pull_fresh(s, since)
                     cands |= self._candidates(self.renumbered, False)  # our versions it renumbered
                     changes, since = self._upload_timed(s, self._off_tree(s, self._diff(cands), refused),
                                                         uploaded, since)
                     continue
-                self._record(s, commit, etag)
+                self._record(s, commit, etag, put_at)
                 break
         if full:
             self.state.set_meta("tracking", "1")
@@ -202,6 +203,16 @@ class Committer:
         for rel, key in seen.items():
             if _stat_key(self.tree.abspath(rel)) != key:
                 self.journal.append(rel)
+
+    def _pull_fresh(self, s: Session, since: float) -> float:
+        """Pull, and return the ``since`` the create must then wait for: a
+        pull that brought commits downloaded their contents after its LIST
+        (seconds, a large blob minutes), so its listing is as old as that
+        download and the create waits for a fresh LIST (one request when
+        nothing is new); a pull that brought nothing made its LIST just now."""
+        head = self.state.head
+        self._pull_into(s)
+        return since if self.state.head == head else time.monotonic()
 
     def _upload_timed(self, s: Session, changes: list[Change], uploaded: set[str],
                       since: float) -> tuple[list[Change], float]:
@@ -233,7 +244,9 @@ class Committer:
                 and time.monotonic() - current[1] < HEAD_CURRENT_S
                 and (self.state.head == 0 or self.state.tip()[0] is not None))
 
-    def _record(self, s: Session, commit: Commit, etag: str | None = None) -> None:
+    def _record(self, s: Session, commit: Commit, etag: str | None = None, made_at: float | None = None) -> None:
+        """``made_at``: when the create was sent (monotonic): from then on
+        the log is known to continue from the commit's seq."""
         with self.state.transaction():
             self.state.set_bases((ch.path, ch.sha256, ch.size, True, "" if ch.inline is None else f"log:{commit.seq}")
                                  for ch in commit.changes if ch.op == "put")
@@ -248,7 +261,7 @@ class Committer:
             if commit.upgrade is not None:
                 self._saw_upgrade(commit.upgrade)
             self.state.clear_pending(commit.seq)
-        self._current = (commit.seq, time.monotonic())
+        self._current = (commit.seq, time.monotonic() if made_at is None else made_at)
         self._published_under(commit)
         s.add(filesPushed=sum(c.op == "put" for c in commit.changes),
               filesDeleted=sum(c.op == "delete" for c in commit.changes))
@@ -310,8 +323,8 @@ class Committer:
             s = self._session()
             since = time.monotonic()
             for attempt in range(MAX_COMMIT_ATTEMPTS):
-                if not self._listed_since(since):
-                    self._pull_into(s)
+                while not self._listed_since(since):
+                    since = self._pull_fresh(s, since)  # until a LIST shows nothing new
                 head = self.state.head
                 if head == 0:
                     self._ensure_format(s, create=True)
@@ -320,13 +333,14 @@ class Committer:
                                 clock.isoformat(), command, [], parent_id=self.state.tip()[0],
                                 fence=fence, upgrade=upgrade)
                 self.state.add_pending(commit.id, commit.seq)
+                put_at = time.monotonic()
                 try:
                     etag = s.put(self.layout.log(commit.seq), commit.encode(), if_none_match=True)
                 except PreconditionFailed:
                     time.sleep(random.uniform(0, min(1.0, 0.01 * 2 ** attempt)))
-                    self._pull_into(s)
+                    since = self._pull_fresh(s, since)
                     continue
-                self._record(s, commit, etag)
+                self._record(s, commit, etag, put_at)
                 return commit.seq
         raise _Contended()
 

@@ -192,9 +192,10 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
     def sync(self, command: str = "") -> SyncCounts:
         with self._exclusive():
             s = self._session()
-            since = time.monotonic()
-            self._pull_into(s)
-            self._push_into(s, command, False, since)  # its commit may build on this very pull
+            # Its commit may build on this very pull, unless the pull brought
+            # commits (their downloads came after its LIST): then on a fresh LIST.
+            since = self._pull_fresh(s, time.monotonic())
+            self._push_into(s, command, False, since)
             return self._finish(s)
 
     def status(self) -> dict:

@@ -69,6 +69,9 @@ class Puller:
         head = self.state.head
         # One LIST from the commit at head: it also says whether this is
         # still the remote (and the chain) this cache applied (identity.py).
+        # What it shows is as of when it was asked, not when the apply
+        # (downloads included) ends: the head-is-current rule counts from here.
+        listed_at = time.monotonic()
         listed = commitlog.list_from(s, self.layout, head)
         identity.check_listing(self.state, f"{s.name}{self.layout.namespace}", head, listed)
         seqs = sorted(q for q in listed if q > head)
@@ -78,7 +81,7 @@ class Puller:
         if not seqs:
             if head and parent_id is not None and known_etag is None:
                 self.state.set_tip(head, parent_id, listed.get(head))
-            self._current = (head, time.monotonic())
+            self._current = (head, listed_at)
             return
         start, tree, rejected, fenced = head, None, [], self.state.fenced()
         if head == 0:
@@ -156,7 +159,7 @@ class Puller:
         # not the head, which counts as unknown and is read again.
         self.state.set_tip(self.state.head, *tip)
         self.state.saw(max(listed))
-        self._current = (self.state.head, time.monotonic())
+        self._current = (self.state.head, listed_at)
 
     def _apply(self, s: Session, incoming: dict[str, Incoming], own: dict[str, Change], last: int,
                srcs: dict[str, str], own_srcs: dict[str, str]) -> None:
