@@ -40,8 +40,6 @@ class _OtherPidNamespace:
         return getattr(os, name)
 
 
-@pytest.mark.xfail(strict=True, reason="a live holder on another machine with the same host name counts as a "
-                                        "dead local process: its lease is taken over at once")
 def test_a_heartbeating_holder_elsewhere_with_our_host_name_keeps_its_lease(tmp_path, monkeypatch):
     from swamp.datastore.sync import lease as lease_module
 

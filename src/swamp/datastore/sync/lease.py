@@ -13,7 +13,7 @@ heartbeat for at least that long.
 - acquire: create-only; on 412 read it (body and ETag). It is stale once
   this process has watched the same ETag for ttlMs (the holder's ttl) of its
   own monotonic clock, or at once when its holder ran on this machine (same
-  hostname) and its pid no longer exists (killed with kill -9: it will never
+  boot and PID namespace, ``machine``) and its pid no longer exists (killed with kill -9: it will never
   heartbeat nor release; the rule of the filesystem lock files). A stale
   lease is taken over with If-Match on the ETag watched, so of several
   takers exactly one wins, and none wins over a heartbeat that landed
@@ -41,7 +41,7 @@ import uuid
 from typing import Callable
 
 from swamp.datastore.locks import holder_exited
-from swamp.datastore.locks import lock_timeout_ms
+from swamp.datastore.locks import lock_timeout_ms, machine_identity
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, ObjectStoreError, PreconditionFailed
 from swamp.errors import LeaseLostError, LockTimeoutError
 from swamp.util import clock
@@ -138,6 +138,7 @@ class Lease:
         # taker would see it unchanged and take a live lease.
         return json.dumps({
             "name": self.name, "holder": holder(), "host": hostname(), "pid": os.getpid(),
+            "machine": machine_identity(os.getpid()),  # where that pid means something (locks.holder_exited)
             "peer": self.peer, "nonce": self.nonce, "ttlMs": self.ttl_ms, "acquiredAt": self._acquired_at,
             "beat": uuid.uuid4().hex,
         }).encode()
@@ -286,7 +287,8 @@ def lease_status(store: ObjectStore, layout: Layout, watch: Watch | None = None)
         stale = watch.unchanged_for(store.name, meta.key, etag) >= ttl / 1000.0 or holder_exited(info)
         out.append({
             "name": layout.lease_name(meta.key), "holder": info.get("holder"), "host": info.get("host"),
-            "pid": info.get("pid"), "peer": info.get("peer"), "acquiredAt": info.get("acquiredAt"),
+            "pid": info.get("pid"), "machine": info.get("machine"), "peer": info.get("peer"),
+            "acquiredAt": info.get("acquiredAt"),
             "ttlMs": ttl, "stale": stale,
         })
     return sorted(out, key=lambda d: d["name"])
