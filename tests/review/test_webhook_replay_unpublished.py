@@ -6,7 +6,9 @@ and serve runs the workflow anyway (serve/app.py logs "recorded here but
 not published yet"). The record stays only in that replica's cache, so the
 same delivery replayed to another replica finds nothing after its pull,
 is recorded again and runs the workflow a second time. (Refusing with a
-retryable answer and taking the local record back would keep "once".)"""
+retryable answer and taking the local record back keeps "once": the test
+below asserts that contract, so its first call now raises rather than
+returning False.)"""
 
 from __future__ import annotations
 
@@ -16,9 +18,10 @@ from swamp.errors import ConflictError
 from tests.review.shared import SwitchableStore, shared_repo
 
 
-@pytest.mark.xfail(strict=True, reason="a delivery whose record could not be published runs, and its replay "
-                                        "on another replica runs again")
-def test_a_delivery_accepted_on_one_replica_is_refused_on_another(tmp_path):
+def test_a_delivery_whose_record_is_not_published_is_refused_and_its_retry_runs_once(tmp_path):
+    """Fixed by refusing the delivery (503, unavailable) and taking the
+    record back: the sender's retry, whichever replica it reaches, is
+    recorded once (and run once); a further replay is refused."""
     from swamp.app import webhook_deliveries
     from swamp.util import clock
 
@@ -27,11 +30,17 @@ def test_a_delivery_accepted_on_one_replica_is_refused_on_another(tmp_path):
     b = shared_repo(tmp_path / "b", store, "replica-b")
     stamp = int(clock.now())
     try:
-        store.down = True  # replica a's commit fails; serve accepts (202) and runs the workflow
-        webhook_deliveries.record(a, "deploy", "evt-1", stamp, window_s=300)
+        store.down = True  # replica a's commit fails: serve answers 503 and runs nothing
+        with pytest.raises(webhook_deliveries.NotRecordedError) as refused:
+            webhook_deliveries.record(a, "deploy", "evt-1", stamp, window_s=300)
+        assert refused.value.code == "unavailable"
         store.down = False
-        with pytest.raises(ConflictError):  # the replay reaches replica b: today it runs again
-            webhook_deliveries.record(b, "deploy", "evt-1", stamp, window_s=300)
+        a.datastore.sync()  # replica a publishes what it has: not the record it took back
+        # the sender's retry reaches replica b: recorded there, once (and run)
+        assert webhook_deliveries.record(b, "deploy", "evt-1", stamp, window_s=300) is True
+        for replica in (a, b):  # a replay, on either replica, is refused
+            with pytest.raises(ConflictError):
+                webhook_deliveries.record(replica, "deploy", "evt-1", stamp, window_s=300)
     finally:
         a.datastore.engine.close()
         b.datastore.engine.close()

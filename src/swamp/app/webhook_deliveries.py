@@ -7,7 +7,14 @@ under the webhook's lease, ``webhook/<name>``: pull, look for
 delivery seen before is refused with a ConflictError naming when it came.
 The server refuses timestamps outside its window before it gets here, so a
 record older than twice the window can never be matched again: those are
-deleted in the same session."""
+deleted in the same session.
+
+A record whose push failed is no record: another replica, not seeing it,
+would accept a replay of the same delivery. So it is taken back (deleted
+from this cache, where it was never published) and the delivery is refused
+as ``unavailable`` (serve: 503 with Retry-After), so that the sender
+retries, and whichever replica the retry reaches records it once and runs
+it."""
 
 from __future__ import annotations
 
@@ -15,7 +22,7 @@ import json
 import re
 
 from swamp.app.lifecycle import changing
-from swamp.errors import ConflictError, UnpublishedError, ValidationError
+from swamp.errors import ConflictError, SwampError, UnpublishedError, ValidationError
 from swamp.util import clock
 from swamp.util.names import check_name
 
@@ -37,10 +44,18 @@ def check_delivery(delivery: str) -> str:
     return delivery
 
 
+class NotRecordedError(SwampError):
+    """The delivery's record could not be published: it was taken back, and
+    the delivery must be sent again (serve: 503, Retry-After)."""
+
+    code = "unavailable"
+
+
 def record(repo, webhook: str, delivery: str, timestamp: int, *, window_s: float) -> bool:
-    """Record ``delivery`` of ``webhook`` as received now. Raises
-    ConflictError if it was received before (on any replica). Returns False
-    when it is recorded here but its push failed (a peer may not see it yet)."""
+    """Record ``delivery`` of ``webhook`` as received now: True once the
+    record is published. Raises ConflictError if it was received before (on
+    any replica), and NotRecordedError when its push failed (the record is
+    taken back: nothing may run, the sender retries)."""
     check_name(webhook, "webhook name")
     check_delivery(delivery)
     ds = repo.datastore
@@ -69,6 +84,22 @@ def record(repo, webhook: str, delivery: str, timestamp: int, *, window_s: float
                     continue
                 if now - float(at) > 2 * window_s:
                     ds.delete(f"{where}/{name}")
-    except UnpublishedError:
-        return False
+    except UnpublishedError as e:
+        if _published(ds, path):
+            return True  # the commit landed; only what came after it failed
+        if ds.exists(path):
+            ds.delete(path)  # never published: take it back, so a retry anywhere is recorded once
+        raise NotRecordedError(f"delivery {delivery} of webhook {webhook} could not be recorded in the shared "
+                               f"datastore, so it is not run: {e.message}",
+                               hint="send it again (same delivery id) in a moment: it is recorded and run once"
+                               ) from e
     return True
+
+
+def _published(ds, path: str) -> bool:
+    """Whether ``path`` is as this cache last saw it committed (not among
+    its unpublished changes)."""
+    try:
+        return path not in ds.status().get("dirtyPaths", ())
+    except SwampError:
+        return False

@@ -210,7 +210,7 @@ def _error(e: SwampError) -> Response:
     headers = {}
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
-    if e.code in ("lock_timeout", "shutting_down", "too_many_runs"):
+    if e.code in ("lock_timeout", "shutting_down", "too_many_runs", "unavailable"):
         headers["Retry-After"] = "1"
     return _json(error_doc(e), status, headers)
 
@@ -440,14 +440,12 @@ def _webhook(state: ServeState):
             from swamp.app import webhook_deliveries
 
             state.admit(who[0])
-            try:
-                published = await anyio.to_thread.run_sync(
+            try:  # a record that could not be published raises (503): nothing runs, the sender retries
+                await anyio.to_thread.run_sync(
                     lambda: webhook_deliveries.record(state.repo, name, delivery, int(stamp), window_s=WINDOW_S))
             except BaseException:
                 state.release(who[0])
                 raise
-            if not published:
-                _log(f"webhook {name}: delivery {delivery} recorded here but not published yet")
         except SwampError as e:
             audit(status_of(e.code), e.code)
             return _error(e)

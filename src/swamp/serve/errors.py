@@ -15,6 +15,7 @@ too_large                 413     the body is over the limit
 too_many_runs             429     over --max-runs or --max-runs-per-caller
 lock_timeout              503     a lease stayed busy; retry (Retry-After)
 shutting_down             503     the server is stopping; retry elsewhere
+unavailable               503     not recorded (a webhook delivery); retry
 unpublished               202     done, not yet published (see below)
 anything else             500
 ========================  ======  ==========================================
@@ -31,6 +32,7 @@ from swamp.errors import SwampError
 STATUS = {
     "usage": 400, "validation": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404,
     "conflict": 409, "lease_lost": 409, "too_large": 413, "too_many_runs": 429, "lock_timeout": 503, "shutting_down": 503,
+    "unavailable": 503,
     "unpublished": 202, "repo_not_found": 500, "internal": 500,
 }
 
