@@ -196,6 +196,8 @@ def main() -> None:
         firsts = {}
         if args.baseline_src:
             firsts["baseline, first start"] = first_pages(repo, args.baseline_src, log_path, fresh=True)
+            time.sleep(6)
+            firsts["baseline, restart"] = first_pages(repo, args.baseline_src, log_path, fresh=False)
         firsts["first start"] = first_pages(repo, ROOT / "src", log_path, fresh=True)
         time.sleep(6)  # the index the first server kept (saved at most every 5 s) ...
         firsts["restart"] = first_pages(repo, ROOT / "src", log_path, fresh=False)  # ... used after a restart

@@ -113,3 +113,21 @@ def test_the_background_scan_completes_the_counts(repo):
         time.sleep(0.1)
         page = workflow_runs(r, index, "flow", offset=0, limit=20)
     assert page.counts == {"succeeded": 60, "failed": 30, "cancelled": 30}
+
+
+def test_after_a_restart_the_kept_rows_give_the_counts_at_once(repo):
+    """Rows kept under cache/ since the last change: the first page after a
+    restart is exact, counts included, without reading a record."""
+    from swamp.app.dashboard_queries import RunIndex, workflow_runs
+    from swamp.repo.context import Repo
+
+    wid, newest_first = _copies(repo, 120, file_times="ended")
+    r = Repo.open(repo)
+    store = repo / ".swamp" / "cache" / "dashboard"
+    RunIndex(store).rows(r.datastore, wid)  # the server before the restart
+    assert (store / f"runs-{wid}.json").is_file()
+    restarted = RunIndex(store)
+    restarted._read_row = lambda *a: pytest.fail("a record was read")
+    page = workflow_runs(r, restarted, "flow", offset=0, limit=20)
+    assert [row["id"] for row in page.rows] == newest_first[:20]
+    assert page.counts == {"succeeded": 60, "failed": 30, "cancelled": 30}

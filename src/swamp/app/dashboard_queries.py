@@ -175,7 +175,9 @@ class RunIndex:
             scanned = wid in self._rows
         if done is not None and done[0] == dstamp:
             return done[1][:k], len(done[1]), True
-        if scanned:
+        if scanned or self._kept_is_current(wid, dst):
+            # a scan from rows kept since no record was added or rewritten:
+            # one stat per record, no record read (joins a scan under way)
             rows = self.rows(ds, wid)
             return rows[:k], len(rows), True
         self._scan_in_background(ds, wid)
@@ -189,6 +191,17 @@ class RunIndex:
         with self._lock:
             self._newest[wid] = (dstamp, k, found)
         return found
+
+    def _kept_is_current(self, wid: str, dst) -> bool:
+        """Whether the rows kept under the store were saved after the run
+        directory last changed (a record added or rewritten changes it)."""
+        path = self._file(wid)
+        if path is None:
+            return False
+        try:
+            return os.stat(path).st_mtime_ns >= dst.st_mtime_ns
+        except OSError:
+            return False
 
     #: how long one background scan steps aside for pages at most, in all
     #: (pages that never stop must not keep the counts away for ever)
