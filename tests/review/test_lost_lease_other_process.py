@@ -14,8 +14,6 @@ that holds the lease)."""
 
 from __future__ import annotations
 
-import pytest
-
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.sync import SyncEngine
 from swamp.errors import LeaseLostError
@@ -26,8 +24,6 @@ LEASE = "model/acme/thing/123"
 REL = "data/acme/thing/123/out/1/raw"
 
 
-@pytest.mark.xfail(strict=True, reason="a second process on the holder's checkout publishes what was written "
-                                        "under a lease taken over, naming no lease: the fence misses it")
 def test_what_a_holder_wrote_under_a_lease_taken_over_is_not_published_by_another_process(tmp_path):
     store = MemoryObjectStore()
     holder = SyncEngine(store, tmp_path / "a", rules=path_rules(), peer="a", concurrency=2)

@@ -282,7 +282,13 @@ class Committer:
         paths = {c.path for c in changes}
         wanted = paths | {a for p in paths for a in _parents(p)} | {""}
         with self._leases_mutex:
-            return {held.name: held.nonce for held, scope in self._leases.items() if scope.written & wanted}
+            out = {held.name: held.nonce for held, scope in self._leases.items() if scope.written & wanted}
+        # and what another process on this cache wrote under its own (its
+        # scope file, scopes.py): a fenced one was taken back before this
+        for h in self._other_holdings():
+            if h.written & wanted:
+                out.setdefault(h.name, h.nonce)
+        return out
 
     def _fenced_leases(self) -> None:
         """A lease holding of this process that the log (as pulled) fenced

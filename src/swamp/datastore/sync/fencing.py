@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-import uuid
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -19,6 +18,7 @@ from swamp.datastore.objectstore.base import ObjectStoreError
 from swamp.errors import LeaseLostError, ValidationError
 from swamp.util import clock
 
+from . import scopes
 from .compare import parents as _parents
 from .counting import Session
 from .errors import CorruptRemoteError
@@ -52,8 +52,15 @@ class Fencing:
             except BaseException:
                 held.release()
                 raise
+        try:
+            # On disk too, so every process on this cache knows what is
+            # written under it (scopes.py)
+            file = scopes.ScopeFile(self.root / ".sync", name, held.nonce)
+        except BaseException:
+            held.release()
+            raise
         with self._leases_mutex:
-            self._leases[held] = _LeaseScope()
+            self._leases[held] = _LeaseScope(file=file)
         self.held.add(name, held)
         failed = False
         try:
@@ -67,11 +74,16 @@ class Fencing:
                 held.release()
             finally:
                 with self._exclusive():
-                    if held.lost:
-                        self._quarantine(self._session(), held)
-                    with self._leases_mutex:
-                        scope = self._leases.pop(held)
+                    try:
+                        if held.lost:
+                            self._quarantine(self._session(), held)
+                    finally:
+                        with self._leases_mutex:
+                            scope = self._leases.pop(held)
+                        scope.file.remove()
         if held.lost and not failed:
+            if scope.aside is None:
+                scope.aside = self._aside_of(held.nonce)  # taken back by another process
             raise _lost(held, scope)
 
     def _break_lease(self, name: str) -> bool:
@@ -97,6 +109,21 @@ class Fencing:
                     scope = self._leases.get(lease)
                     if scope is not None:
                         scope.written.add(rel)
+                        scope.file.add(rel)
+
+    def _other_holdings(self) -> list[scopes.Holding]:
+        """The holdings on this cache's disk that this engine does not hold
+        (another process's, or a killed one's): what was written under
+        each, from its scope file."""
+        with self._leases_mutex:
+            mine = {held.nonce for held in self._leases}
+        return [h for h in scopes.load(self.root / ".sync") if h.nonce not in mine]
+
+    def _aside_of(self, nonce: str) -> str | None:
+        """Where what was written under holding ``nonce`` was kept aside,
+        by whichever process took it back."""
+        found = sorted((self.root / ".sync" / "lost-lease").glob(f"*-{nonce[:12]}"))
+        return f".sync/lost-lease/{found[-1].name}" if found else None
 
     def _follow_moves(self, moves: list[tuple[list[str], list[str]]]) -> None:
         """A pull renumbered versions of ours (renumber.py): ``moves`` pairs
@@ -111,6 +138,12 @@ class Fencing:
                 for olds, news in moves:
                     if any(_written_in(p, scope.written) for p in olds):
                         scope.written.update(news)
+                        for rel in news:
+                            scope.file.add(rel)
+        # and those of the holdings of other processes on this cache
+        for h in self._other_holdings():
+            follow = [rel for olds, news in moves if any(_written_in(p, h.written) for p in olds) for rel in news]
+            scopes.append(self.root / ".sync", h.nonce, follow)
 
     def _check_leases(self, s: Session) -> bool:
         """Before a commit: every lease held in this process must still be
@@ -126,11 +159,28 @@ class Fencing:
             except LeaseLostError:
                 lost.append(held)
         took_back = [self._quarantine(s, held) for held in lost]
+        took_back.append(self._check_other_holdings(s))
         mine = [held for held in lost if held in self._held_here()]
         if mine:
             with self._leases_mutex:
                 raise _lost(mine[0], self._leases[mine[0]])
         return any(took_back)
+
+    def _check_other_holdings(self, s: Session) -> bool:
+        """The holdings of other processes on this cache (scopes.py): what
+        was written under one that the log (as pulled) fenced is taken back
+        here, as its holder would; a killed holder's file goes once nothing
+        it names is left to publish. True if anything was taken back."""
+        fenced = self.state.fenced()
+        took = False
+        for h in self._other_holdings():
+            if h.nonce in fenced.get(h.name, {}):
+                took |= self._take_back(s, h.name, h.nonce, h.written, _LeaseScope(aside=self._aside_of(h.nonce)))
+            if not h.alive() and h.path is not None:
+                if not h.written or not self._diff(self._candidates(h.written - {""}, "" in h.written)):
+                    with contextlib.suppress(FileNotFoundError):
+                        h.path.unlink()
+        return took
 
     def _quarantine(self, s: Session, held: Lease) -> bool:
         """Take back what was written under the lost lease ``held``: each of
@@ -146,13 +196,23 @@ class Fencing:
             written = set(scope.written) if scope is not None else set()
         if not written:
             return False
+        if scope.aside is None:
+            scope.aside = self._aside_of(held.nonce)  # another process took some back already
+        return self._take_back(s, held.name, held.nonce, written, scope)
+
+    def _take_back(self, s: Session, name: str, nonce: str, written: set[str], scope: "_LeaseScope") -> bool:
+        """``_quarantine`` for the holding ``nonce`` of lease ``name``, which
+        wrote ``written``; ``scope.aside`` is set to where it kept them."""
+        if not written:
+            return False
         changes = self._diff(self._candidates(written - {""}, "" in written))
         if not changes:
             return False
         if scope.aside is None:
-            slug = re.sub(r"[^A-Za-z0-9_.-]", "_", held.name)[:80]
+            slug = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
             stamp = clock.isoformat().replace(":", "").replace("+0000", "Z")
-            scope.aside = f".sync/lost-lease/{stamp}-{slug}-{uuid.uuid4().hex[:6]}"
+            # ends with the holding's nonce: any process finds it (_aside_of)
+            scope.aside = f".sync/lost-lease/{stamp}-{slug}-{nonce[:12]}"
         bases = self.state.bases(ch.path for ch in changes)
         for ch in changes:
             if ch.op == "put":
@@ -177,7 +237,7 @@ class Fencing:
                     st = self.tree.write(ch.path, self._content(s, ch.path, base))
             except (ObjectStoreError, CorruptRemoteError, BlockedPath) as e:
                 log.warning("could not restore %s after losing lease %r (%s); it is fetched on first read",
-                            ch.path, held.name, e)
+                            ch.path, name, e)
                 unfetched.append(ch.path)
             else:
                 self.tree.remember(ch.path, st, base.sha256)
@@ -185,7 +245,7 @@ class Fencing:
             self.state.set_bases((rel, bases[rel].sha256, bases[rel].size, False, bases[rel].src) for rel in unfetched)
             self.tree.flush_stats()
         log.warning("lease %r was lost: %d change(s) made under it were not published; kept in %s",
-                    held.name, len(changes), scope.aside)
+                    name, len(changes), scope.aside)
         return True
 
 
@@ -197,6 +257,8 @@ class _LeaseScope:
     aside: str | None = None
     #: seqs of the commits published under this holding
     published: list[int] = field(default_factory=list)
+    #: the same record on disk, for the other processes on this cache
+    file: scopes.ScopeFile | None = None
 
 
 def _written_in(rel: str, written: set[str]) -> bool:

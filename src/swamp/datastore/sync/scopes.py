@@ -1,0 +1,122 @@
+"""Lease scopes on disk (``.sync/held/``, local only): which paths were
+written under which lease holding, readable by every process on the cache.
+
+Each holding this cache's processes take gets one file,
+``.sync/held/<nonce>.scope``: a JSON header line (lease name, nonce, host,
+pid), written whole by rename, then one line per path its holder marks
+dirty, appended as the journal is (one short O_APPEND write per mark, on a
+descriptor kept open for the holding's life). ``*`` stands for everything.
+A last line without its newline is a write cut short by a crash: the mark
+precedes the write it announces, so nothing was written under it; ignored.
+
+The holder removes its file when it leaves the lease (after taking back
+what a lost lease kept). A file whose holder is gone (killed) stays until
+nothing it names differs from its base any more (fencing.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from swamp.util.ids import hostname
+
+DIR = "held"
+_SUFFIX = ".scope"
+_NONCE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ALL = "*"
+
+
+@dataclass
+class Holding:
+    """A holding as its scope file describes it."""
+
+    name: str
+    nonce: str
+    host: str
+    pid: int
+    written: set[str] = field(default_factory=set)
+    path: Path | None = None
+
+    def alive(self) -> bool:
+        """Whether its holder may still be running (another host: assumed so)."""
+        if self.host != hostname():
+            return True
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+class ScopeFile:
+    """The holder's side: created when the lease is taken, appended to as
+    paths are marked under it, removed when the lease is left."""
+
+    def __init__(self, sync_dir: Path, name: str, nonce: str) -> None:
+        d = sync_dir / DIR
+        d.mkdir(exist_ok=True)
+        self.path = d / f"{nonce}{_SUFFIX}"
+        tmp = d / f".tmp-{uuid.uuid4().hex}"
+        header = json.dumps({"lease": name, "nonce": nonce, "host": hostname(), "pid": os.getpid()})
+        with open(tmp, "wb") as f:
+            f.write(header.encode("utf-8") + b"\n")
+        os.replace(tmp, self.path)
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+
+    def add(self, rel: str) -> None:
+        if self._fd is not None:
+            os.write(self._fd, ((rel or ALL) + "\n").encode("utf-8"))
+
+    def remove(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def append(sync_dir: Path, nonce: str, rels: list[str]) -> None:
+    """Add ``rels`` to the scope of holding ``nonce`` (a pull in any process
+    renumbered a version written under it); nothing if it has no file."""
+    if not rels or not _NONCE_RE.match(nonce):
+        return
+    try:
+        fd = os.open(sync_dir / DIR / f"{nonce}{_SUFFIX}", os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError:
+        return
+    try:
+        os.write(fd, "".join((r or ALL) + "\n" for r in rels).encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def load(sync_dir: Path) -> list[Holding]:
+    """Every holding with a scope file on this cache, in no set order."""
+    out = []
+    try:
+        files = sorted((sync_dir / DIR).glob(f"*{_SUFFIX}"))
+    except OSError:
+        return out
+    for f in files:
+        try:
+            raw = f.read_bytes()
+        except FileNotFoundError:
+            continue  # its holder left meanwhile
+        lines = raw.decode("utf-8", "replace").split("\n")[:-1]  # the last, unterminated piece is ignored
+        if not lines:
+            continue
+        try:
+            head = json.loads(lines[0])
+            h = Holding(str(head["lease"]), str(head["nonce"]), str(head["host"]), int(head["pid"]), path=f)
+        except (ValueError, KeyError, TypeError):
+            continue  # not one of ours
+        h.written = {"" if line == ALL else line for line in lines[1:] if line}
+        out.append(h)
+    return out
