@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from tests.helpers import init_repo, write_workflow
 
 GATE = """
@@ -30,8 +28,6 @@ jobs:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="between a resume's claim and its execution the run is recorded running "
-                                        "with no lease held: run doctor marks the live run interrupted")
 def test_run_doctor_never_marks_a_run_being_resumed(tmp_path, monkeypatch):
     from swamp.app import runs, signals, workflows
     from swamp.repo.context import Repo

@@ -20,7 +20,14 @@ were running ``failed`` with the error ``interrupted``. Marking takes the
 run's lease (taking over the stale one, which fences the dead holder's late
 commits) and reads the record afresh, so two replicas marking at once mark
 it once; a holder that comes back keeps its lease, and its run is left
-alone."""
+alone.
+
+A run being resumed is never recorded running without its lease held:
+``workflow resume`` (app/workflows.py) takes the lease before it claims the
+run and keeps it until the run ends. And a process that runs on after its
+run was marked (it was frozen past its lease's ttl, say) never saves over
+the mark: its next save reads the record under the lease, after its pull,
+and fails with a ConflictError instead."""
 
 from __future__ import annotations
 
@@ -53,6 +60,13 @@ class Orphan:
     def to_json(self) -> dict:
         return {"runId": self.run_id, "workflowId": self.workflow_id, "workflowName": self.workflow,
                 "status": self.status, "reason": self.reason}
+
+
+def is_marked(run) -> bool:
+    """Whether ``run`` (a WorkflowRun) is recorded interrupted: failed, its
+    reason starting ``interrupted:``. A process still running it must not
+    save over that mark (app/workflows.py refuses to)."""
+    return run.status == "failed" and (run.failureReason or "").startswith("interrupted")
 
 
 def _why(lease: dict) -> str:

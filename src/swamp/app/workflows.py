@@ -59,6 +59,29 @@ def _reported(repo, result: RunResult, report_types) -> RunResult:
     return result
 
 
+def _refuse_over_interrupted(ds, run: WorkflowRun) -> None:
+    """Refuse to save ``run`` over a record that a peer marked interrupted
+    (app/interrupted_runs.py) while it ran here: the mark stays, and the run
+    is told (a ConflictError), never silently overwritten. Called under the
+    run's lease, after the session's pull."""
+    from swamp.app.interrupted_runs import is_marked
+    from swamp.errors import ConflictError, NotFoundError, SwampError
+
+    if is_marked(run):
+        return
+    try:
+        stored = records.load(ds, run.workflowId, run.id)
+    except NotFoundError:
+        return  # a new run's first save
+    except SwampError:
+        return  # unreadable: the write below replaces it, as before
+    if is_marked(stored):
+        raise ConflictError(f"run {run.id} of {run.workflowName} was recorded interrupted while it ran here "
+                            f"({stored.failureReason}); its record is left as it is",
+                            hint=f"see 'swamp workflow history get {run.id}'; restart it with "
+                                 f"'swamp workflow resume {run.workflowName} {run.id} --from STEP'")
+
+
 class _Host:
     """The engine's RunHost: every session a run needs, opened here."""
 
@@ -73,6 +96,8 @@ class _Host:
         default, default_remote_only = defaults()
         self.dispatcher = dispatcher or default
         self.remote_only = remote_only or default_remote_only
+        #: (thread, run id) -> the run's lease taken by ``claim``, held until ``holding`` ends
+        self._claimed: dict[tuple[int, str], contextlib.ExitStack] = {}
 
     def _add(self, counts: SyncCounts) -> None:
         with self._mutex:
@@ -103,8 +128,24 @@ class _Host:
 
         return remote_steps.dispatch(self, execution, st, step, e, where, item, definition, command)
 
+    @contextlib.contextmanager
     def holding(self, run: WorkflowRun):
-        return self.repo.datastore.lock(records.run_lock(run.id))
+        """The run's lease while it executes. A run this host claimed
+        (``claim``) has held it since: it is let go only here, at the end."""
+        claimed = self._claimed.pop((threading.get_ident(), run.id), None)
+        try:
+            with self.repo.datastore.lock(records.run_lock(run.id)):
+                yield
+        finally:
+            if claimed is not None:
+                claimed.close()
+
+    def release_claims(self) -> None:
+        """Let go of the leases this thread claimed for runs that never
+        started (the engine failed between the claim and the run)."""
+        me = threading.get_ident()
+        for key in [k for k in self._claimed if k[0] == me]:
+            self._claimed.pop(key).close()
 
     def step(self, definition, command: str):
         return self._session(command, leases=[model_lock_name(definition.type, definition.id)])
@@ -112,15 +153,29 @@ class _Host:
     def save(self, write, command: str) -> None:
         # The run's lease is held by the thread executing the run; a save may
         # come from a step's thread, so it takes no lease of its own.
+        run = getattr(getattr(write, "__self__", None), "run", None)  # the engine's _Execution.write_record
         with self._session(command):
+            if isinstance(run, WorkflowRun):
+                _refuse_over_interrupted(self.repo.datastore, run)
             write()
 
     def watch(self) -> None:
         self._add(refresh(self.repo))
 
     def claim(self, workflow_id: str, run_id: str) -> WorkflowRun:
-        with self._session("workflow resume", leases=[records.run_lock(run_id)]):
-            return runs.claim_for_resume(self.repo.datastore, workflow_id, run_id)
+        """Claim a suspended run (recorded running), keeping its lease held
+        until ``holding`` ends: a run recorded running with no lease held is
+        what `run doctor` and serve take for an orphan."""
+        lease = contextlib.ExitStack()
+        lease.enter_context(self.repo.datastore.lock(records.run_lock(run_id)))
+        try:
+            with self._session("workflow resume", leases=[records.run_lock(run_id)]):
+                claimed = runs.claim_for_resume(self.repo.datastore, workflow_id, run_id)
+        except BaseException:
+            lease.close()
+            raise
+        self._claimed[(threading.get_ident(), run_id)] = lease
+        return claimed
 
     def settle_signal(self, run: WorkflowRun, job: str, step: str, message):
         """An expired signal wait, settled as timed out unless a signal won
@@ -172,15 +227,21 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
         probe = target.model_copy(deep=True)
         runs.reset_from(wf, probe, from_step)  # an unknown step: refused before the run is touched
         values = engine.resumable(wf, probe, inputs)
-        with changing(repo, f"workflow resume {wf.name} --from {from_step}",
-                      leases=[records.run_lock(target.id)], into=host.sync):
-            claimed, _ = runs.claim_from(repo.datastore, wf, target.workflowId, target.id, from_step)
-        return _reported(repo, RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo),
-                                         host.unpublished), report_types)
+        # The run's lease is held from the claim until the run ends: a run
+        # recorded running with no lease held is taken for an orphan.
+        with repo.datastore.lock(records.run_lock(target.id)):
+            with changing(repo, f"workflow resume {wf.name} --from {from_step}",
+                          leases=[records.run_lock(target.id)], into=host.sync):
+                claimed, _ = runs.claim_from(repo.datastore, wf, target.workflowId, target.id, from_step)
+            done = engine.resume(wf, source, claimed, values)
+        return _reported(repo, RunResult(done, host.sync, is_shared(repo), host.unpublished), report_types)
     values = engine.resumable(wf, target, inputs)  # a refusal leaves the run suspended
-    claimed = host.claim(target.workflowId, target.id)
-    return _reported(repo, RunResult(engine.resume(wf, source, claimed, values), host.sync, is_shared(repo),
-                                     host.unpublished), report_types)
+    try:
+        claimed = host.claim(target.workflowId, target.id)  # its lease stays held until the run ends
+        done = engine.resume(wf, source, claimed, values)
+    finally:
+        host.release_claims()
+    return _reported(repo, RunResult(done, host.sync, is_shared(repo), host.unpublished), report_types)
 
 
 def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason: str | None,
