@@ -268,10 +268,12 @@ def test_a_lock_held_by_a_live_process_times_out_with_75_naming_it(repo):
         holder.wait()
 
 
-def write_lease(repo, name: str, *, host: str, pid: int, ttl_ms: int = 30_000) -> None:
-    """A lease left by a holder that stopped heartbeating."""
+def write_lease(repo, name: str, *, host: str, pid: int, ttl_ms: int = 30_000, machine: str | None = None) -> None:
+    """A lease left by a holder that stopped heartbeating (``machine``: its
+    boot and PID namespace, as a holder on this machine records them)."""
     store, key = model_lease(repo, name)
     store.put(key, json.dumps({"name": "x", "holder": f"someone@{host}", "host": host, "pid": pid,
+                               **({"machine": machine} if machine else {}),
                                "nonce": "abc", "ttlMs": ttl_ms, "acquiredAt": "2026-01-01T00:00:00.000Z"}).encode())
 
 
@@ -294,9 +296,25 @@ def test_a_fresh_lock_from_another_host_is_respected(repo):
 def test_a_lock_left_by_a_dead_process_on_this_host_is_taken_over_at_once(repo):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    write_lease(repo, "c", host=socket.gethostname(), pid=dead.pid)
+    import os
+
+    from swamp.datastore.locks import machine_identity
+
+    write_lease(repo, "c", host=socket.gethostname(), pid=dead.pid, machine=machine_identity(os.getpid()))
     r = cli(repo, "model", "method", "run", "c", "write", env={"SWAMP_LOCK_TIMEOUT_MS": "2000"})
     assert r.code == 0, r
+
+
+def test_a_lock_with_our_host_name_from_another_machine_waits_for_its_ttl(repo):
+    # Same host name, pid not running here, but recorded on another machine
+    # (or PID namespace), or by an older swamp that recorded none: not ours to judge.
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    for machine in ("another-boot:4026531836", None):
+        write_lease(repo, "c", host=socket.gethostname(), pid=dead.pid, machine=machine)
+        r = cli(repo, "model", "method", "run", "c", "write", env={"SWAMP_LOCK_TIMEOUT_MS": "300"})
+        assert r.code == 75, r
+        assert f"pid {dead.pid}" in r.error["error"]
 
 
 def test_ctrl_c_records_a_cancelled_run_and_releases_the_lock(repo, tmp_path):

@@ -24,8 +24,6 @@ def _setup(seaweedfs, prefix: str, namespace: str) -> list[str]:
 
 
 @pytest.mark.parametrize("how", ["set", "migrate"])
-@pytest.mark.xfail(strict=True, reason="moving to another namespace deletes .sync/, and with it the work kept "
-                                        "aside under .sync/lost-lease/")
 def test_moving_to_another_namespace_keeps_what_a_lost_lease_kept_aside(tmp_path, seaweedfs, how):
     repo = init_repo(tmp_path / "r")
     ok(repo, "datastore", "setup", *_setup(seaweedfs, seaweedfs.new_prefix(), "team-a"))

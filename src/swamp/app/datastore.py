@@ -113,7 +113,8 @@ def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False)
     repo.save_config(repo.config_model().model_copy(update={"datastore": cfg}))
     repo.__dict__.pop("datastore", None)
     return {"type": cfg.type, "from": previous, "location": location_of(cfg), "namespace": cfg.namespace,
-            "hydration": cfg.hydration, "bucketCreated": created, "filesCopied": copied, **counts.to_json()}
+            "hydration": cfg.hydration, "bucketCreated": created, "filesCopied": copied,
+            **lost_lease_kept(cache / ".sync"), **counts.to_json()}
 
 
 def _remote_identity(cfg) -> str:
@@ -139,9 +140,42 @@ def _claim_sync_state(repo, cache: Path, cfg) -> None:
         recorded = (_remote_identity(current) if current is not None and current.type != "filesystem"
                     else wanted)
     if recorded != wanted and sync_dir.exists():
-        shutil.rmtree(sync_dir)
+        reset_sync_state(sync_dir)
     sync_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(marker, wanted.encode())
+
+
+#: under ``.sync/``: what was written under a lost lease, kept aside (sync.md
+#: "Nothing written under a lost lease is published"); it exists nowhere else
+LOST_LEASE = "lost-lease"
+
+
+def reset_sync_state(sync_dir: Path) -> int:
+    """Forget the sync state in ``sync_dir`` (the cache then starts as a new
+    peer of whatever remote it attaches to) but keep ``lost-lease/``: the
+    work a lost lease kept aside is the only copy, and the command that lost
+    it told the user to look there. Returns how many folders it holds."""
+    if sync_dir.is_dir():
+        for entry in sorted(sync_dir.iterdir()):
+            if entry.name == LOST_LEASE:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink(missing_ok=True)
+    return lost_lease_kept(sync_dir)["lostLeaseFolders"]
+
+
+def lost_lease_kept(sync_dir: Path) -> dict:
+    """``{"lostLeaseFolders", "lostLeaseDir"}``: the folders of work kept
+    aside under lost leases (0 and None when there are none), for a result
+    that says so."""
+    kept = sync_dir / LOST_LEASE
+    try:
+        folders = sum(1 for _ in kept.iterdir())
+    except OSError:
+        folders = 0
+    return {"lostLeaseFolders": folders, "lostLeaseDir": str(kept) if folders else None}
 
 
 def _copy_into_cache(repo, cache: Path) -> int:

@@ -9,7 +9,8 @@ leases.
 - ``list``: the namespaces found under the prefix (one listing);
 - ``set NAME``: this checkout joins NAME: its runtime state becomes NAME's
   (refused while changes made here are unpublished, since they would be
-  left behind);
+  left behind; what lost leases kept aside in ``.sync/lost-lease/`` stays,
+  here as on every move, and the result says so);
 - ``migrate NAME``: this checkout's runtime state (unpublished changes
   included) is published into NAME, an empty namespace, and the checkout
   moves there; the old namespace is left as it is, for the peers still on it;
@@ -20,8 +21,6 @@ that is down is an error with everything left as it was. Each step after
 that is idempotent: an interrupted command is simply run again."""
 
 from __future__ import annotations
-
-import shutil
 
 from swamp.errors import ConflictError, SwampError, UsageError
 from swamp.util.names import check_name
@@ -89,7 +88,7 @@ def _target_state(cfg, name: str) -> dict:
 def set_namespace(repo, name: str) -> dict:
     """This checkout joins namespace ``name`` (created empty if it has
     nothing yet): what it holds replaces this checkout's runtime state."""
-    from swamp.app.datastore import setup_object_store
+    from swamp.app.datastore import reset_sync_state, setup_object_store
     from swamp.datastore.sync.localonly import is_local_only
 
     check_name(name, "namespace")
@@ -107,8 +106,9 @@ def set_namespace(repo, name: str) -> dict:
     cache = repo.local_dir
     # Forget the sync state first: from here on, a crash leaves a cache that
     # simply pulls its namespace again (nothing here counts as deleted).
+    # What lost leases kept aside (.sync/lost-lease/) stays: it is the only copy.
     ds.engine.close()
-    shutil.rmtree(cache / ".sync", ignore_errors=True)
+    reset_sync_state(cache / ".sync")
     removed = 0
     for rel in sorted(ds.walk()):
         if not is_local_only(rel):

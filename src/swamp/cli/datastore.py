@@ -73,6 +73,9 @@ def _run_setup(state: CliState, **fields):
         if result["bucketCreated"]:
             say(f"Created the bucket {fields['bucket']}")
         say(f"Datastore was {result['from']}; it is now {result['location']} (namespace {result['namespace']})")
+        if result.get("lostLeaseFolders"):
+            say(f"kept: {result['lostLeaseFolders']} folder(s) of work set aside under lost leases, never "
+                f"published, in {result['lostLeaseDir']}")
         print_counts(result)
 
     emit(state, result, human)

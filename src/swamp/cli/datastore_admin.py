@@ -49,6 +49,9 @@ def _render(state: CliState, result: dict) -> None:
                 + (" (new, empty)" if result.get("created") else "")
                 + f": pulled {result.get('filesPulled', 0)} files; the state of {result['previous']} is still "
                   "there, for its peers")
+        if result.get("lostLeaseFolders"):
+            say(f"kept: {result['lostLeaseFolders']} folder(s) of work set aside under lost leases, never "
+                f"published, in {result['lostLeaseDir']}")
 
     emit(state, result, human)
 
