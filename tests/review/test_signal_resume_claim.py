@@ -23,8 +23,6 @@ jobs:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="a resume claim whose push failed leaves its marker behind: the run "
-                                        "is never resumed by any replica")
 def test_a_signalled_run_resumes_once_even_after_a_claim_whose_push_failed(tmp_path):
     from swamp.app import signals, workflows
 
@@ -55,8 +53,6 @@ def test_a_signalled_run_resumes_once_even_after_a_claim_whose_push_failed(tmp_p
         b.datastore.engine.close()
 
 
-@pytest.mark.xfail(strict=True, reason="the resumed marker is published before the run is claimed: a resume "
-                                        "that fails before its claim (a transient error) is never retried")
 def test_a_claimed_resume_that_failed_before_claiming_the_run_is_tried_again(tmp_path):
     """The claimer's resume (serve/signal_watch.py: app.workflows.resume in
     a thread) can fail before it claims the run itself: its first pull

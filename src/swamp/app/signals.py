@@ -11,13 +11,17 @@ told who won."""
 
 from __future__ import annotations
 
+import json
+import os
+import threading
+import time
 from typing import Any
 
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import ConflictError, NotFoundError, SwampError, UnpublishedError
+from swamp.errors import ConflictError, LeaseLostError, NotFoundError, SwampError, UnpublishedError
 from swamp.util import clock
-from swamp.util.ids import holder
+from swamp.util.ids import holder, hostname, new_id
 from swamp.workflows import records, signals
 from swamp.workflows.files import find_workflow
 from swamp.workflows.records import WorkflowRun
@@ -201,9 +205,69 @@ class Watched:
         return [r["id"] for r in self.index.rows(ds, wid) if r["status"] == "suspended" and not r["parentRunId"]]
 
 
+# A resume claim names its attempt. The replica that made it knows whether
+# its attempt is in flight, done or failed (a failed one it withdraws); a
+# claim made by a process that is gone, or that another replica has watched
+# for CLAIM_TTL_S on its own monotonic clock while the run stayed
+# suspended, is stale (the rule of a lease, datastore/sync/lease.py): it is
+# claimed again. Two resumes of one run can never both run it: the run's
+# own claim (app/workflows.py, under its lease) takes a suspended run once.
+#: how long another replica's claim may go without its run being resumed
+CLAIM_TTL_S = 90.0
+_attempts: dict[str, str] = {}  # attempt id -> "inflight" | "done" | "failed" (this process's)
+_first_seen: dict[str, float] = {}  # another process's attempt -> when this process first saw it
+_pending: dict[str, tuple] = {}  # run id -> (attempt, owner, job, step) of the resume in flight here
+_mutex = threading.Lock()
+
+
+def _read_claim(ds, marker: str) -> dict | None:
+    try:
+        doc = json.loads(ds.read_bytes(marker))
+    except NotFoundError:
+        return None
+    except (ValueError, SwampError):
+        doc = {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _claim_live(marker: str, doc: dict) -> bool:
+    """Whether the resume claim ``doc`` (at ``marker``) still stands."""
+    from swamp.datastore.locks import holder_exited, machine_identity
+
+    attempt = str(doc.get("attempt") or f"{marker}@{doc.get('claimedAt')}")  # a claim from before attempts
+    with _mutex:
+        mine = _attempts.get(attempt)
+        if mine is not None:
+            return mine != "failed"
+        if (doc.get("host"), doc.get("pid"), doc.get("machine")) == (hostname(), os.getpid(),
+                                                                     machine_identity(os.getpid())):
+            return False  # made here, by an attempt this process no longer knows
+        if holder_exited(doc):
+            return False  # its claimer on this machine is gone
+        first = _first_seen.setdefault(attempt, time.monotonic())
+    return time.monotonic() - first < CLAIM_TTL_S
+
+
+def _machine() -> str:
+    """Where this process runs, as a lease records it (datastore/locks.py)."""
+    from swamp.datastore.locks import machine_identity
+
+    return machine_identity(os.getpid())
+
+
+def _published(ds, path: str) -> bool:
+    """Whether ``path`` is as this cache last saw it committed (not among
+    its unpublished changes)."""
+    try:
+        return path not in ds.status().get("dirtyPaths", ())
+    except SwampError:
+        return False
+
+
 def ready(repo, watched: Watched | None = None) -> list[tuple[WorkflowRun, WorkflowRun, str, str]]:
     """(run, owner, job, step) for each suspended top-level run with a wait
-    that is settled or past its deadline, and not yet claimed to resume."""
+    that is settled or past its deadline, and not claimed to resume by a
+    claim that still stands."""
     ds = repo.datastore
     watched = watched or Watched()
     out = []
@@ -218,7 +282,9 @@ def ready(repo, watched: Watched | None = None) -> list[tuple[WorkflowRun, Workf
                     continue
                 for owner, j, s in signals.waiting(ds, run):
                     since = s.signal.requestedAt
-                    if ds.exists(signals.resumed_path(owner.workflowId, owner.id, j.name, s.name, since)):
+                    marker = signals.resumed_path(owner.workflowId, owner.id, j.name, s.name, since)
+                    doc = _read_claim(ds, marker)
+                    if doc is not None and _claim_live(marker, doc):
                         continue
                     if (signals.expired(s.signal) or
                             signals.read_outcome(ds, owner.workflowId, owner.id, j.name, s.name, since) is not None):
@@ -227,43 +293,98 @@ def ready(repo, watched: Watched | None = None) -> list[tuple[WorkflowRun, Workf
     return out
 
 
-def claim_resume(repo, run: WorkflowRun, owner: WorkflowRun, job: str, step: str, *, by: str) -> bool:
-    """True when this caller claimed the resume of ``run`` for the settled
-    (or expired: settled now, as timed out) wait ``job/step``, and must
-    resume it. A claim whose push failed is not a claim."""
-    import json
-
+def claim_resume(repo, run: WorkflowRun, owner: WorkflowRun, job: str, step: str, *, by: str) -> str | None:
+    """The attempt id when this caller claimed the resume of ``run`` for
+    the settled (or expired: settled now, as timed out) wait ``job/step``,
+    and must resume it; None when it did not. A claim whose push failed is
+    not a claim: its marker, never published, is taken back, so the next
+    look claims again. A claim that landed is one, whatever failed after."""
     ds = repo.datastore
+    attempt = new_id()
+    marker = None
     try:
         with changing(repo, f"workflow signal resume {run.workflowName} {job}/{step}",
                       leases=[signals.lease_name(owner.id)]):
             fresh = records.load(ds, owner.workflowId, owner.id)
             s = _wait_step(ds, fresh, job, step)
             if s.signal is None or s.status != "waiting_signal":
-                return False  # continued meanwhile (a resume by hand), or restarted
+                return None  # continued meanwhile (a resume by hand), or restarted
             since = s.signal.requestedAt
             marker = signals.resumed_path(owner.workflowId, owner.id, job, step, since)
-            if ds.exists(marker):
-                return False
+            doc = _read_claim(ds, marker)
+            if doc is not None and _claim_live(marker, doc):
+                return None
             if signals.read_outcome(ds, owner.workflowId, owner.id, job, step, since) is None:
                 if not signals.expired(s.signal):
-                    return False
+                    return None
                 task = signals.step_definition(find_workflow(repo, owner.workflowName)[1], job, s).task
                 signals.create_outcome(ds, signals.outcome_doc(
                     fresh, job, step, since, "timed_out", task.default if task.onTimeout == "continue" else None, by))
-            ds.write_bytes(marker, json.dumps({"runId": run.id, "by": by, "claimedAt": clock.isoformat()}).encode())
-    except UnpublishedError:
-        return False
-    return True
+            ds.write_bytes(marker, json.dumps({"runId": run.id, "by": by, "attempt": attempt, "host": hostname(),
+                                               "pid": os.getpid(), "machine": _machine(),
+                                               "claimedAt": clock.isoformat()}).encode())
+    except (UnpublishedError, ConflictError, LeaseLostError):
+        if marker is None:
+            raise
+        doc = _read_claim(ds, marker)
+        if doc is None or doc.get("attempt") != attempt:
+            return None
+        if _published(ds, marker):
+            return attempt  # the commit landed; only what came after it failed
+        ds.delete(marker)  # never published: take it back, the next look claims again
+        return None
+    return attempt
+
+
+def _withdraw(repo, attempt: str, owner: WorkflowRun, job: str, step: str) -> None:
+    """Take back the claim ``attempt`` whose resume failed (best effort: if
+    this fails too, this process's next look still takes the claim for
+    failed, and another replica's after CLAIM_TTL_S)."""
+    ds = repo.datastore
+    try:
+        with changing(repo, f"workflow signal resume {owner.workflowName} {job}/{step} withdrawn",
+                      leases=[signals.lease_name(owner.id)]):
+            fresh = records.load(ds, owner.workflowId, owner.id)
+            s = _wait_step(ds, fresh, job, step)
+            if s.signal is None:
+                return
+            marker = signals.resumed_path(owner.workflowId, owner.id, job, step, s.signal.requestedAt)
+            doc = _read_claim(ds, marker)
+            if doc is not None and doc.get("attempt") == attempt:
+                ds.delete(marker)
+    except SwampError:
+        pass
+
+
+def resume_finished(repo, run_id: str, *, ok: bool) -> None:
+    """Say how the resume of ``run_id`` claimed here ended (serve's resume
+    thread): a failed one is withdrawn, so the run is claimed again."""
+    with _mutex:
+        pending = _pending.pop(run_id, None)
+        if pending is not None:
+            _attempts[pending[0]] = "done" if ok else "failed"
+    if pending is not None and not ok:
+        _withdraw(repo, *pending)
 
 
 def resume_ready(repo, *, by: str, resume, watched: Watched | None = None) -> list[dict]:
     """Resume, once across every replica, each run whose wait was settled
     or expired: ``resume(run)`` (serve: ``app.workflows.resume`` in a
-    thread) is called for each run this caller claimed. Returns them."""
+    thread, which calls :func:`resume_finished`) is called for each run
+    this caller claimed. Returns them. When ``resume`` raises, the claim is
+    withdrawn (the next look claims the run again) and the error raised."""
     claimed = []
     for run, owner, job, step in ready(repo, watched):
-        if claim_resume(repo, run, owner, job, step, by=by):
-            claimed.append({"workflowName": run.workflowName, "runId": run.id, "job": job, "step": step})
+        attempt = claim_resume(repo, run, owner, job, step, by=by)
+        if attempt is None:
+            continue
+        with _mutex:
+            _attempts[attempt] = "inflight"
+            _pending[run.id] = (attempt, owner, job, step)
+        claimed.append({"workflowName": run.workflowName, "runId": run.id, "job": job, "step": step})
+        try:
             resume(run)
+        except BaseException:
+            resume_finished(repo, run.id, ok=False)
+            raise
     return claimed

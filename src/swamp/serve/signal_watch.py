@@ -5,7 +5,8 @@ a suspended run whose wait was settled, or whose deadline passed (then
 settled as timed out), is claimed create-only in the datastore under the
 wait's lease, as a schedule's tick is, and only the replica whose claim
 is published resumes it. So a run resumes once however many replicas
-serve. The resume runs in a thread of its own, counted in flight, so a
+serve. A resume that fails (the datastore did not answer, say) withdraws
+its claim, so a later look claims the run again. The resume runs in a thread of its own, counted in flight, so a
 shutdown waits for it (and asks it to stop, as any run)."""
 
 from __future__ import annotations
@@ -66,8 +67,12 @@ class SignalWatch:
             call = Call(state.repo, {"workflow": name}, {}, {})
             call.note = lambda info: state.note(key, info)
             call.note({"kind": "workflow", "workflow": name, "runId": run.id})
+            from swamp.app import signals
+
+            ok = False
             try:
                 result = workflows.resume(state.repo, name, run.id, {}, observer=_observer(call, name))
+                ok = True
                 _log(f"signal: resumed run {run.id} of {name}: {result.run.status}")
             except SwampError as e:
                 _log(f"signal: run {run.id} of {name} was not resumed: {e.message}")
@@ -76,7 +81,10 @@ class SignalWatch:
 
                 traceback.print_exc()
             finally:
-                state.end(key)
+                try:  # a failed resume withdraws its claim: the next look claims the run again
+                    signals.resume_finished(state.repo, run.id, ok=ok)
+                finally:
+                    state.end(key)
 
         threading.Thread(target=go, name=f"resume {name} {run.id}").start()
 

@@ -15,7 +15,10 @@ copies the outcome into the step (under the run's own lease).
 
 Under serve, the replica that claims a wait's ``resumed`` marker (the same
 way, create-only under the same lease) resumes the run, so a signalled or
-expired wait resumes its run once however many replicas serve."""
+expired wait resumes its run once however many replicas serve. The marker
+names the claim's attempt (app/signals.py): a claim never published is
+taken back, a failed resume withdraws it, and one whose claimer is gone is
+claimed again."""
 
 from __future__ import annotations
 
