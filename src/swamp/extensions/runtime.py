@@ -17,24 +17,22 @@ def pinned(repo) -> dict[str, Entry]:
 
 
 def provider(repo, type_name: str) -> tuple[str, Entry] | None:
+    """The pinned extension that provides a model type (None: nobody pinned it)."""
     lock = lockfile.read(repo)
-    names = lock.provider_of(type_name)
-    if not names:
-        return None
-    if len(names) > 1:
-        raise ExtensionError(f"model type {type_name!r} is provided by more than one pinned extension: "
-                             + ", ".join(names), hint="remove all but one: 'swamp extension rm NAME'")
-    return names[0], lock.extensions[names[0]]
+    return _the_one(lock, "model type", type_name, lock.provider_of(type_name))
 
 
 def vault_provider(repo, type_name: str) -> tuple[str, Entry] | None:
     """The pinned extension that provides a vault type (None: nobody pinned it)."""
     lock = lockfile.read(repo)
-    names = lock.vault_provider_of(type_name)
+    return _the_one(lock, "vault type", type_name, lock.vault_provider_of(type_name))
+
+
+def _the_one(lock, kind: str, type_name: str, names: list[str]) -> tuple[str, Entry] | None:
     if not names:
         return None
     if len(names) > 1:
-        raise ExtensionError(f"vault type {type_name!r} is provided by more than one pinned extension: "
+        raise ExtensionError(f"{kind} {type_name!r} is provided by more than one pinned extension: "
                              + ", ".join(names), hint="remove all but one: 'swamp extension rm NAME'")
     return names[0], lock.extensions[names[0]]
 
