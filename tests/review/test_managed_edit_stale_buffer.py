@@ -30,8 +30,6 @@ def _managed(repo):
     return attach(repo)
 
 
-@pytest.mark.xfail(strict=True, reason="an edit made in the cache's own file is published over a peer's change "
-                                        "that a pull put under the open editor")
 def test_an_edit_started_before_a_peers_change_never_publishes_over_it(tmp_path):
     from swamp.app import managed_config
     from swamp.errors import ConflictError

@@ -20,7 +20,18 @@ kept), never a silent last-writer-wins.
 
 Reading pulls first: the entry points set ``Repo.on_config_read`` to
 ``refresh``, which pulls once per context (a CLI command, a serve request)
-before the config tier is first read."""
+before the config tier is first read.
+
+An edit never publishes over a version it did not start from. ``model|
+workflow|vault edit`` edits a private copy (``edit_privately``), outside the
+synced tree, so a pull by another command meanwhile cannot slip a peer's
+version under the open editor; the copy goes back only if the document is
+still what the edit started from, else it is kept as a conflict copy.
+A document changed in place (by hand, then ``datastore config publish``) is
+checked against the version this checkout last published of it (recorded
+locally under ``.swamp/cache/config-bases/``): a peer's version committed
+since then means the edit may predate it, so the edit is kept as a conflict
+copy and the peer's version is put back."""
 
 from __future__ import annotations
 
@@ -87,6 +98,11 @@ def _run(repo, command: str, kind: str, name: str, body) -> dict:
             done.update(body())
     except UnpublishedError as e:
         raise e.with_value(_with_sync(repo, done, counts))
+    if repo.managed_config and isinstance(done.get("path"), str):
+        path = repo.root / done["path"]
+        rel = repo.config_rel(path)
+        if rel is not None and path.is_file():
+            _remember(repo, rel, _sha(path.read_bytes()))  # what this checkout published of it
     return _with_sync(repo, done, counts)
 
 
@@ -117,17 +133,179 @@ def publish_edit(repo, kind: str, name: str, path: Path) -> dict:
     """After ``swamp model|workflow edit`` changed ``path`` in an editor:
     under managed config, publish it in one session under the document's
     lease. Its pull brings what peers published meanwhile; a peer's change
-    to this same document is a conflict that keeps both copies."""
+    to this same document is a conflict that keeps both copies. An edit
+    made in place (not through ``edit_privately``) whose document a peer
+    changed since this checkout last published it is not published: it is
+    kept as a conflict copy, the peer's version is put back, and
+    ConflictError says where the edit is."""
     if not repo.managed_config:
         return {}
     rel = repo.config_rel(path)
+    checked = _CHECKED.pop(str(path.absolute()), None)
     counts = SyncCounts()
+    published = None
     try:
         with changing(repo, f"{kind} edit {name}", leases=[config_lease(kind, name)], into=counts):
+            if rel is not None and path.is_file():
+                data = path.read_bytes()
+                if _sha(data) != checked:  # an edit in place: from which version?
+                    _refuse_stale(repo, [(rel, data)])
+                published = _sha(data)
             _journal(repo, path)
     except UnpublishedError as e:
         raise e.with_value({"name": name, "path": rel, "sync": counts.to_json()})
+    if rel is not None:
+        _remember(repo, rel, published)
     return {"name": name, "path": rel, "sync": counts.to_json()}
+
+
+# ------------------------------------------------------------- stale edits
+#: paths whose content ``edit_privately`` put back after checking it (abs
+#: path -> sha256): ``publish_edit`` needs no other check for them
+_CHECKED: dict[str, str] = {}
+
+
+def edit_privately(repo, path: Path, edit) -> None:
+    """``swamp KIND edit`` under managed config: ``edit(copy)`` edits a
+    private copy of ``path`` (a temporary file outside the synced tree,
+    named like it), so nothing a pull writes meanwhile lands under the
+    editor. The copy goes back to ``path`` only if ``path`` still holds
+    what the edit started from; otherwise the document changed meanwhile
+    (a peer's version pulled by another command), and the edit is kept
+    beside it as a conflict copy (ConflictError, exit 1): nothing is
+    published over a version the editor never showed."""
+    import shutil
+    import tempfile
+
+    start = path.read_bytes()
+    scratch = Path(tempfile.mkdtemp(prefix="swamp-edit-"))
+    keep_scratch = False
+    try:
+        copy = scratch / path.name
+        copy.write_bytes(start)
+        edit(copy)
+        edited = copy.read_bytes()
+        try:
+            now = path.read_bytes()
+        except FileNotFoundError:
+            now = None
+        if now is not None and _sha(now) == _sha(start):
+            if edited != start:
+                from swamp.util.atomic import atomic_write
+
+                atomic_write(path, edited)  # journaled by publish_edit, once it validates
+            _CHECKED[str(path.absolute())] = _sha(edited)
+            return
+        if edited == start:
+            return  # nothing edited: nothing to keep
+        rel = repo.config_rel(path)
+        if rel is None:
+            keep_scratch = True
+            raise ConflictError(f"{path} changed while it was being edited; the edit was not saved",
+                                hint=f"edit it again; your version is in {copy}")
+        saved = _keep_aside(repo, rel, edited)
+        raise ConflictError(
+            f"{rel} changed while it was being edited (a peer's version arrived); your edit was not published: "
+            f"it is kept as {saved}",
+            hint=f"compare it with the document ('swamp datastore conflicts'), edit again, or publish yours over "
+                 f"it with 'swamp datastore conflicts restore {saved}'")
+    finally:
+        if not keep_scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _bases_dir(repo) -> Path:
+    return repo.local_dir / "cache" / "config-bases"
+
+
+def _recorded(repo, rel: str) -> str | None:
+    """The sha256 of the version of ``rel`` this checkout last published."""
+    try:
+        value = (_bases_dir(repo) / f"{rel}.sha256").read_text().strip()
+    except OSError:
+        return None
+    return value or None
+
+
+def _remember(repo, rel: str, sha: str | None) -> None:
+    from swamp.util.atomic import atomic_write
+
+    where = _bases_dir(repo) / f"{rel}.sha256"
+    if sha is None:
+        where.unlink(missing_ok=True)
+        return
+    with contextlib.suppress(OSError):  # a hint for later checks, never worth failing a publish
+        where.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(where, sha.encode())
+
+
+def _committed(repo, rel: str) -> str | None:
+    """The sha256 of the version of ``rel`` last committed, as this checkout
+    knows it after its pull (None on a directory datastore, or never
+    committed)."""
+    engine = getattr(repo.datastore, "engine", None)
+    if engine is None:
+        return None
+    base = engine.state.base(rel)
+    return base.sha256 if base is not None else None
+
+
+def _keep_aside(repo, rel: str, data: bytes) -> str:
+    """Write ``data`` beside ``rel`` under the name the sync engine gives
+    conflict copies (local-only, listed by ``swamp datastore conflicts``);
+    returns that name."""
+    from swamp.datastore.sync.localonly import conflict_copy_name
+    from swamp.util.atomic import atomic_write
+
+    engine = getattr(repo.datastore, "engine", None)
+    peer, seq, commit = ("local", 0, "") if engine is None else (
+        engine.peer, engine.state.head, engine.state.tip()[0] or "")
+    root = repo.datastore.root
+    saved = conflict_copy_name(rel, peer, seq, commit)
+    while (root / saved).exists():
+        saved = conflict_copy_name(rel, peer, seq, "")
+    atomic_write(root / saved, data)
+    return saved
+
+
+def _put_back_committed(repo, rel: str) -> None:
+    """``rel`` back to its committed content (fetched again: the file was
+    overwritten in place); if the bucket cannot be reached it is left "not
+    fetched", and the next read or pull fetches it."""
+    engine = repo.datastore.engine
+    with engine.exclusive():
+        base = engine.state.base(rel)
+        with engine.state.transaction():
+            engine.state.set_base(rel, base.sha256, base.size, hydrated=False, src=base.src)
+        (repo.datastore.root / rel).unlink(missing_ok=True)
+        with contextlib.suppress(SwampError):
+            engine.hydrate(rel)
+
+
+def _refuse_stale(repo, edits: list[tuple[str, bytes]]) -> None:
+    """Inside the publishing session, after its pull: each in-place edit
+    ``(rel, bytes)`` of a document whose committed version is no longer the
+    one this checkout last published may be based on an older version; it
+    is kept aside as a conflict copy, the committed version put back, and
+    ConflictError raised naming them. (A document this checkout never
+    published has no record: it is published as before.)"""
+    kept = []
+    for rel, data in edits:
+        cur = _committed(repo, rel)
+        mine = _recorded(repo, rel)
+        if cur is None or mine is None or mine == cur or _sha(data) == cur:
+            continue
+        saved = _keep_aside(repo, rel, data)
+        _put_back_committed(repo, rel)
+        _remember(repo, rel, cur)  # the next edit in place starts from the version now on disk
+        kept.append((rel, saved))
+    if kept:
+        raise ConflictError(
+            "changed by a peer since this checkout last published it, so the edit may have been made on an older "
+            "version; not published: " + ", ".join(f"{rel} (your edit kept as {saved})" for rel, saved in kept),
+            hint="compare with 'swamp datastore conflicts'; if your edit was made on the current version, publish "
+                 "it with 'swamp datastore conflicts restore COPY'; 'swamp model|workflow|vault edit' always knows "
+                 "which version it started from")
 
 
 def _journal(repo, path: Path) -> None:
@@ -154,12 +332,22 @@ def publish(repo) -> dict:
     root = repo.datastore.root
     docs = _repo_documents(root)
     counts = SyncCounts()
+    changed: list[tuple[str, bytes]] = []
     try:
         with changing(repo, "datastore config publish",
                       leases=sorted({config_lease(kind, name) for kind, name, _ in docs}), into=counts):
             for _, _, rel in docs:
                 if (root / rel).is_file():
-                    repo.datastore.write_bytes(rel, (root / rel).read_bytes())  # journaled: the push diffs it
+                    data = (root / rel).read_bytes()
+                    if _sha(data) != _committed(repo, rel):
+                        changed.append((rel, data))
+            try:
+                _refuse_stale(repo, changed)  # kept aside; the others are still published below
+            finally:
+                for rel, data in changed:
+                    if (root / rel).is_file() and (root / rel).read_bytes() == data:
+                        repo.datastore.write_bytes(rel, data)  # journaled: the push diffs it
+                        _remember(repo, rel, _sha(data))
     except UnpublishedError as e:
         raise e.with_value({"documents": len(docs), "sync": counts.to_json()})
     return {"documents": len(docs), "published": counts.filesPushed, "sync": counts.to_json()}

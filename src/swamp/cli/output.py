@@ -152,13 +152,20 @@ def show_failure_log(state: CliState, log: str, command: str) -> None:
 def open_in_editor(state: CliState, path, kind: str, name: str, *, managed: bool = False) -> None:
     """``swamp KIND edit NAME``: open ``path`` in $EDITOR (a terminal is
     needed; without one, say how to do it by hand; ``managed``: the file is
-    in the datastore's config tier, which a hand edit must publish)."""
+    in the datastore's config tier, which a hand edit must publish; the
+    editor then gets a private copy, so a pull meanwhile never lands under
+    it: app/managed_config.edit_privately)."""
     if state.json or not sys.stdin.isatty():
         from swamp.errors import UsageError
 
         publish = " and 'swamp datastore config publish'" if managed else ""
         raise UsageError(f"{kind} edit needs a terminal",
                          hint=f"edit {path} with any editor, then run 'swamp {kind} validate {name}'{publish}")
+    if managed:
+        from swamp.app.managed_config import edit_privately
+
+        edit_privately(state.repo(), path, lambda copy: click.edit(filename=str(copy)))
+        return
     click.edit(filename=str(path))
 
 
