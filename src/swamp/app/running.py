@@ -31,9 +31,11 @@ def _dir(repo) -> Path:
 @contextlib.contextmanager
 def marked(repo, model: str, method: str) -> Iterator[None]:
     """While the body runs, this process is known to run ``model.method``."""
+    from swamp.datastore.locks import machine_identity
+
     path = _dir(repo) / f"{new_id()}.json"
-    atomic_write(path, json.dumps({"model": model, "method": method, "pid": os.getpid(),
-                                   "host": hostname(), "startedAt": clock.isoformat()}))
+    atomic_write(path, json.dumps({"model": model, "method": method, "pid": os.getpid(), "host": hostname(),
+                                   "machine": machine_identity(os.getpid()), "startedAt": clock.isoformat()}))
     try:
         yield
     finally:
@@ -55,7 +57,7 @@ def running(repo) -> list[dict]:
             doc = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if doc.get("host") == hostname() and not _alive(doc.get("pid", 0)):
+        if _here(doc) and not _alive(doc.get("pid", 0)):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             continue
@@ -71,13 +73,26 @@ def cancel(repo, model: str, *, wait_s: float = 30.0) -> dict:
         raise NotFoundError(f"no method run of model {model!r} is running here",
                             hint="a run inside a workflow stops with 'swamp workflow cancel'")
     run = found[-1]
-    if run["host"] != hostname():
-        raise SwampError(f"the run of {model!r} is on {run['host']}; cancel it there", code="elsewhere")
+    if not _here(run):
+        raise SwampError(f"the run of {model!r} is on {run['host']} (another machine, or another PID namespace "
+                         "with the same host name); cancel it there", code="elsewhere")
     os.kill(run["pid"], signal.SIGINT)
     deadline = time.monotonic() + wait_s
     while run["marker"].exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     return {"model": model, "method": run["method"], "pid": run["pid"], "cancelled": not run["marker"].exists()}
+
+
+def _here(doc: dict) -> bool:
+    """Whether a marker's pid is one of this machine's: same host name and,
+    when recorded, the same boot and PID namespace (a checkout shared by
+    two containers with one host name holds markers of both)."""
+    from swamp.datastore.locks import machine_identity
+
+    if doc.get("host") != hostname():
+        return False
+    machine = doc.get("machine")
+    return machine is None or machine == machine_identity(os.getpid())
 
 
 def _alive(pid: int) -> bool:
