@@ -107,3 +107,25 @@ def test_an_in_place_edit_made_on_an_older_version_is_kept_aside_and_theirs_put_
     path.write_text(path.read_text() + "tags:\n  owner: a\n")
     assert managed_config.publish(a)["published"] == 1
     assert "owner: a" in _published(fresh)
+
+
+def test_an_editor_that_fails_after_writing_keeps_what_it_wrote(peers):
+    from swamp.app import managed_config
+    from swamp.errors import SwampError
+
+    a, _b, _fresh = peers
+    path = _doc(a)
+    before = path.read_text()
+
+    def editor(copy):
+        copy.write_text(before + "tags:\n  owner: a\n")
+        raise RuntimeError("editor exited with 1")
+
+    with pytest.raises(SwampError) as e:
+        managed_config.edit_privately(a, path, editor)
+    kept = e.value.hint.split(" is in ")[1]
+    assert "owner: a" in open(kept).read() and path.read_text() == before
+    import shutil
+    from pathlib import Path
+
+    shutil.rmtree(Path(kept).parent)

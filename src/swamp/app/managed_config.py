@@ -183,7 +183,14 @@ def edit_privately(repo, path: Path, edit) -> None:
     try:
         copy = scratch / path.name
         copy.write_bytes(start)
-        edit(copy)
+        try:
+            edit(copy)
+        except Exception as e:
+            if copy.is_file() and copy.read_bytes() != start:  # never lose what was typed
+                keep_scratch = True
+                raise SwampError(f"the editor failed ({e}); the edit was not saved", code="editor_failed",
+                                 hint=f"what the editor wrote is in {copy}") from e
+            raise
         edited = copy.read_bytes()
         try:
             now = path.read_bytes()
