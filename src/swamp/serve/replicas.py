@@ -12,39 +12,29 @@ reason. Schedules go on: a tick is claimed by whichever replica is alive."""
 from __future__ import annotations
 
 import os
-import sys
-import threading
 
 from swamp.errors import SwampError
+from swamp.serve.background import Watch, log as _log
 
 #: how often a replica looks for its peers' interrupted runs
 EVERY_S = float(os.environ.get("SWAMP_SERVE_REAP_S", "5"))
 
 
-class ReplicaWatch:
+class ReplicaWatch(Watch):
+    thread_name = "swamp-replica-watch"
+
     def __init__(self, state, *, every_s: float = EVERY_S) -> None:
         from swamp.util.ids import hostname
 
-        self.state = state
-        self.every_s = every_s
+        super().__init__(state, every_s=every_s)
         self.replica = f"{hostname()}:{os.getpid()}"
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="swamp-replica-watch", daemon=True)
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(30)
-
-    def _loop(self) -> None:
+    def loop(self) -> None:
         from swamp.app import interrupted_runs
 
         try:
             with interrupted_runs.heartbeat(self.state.repo, self.replica):
-                while not self._stop.wait(self.every_s):
+                for _ in self.ticks():
                     if self.state.shutting_down:
                         return
                     self.look()
@@ -63,7 +53,3 @@ class ReplicaWatch:
             import traceback
 
             traceback.print_exc()
-
-
-def _log(text: str) -> None:
-    print(f"swamp serve: {text}", file=sys.stderr, flush=True)

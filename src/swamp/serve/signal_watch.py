@@ -12,37 +12,28 @@ shutdown waits for it (and asks it to stop, as any run)."""
 from __future__ import annotations
 
 import os
-import sys
 import threading
 
 from swamp.errors import SwampError
+from swamp.serve.background import Watch, log as _log
 
 POLL_S = 1.0
 
 
-class SignalWatch:
+class SignalWatch(Watch):
+    thread_name = "swamp-signal-watch"
+
     def __init__(self, state, *, every_s: float = POLL_S) -> None:
         from swamp.util.ids import holder
 
-        self.state = state
-        self.every_s = every_s
+        super().__init__(state, every_s=every_s)
         self.me = f"{holder()}:{os.getpid()}"
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="swamp-signal-watch", daemon=True)
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(30)
-
-    def _loop(self) -> None:
+    def loop(self) -> None:
         from swamp.app import signals
 
         watched = signals.Watched()
-        while not self._stop.wait(self.every_s):
+        for _ in self.ticks():
             if self.state.shutting_down:
                 return
             try:
@@ -87,7 +78,3 @@ class SignalWatch:
                     state.end(key)
 
         threading.Thread(target=go, name=f"resume {name} {run.id}").start()
-
-
-def _log(text: str) -> None:
-    print(f"swamp serve: {text}", file=sys.stderr, flush=True)

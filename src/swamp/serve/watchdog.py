@@ -5,32 +5,25 @@ the limit is only reported in the server's log."""
 
 from __future__ import annotations
 
-import sys
-import threading
 import time
 
 from swamp.errors import SwampError
+from swamp.serve.background import Watch, log as _log
 
 
-class RunWatchdog:
+class RunWatchdog(Watch):
+    thread_name = "swamp-run-watchdog"
+
     def __init__(self, state, limit_s: float | None, *, every_s: float = 0.5) -> None:
-        self.state = state
+        super().__init__(state, every_s=every_s)
         self.limit_s = limit_s
-        self.every_s = every_s
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="swamp-run-watchdog", daemon=True)
 
     def start(self) -> None:
-        if self.limit_s:
-            self._thread.start()
+        if self.limit_s:  # no limit, no thread
+            super().start()
 
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(30)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every_s):
+    def loop(self) -> None:
+        for _ in self.ticks():
             now = time.monotonic()
             with self.state.cond:
                 overdue = [(k, dict(v)) for k, v in self.state.inflight.items()
@@ -52,7 +45,3 @@ class RunWatchdog:
         else:
             _log(f"{info.get('kind', 'a request')} {info.get('model', '')}.{info.get('method', '')} went over "
                  f"{self.limit_s:g} s (a method run cannot be stopped half-way)")
-
-
-def _log(text: str) -> None:
-    print(f"swamp serve: {text}", file=sys.stderr, flush=True)
