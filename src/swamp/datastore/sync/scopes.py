@@ -3,7 +3,7 @@ written under which lease holding, readable by every process on the cache.
 
 Each holding this cache's processes take gets one file,
 ``.sync/held/<nonce>.scope``: a JSON header line (lease name, nonce, host,
-pid), written whole by rename, then one line per path its holder marks
+pid, machine), written whole by rename, then one line per path its holder marks
 dirty, appended as the journal is (one short O_APPEND write per mark, on a
 descriptor kept open for the holding's life). ``*`` stands for everything.
 A last line without its newline is a write cut short by a crash: the mark
@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from swamp.datastore.locks import holder_exited, machine_identity
 from swamp.util.ids import hostname
 
 DIR = "held"
@@ -39,20 +40,15 @@ class Holding:
     nonce: str
     host: str
     pid: int
+    machine: str | None = None
     written: set[str] = field(default_factory=set)
     path: Path | None = None
 
     def alive(self) -> bool:
-        """Whether its holder may still be running (another host: assumed so)."""
-        if self.host != hostname():
-            return True
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+        """Whether its holder may still be running: judged as a lease's
+        holder is (locks.holder_exited: only a pid on this very machine and
+        PID namespace is looked up; anything else counts as running)."""
+        return not holder_exited({"host": self.host, "pid": self.pid, "machine": self.machine})
 
 
 class ScopeFile:
@@ -64,7 +60,8 @@ class ScopeFile:
         d.mkdir(exist_ok=True)
         self.path = d / f"{nonce}{_SUFFIX}"
         tmp = d / f".tmp-{uuid.uuid4().hex}"
-        header = json.dumps({"lease": name, "nonce": nonce, "host": hostname(), "pid": os.getpid()})
+        header = json.dumps({"lease": name, "nonce": nonce, "host": hostname(), "pid": os.getpid(),
+                             "machine": machine_identity(os.getpid())})
         with open(tmp, "wb") as f:
             f.write(header.encode("utf-8") + b"\n")
         os.replace(tmp, self.path)
@@ -114,7 +111,8 @@ def load(sync_dir: Path) -> list[Holding]:
             continue
         try:
             head = json.loads(lines[0])
-            h = Holding(str(head["lease"]), str(head["nonce"]), str(head["host"]), int(head["pid"]), path=f)
+            h = Holding(str(head["lease"]), str(head["nonce"]), str(head["host"]), int(head["pid"]),
+                        head.get("machine"), path=f)
         except (ValueError, KeyError, TypeError):
             continue  # not one of ours
         h.written = {"" if line == ALL else line for line in lines[1:] if line}
