@@ -150,3 +150,31 @@ def test_a_version_another_process_renumbers_stays_under_the_lost_lease(tmp_path
     finally:
         for e in (holder, beside, b, fresh):
             e.close()
+
+
+def test_a_holder_whose_work_another_process_published_never_says_nothing_was_published(tmp_path):
+    """A `datastore sync` beside the holder publishes version 1 under the
+    holder's lease (naming its holding); the lease is then broken and the
+    holder's version 2 is taken back. Its lease_lost error names the commit
+    that landed, never "nothing written under it was published"."""
+    remote = tmp_path / "remote"
+    holder, beside = _engine(remote, tmp_path / "a", "a"), _engine(remote, tmp_path / "a", "a")
+    b, fresh = _engine(remote, tmp_path / "b", "b"), _engine(remote, tmp_path / "fresh", "fresh")
+    try:
+        with pytest.raises(Exception) as err:
+            with holder.lease(LEASE):
+                holder.pull()
+                _write(holder, f"{VERSIONS}/1/raw", b"a's version 1")
+                beside.sync("sync")  # published, under the holding: the lease was still a's
+                _write(holder, f"{VERSIONS}/2/raw", b"a's version 2")
+                assert b.force_release_lease(LEASE)
+                holder.push("run")
+        assert getattr(err.value, "code", None) == "lease_lost"
+        assert "nothing written under it was published" not in str(err.value)
+        assert "commit 1 made under it was published" in str(err.value)
+        fresh.pull()
+        assert sorted(p.relative_to(fresh.root).as_posix() for p in (fresh.root / VERSIONS).rglob("raw")) == \
+            [f"{VERSIONS}/1/raw"]
+    finally:
+        for e in (holder, beside, b, fresh):
+            e.close()

@@ -25,7 +25,7 @@ from swamp.errors import SwampError, ValidationError
 from swamp.util import clock
 from swamp.util.names import check_rel_path
 
-from . import checkpoint, commitlog, identity
+from . import checkpoint, commitlog, identity, scopes
 from .commitlog import HEAD_CURRENT_S, Change, Commit
 from .compare import content_id as _sha
 from .compare import parents as _parents
@@ -306,6 +306,9 @@ class Committer:
             for held, scope in self._leases.items():
                 if commit.leases.get(held.name) == held.nonce:
                     scope.published.append(commit.seq)
+        # in the scope files too, for a holder in another process (scopes.py)
+        for nonce in commit.leases.values():
+            scopes.published(self.root / ".sync", nonce, commit.seq)
 
     def _append_fence(self, lease_name: str, from_nonce: str, nonce: str) -> int:
         """After taking lease ``lease_name`` over from the holding

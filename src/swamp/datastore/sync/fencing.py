@@ -80,10 +80,10 @@ class Fencing:
                     finally:
                         with self._leases_mutex:
                             scope = self._leases.pop(held)
+                        if held.lost:
+                            self._published_elsewhere(held, scope)
                         scope.file.remove()
         if held.lost and not failed:
-            if scope.aside is None:
-                scope.aside = self._aside_of(held.nonce)  # taken back by another process
             raise _lost(held, scope)
 
     def _break_lease(self, name: str) -> bool:
@@ -118,6 +118,16 @@ class Fencing:
         with self._leases_mutex:
             mine = {held.nonce for held in self._leases}
         return [h for h in scopes.load(self.root / ".sync") if h.nonce not in mine]
+
+    def _published_elsewhere(self, held: Lease, scope: "_LeaseScope") -> None:
+        """Add to ``scope.published`` the commits another process on this
+        cache made under ``held`` (its scope file says), so a lost lease's
+        error never says "nothing was published" when some was."""
+        for h in scopes.load(self.root / ".sync"):
+            if h.nonce == held.nonce:
+                scope.published[:] = sorted(set(scope.published) | set(h.published))
+        if scope.aside is None:
+            scope.aside = self._aside_of(held.nonce)
 
     def _aside_of(self, nonce: str) -> str | None:
         """Where what was written under holding ``nonce`` was kept aside,
@@ -163,7 +173,9 @@ class Fencing:
         mine = [held for held in lost if held in self._held_here()]
         if mine:
             with self._leases_mutex:
-                raise _lost(mine[0], self._leases[mine[0]])
+                scope = self._leases[mine[0]]
+            self._published_elsewhere(mine[0], scope)
+            raise _lost(mine[0], scope)
         return any(took_back)
 
     def _check_other_holdings(self, s: Session) -> bool:

@@ -6,6 +6,9 @@ Each holding this cache's processes take gets one file,
 pid, machine), written whole by rename, then one line per path its holder marks
 dirty, appended as the journal is (one short O_APPEND write per mark, on a
 descriptor kept open for the holding's life). ``*`` stands for everything.
+A line ``/published <seq>`` (never a path: paths are relative) records a
+commit made under the holding by any process on the cache, so the holder
+never says "nothing was published" once one landed.
 A last line without its newline is a write cut short by a crash: the mark
 precedes the write it announces, so nothing was written under it; ignored.
 
@@ -30,6 +33,7 @@ DIR = "held"
 _SUFFIX = ".scope"
 _NONCE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ALL = "*"
+_PUBLISHED = "/published "
 
 
 @dataclass
@@ -42,6 +46,8 @@ class Holding:
     pid: int
     machine: str | None = None
     written: set[str] = field(default_factory=set)
+    #: seqs of the commits made under it (by any process on the cache)
+    published: list[int] = field(default_factory=list)
     path: Path | None = None
 
     def alive(self) -> bool:
@@ -82,16 +88,25 @@ class ScopeFile:
 def append(sync_dir: Path, nonce: str, rels: list[str]) -> None:
     """Add ``rels`` to the scope of holding ``nonce`` (a pull in any process
     renumbered a version written under it); nothing if it has no file."""
-    if not rels or not _NONCE_RE.match(nonce):
+    _append_lines(sync_dir, nonce, [r or ALL for r in rels])
+
+
+def _append_lines(sync_dir: Path, nonce: str, lines: list[str]) -> None:
+    if not lines or not _NONCE_RE.match(nonce):
         return
     try:
         fd = os.open(sync_dir / DIR / f"{nonce}{_SUFFIX}", os.O_WRONLY | os.O_APPEND)
     except FileNotFoundError:
         return
     try:
-        os.write(fd, "".join((r or ALL) + "\n" for r in rels).encode("utf-8"))
+        os.write(fd, "".join(line + "\n" for line in lines).encode("utf-8"))
     finally:
         os.close(fd)
+
+
+def published(sync_dir: Path, nonce: str, seq: int) -> None:
+    """Record that commit ``seq`` was made under holding ``nonce``."""
+    _append_lines(sync_dir, nonce, [f"{_PUBLISHED}{seq}"])
 
 
 def load(sync_dir: Path) -> list[Holding]:
@@ -115,6 +130,11 @@ def load(sync_dir: Path) -> list[Holding]:
                         head.get("machine"), path=f)
         except (ValueError, KeyError, TypeError):
             continue  # not one of ours
-        h.written = {"" if line == ALL else line for line in lines[1:] if line}
+        for line in lines[1:]:
+            if line.startswith(_PUBLISHED):
+                with contextlib.suppress(ValueError):
+                    h.published.append(int(line[len(_PUBLISHED):]))
+            elif line:
+                h.written.add("" if line == ALL else line)
         out.append(h)
     return out
