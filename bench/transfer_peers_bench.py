@@ -9,7 +9,9 @@ bytes for every tool:
 
 - push 1,000 x 4 KiB and 20 x 8 MiB from a local directory into an empty
   prefix, then pull them into an empty directory;
-- a no-op sync of a tree of ``--tree`` small files (built untimed first).
+- a no-op sync of a tree of ``--tree`` small files (built untimed first);
+- with ``--only medium``: push and pull of 1,000 x 128 KiB (too large to
+  travel inline in the commit record: one blob each).
 
 Tools, each as its own process, timed from start to exit (what a user waits
 for), interleaved (the order rotates every run), medians of ``--runs``:
@@ -253,7 +255,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tree", type=int, default=10_000, help="files in the no-op sync's tree")
     ap.add_argument("--baseline", type=Path, help="another checkout's src/ to run as swamp-base")
-    ap.add_argument("--only", default="small,large,noop")
+    ap.add_argument("--only", default="small,large,noop", help="workloads: small, medium, large, noop")
     ap.add_argument("--tools", help="run only these tools (comma-separated names, e.g. swamp,swamp-base)")
     ap.add_argument("--quick", action="store_true", help="1 run, 100 small files, 4 large, 1,000-file tree")
     args = ap.parse_args()
@@ -290,6 +292,9 @@ def main() -> None:
         if "small" in only:
             results["push/pull 1,000 x 4 KiB" if not args.quick else "push/pull 100 x 4 KiB"] = \
                 bench_transfer(tools, server, tmp, small_n, 4096, args.runs, "small")
+        if "medium" in only:  # not in the table: files too large to go inline (64 KiB), all blobs
+            results["push/pull 1,000 x 128 KiB"] = bench_transfer(tools, server, tmp, 1000, 128 << 10,
+                                                                   args.runs, "medium")
         if "large" in only:
             results[f"push/pull {large_n} x 8 MiB"] = bench_transfer(tools, server, tmp, large_n, 8 << 20,
                                                                      args.runs, "large")

@@ -1,6 +1,6 @@
 """Transfers: the blobs of a push, uploaded concurrently and create-only,
-each content once, with small files read (and hashed) ahead of their
-uploads within a byte budget; blobs found already stored are protected from
+each content once, each file read, hashed and sent by one of the
+transfer threads; blobs found already stored are protected from
 a concurrent gc before the commit relies on them. Files larger than
 SMALL_FILE stream, both ways (the store's put_file / get_file): they are
 never held in memory, whatever their size.
@@ -28,11 +28,9 @@ from .gc import protect
 from .localtree import BlockedPath
 from .progress import Progress
 
-#: a push reads and hashes files up to this size itself, ahead of the pool's
-#: uploads; larger ones stream (push and pull), each in a pool thread
+#: files up to this size are read whole (and hashed) by a transfer thread;
+#: larger ones stream (push and pull), each in a transfer thread
 SMALL_FILE = 256 << 10
-#: bytes of small files read ahead of their uploads, at most
-READ_AHEAD_BYTES = 64 << 20
 #: large files moving at once in one process: each holds a few of the
 #: store's parts in memory, so this bounds a sync's memory with many of them
 _STREAMS = threading.BoundedSemaphore(4)
@@ -107,9 +105,12 @@ class Transfers:
         stay within INLINE_TOTAL (commitlog.py); whether its content is
         committed elsewhere does not matter (that may be inline too).
 
-        Small files are read and hashed here, ahead of the uploads (up to
-        READ_AHEAD_BYTES), so the pool threads only send; a large file is
-        read, hashed and sent by one pool thread (hashing releases the GIL)."""
+        A file going inline is read here, in order (the record's inline
+        room is counted as they come); every other file is read, hashed and
+        sent by one pool thread (hashing releases the GIL), so reading and
+        hashing run as wide as the uploads instead of one thread feeding
+        them. A pool thread holds one small file in memory at a time, or a
+        few parts of a large one."""
         claim = threading.Lock()
 
         def limit(ch: Change) -> int:
@@ -119,7 +120,6 @@ class Transfers:
         carried: set[str] = set()
         puts = [ch for ch in changes if ch.op == "put"]
         progress = Progress(self.on_progress, "upload", len(puts), sum(ch.size for ch in puts))
-        ahead = _Budget(READ_AHEAD_BYTES)
 
         def read_only(ch: Change) -> tuple[bytes, str] | None:
             try:
@@ -188,12 +188,6 @@ class Transfers:
             finally:
                 progress.advance(1, ch.size)
 
-        def send_read(ch: Change, got: tuple[bytes, str, bool]) -> Change | None:
-            try:
-                return send(ch, got)
-            finally:
-                ahead.release(len(got[0]))
-
         results: list[Change | Future[Change | None] | None] = []
         try:
             for ch in changes:
@@ -213,13 +207,7 @@ class Transfers:
                     else:
                         results.append(send(ch, read(ch, raw) if raw is not None else None))
                 else:
-                    ahead.wait_for(ch.size)
-                    got = read(ch)
-                    if got is None or not got[2]:
-                        results.append(send(ch, got))
-                    else:
-                        ahead.take(len(got[0]))
-                        results.append(self._pool.submit(send_read, ch, got))
+                    results.append(self._pool.submit(read_and_send, ch))
             out = [r.result() if isinstance(r, Future) else r for r in results]
         except BaseException:
             for r in results:
@@ -235,29 +223,6 @@ class Transfers:
                     self.journal.append(c.path)  # relied on the blob that was not stored
             out = [c for c in out if not (c.op == "put" and c.sha256 in lost and c.inline is None)]
         return out
-
-
-class _Budget:
-    """Bytes held by work in flight: ``wait_for(n)`` blocks until ``n`` more
-    fit (or nothing is held), ``take``/``release`` account for them."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.held = 0
-        self._cond = threading.Condition()
-
-    def wait_for(self, n: int) -> None:
-        with self._cond:
-            self._cond.wait_for(lambda: self.held == 0 or self.held + n <= self.limit)
-
-    def take(self, n: int) -> None:
-        with self._cond:
-            self.held += n
-
-    def release(self, n: int) -> None:
-        with self._cond:
-            self.held -= n
-            self._cond.notify()
 
 
 def _copy_checked(source: Path, dest: Path, sha: str) -> bool:
