@@ -187,7 +187,7 @@ class S3ObjectStore(ObjectStore):
         if isinstance(e, FileNotFoundError):
             return ObjectNotFound(f"{where} not found")
         said = self._server_said(failure)
-        if isinstance(e, (PermissionDeniedError, UnauthenticatedError)):
+        if isinstance(e, (PermissionDeniedError, UnauthenticatedError)) or status in (401, 403):
             return ObjectStoreError(f"{where}: access denied: {said}", code="access_denied",
                                     hint=diagnose.s3_hint(failure.code) or diagnose.s3_hint("AccessDenied"))
         if failure.unreachable:
