@@ -7,7 +7,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh test || exit 1
 bash scripts/system-packages.sh
-.venv/bin/python -m pytest "$@"
+# Three processes, each taking whole test files (--dist loadfile keeps a
+# file's tests and their session servers together). SWAMP_TEST_PROCESSES=0
+# runs everything in this one process.
+.venv/bin/python -m pytest -n "${SWAMP_TEST_PROCESSES:-3}" --dist loadfile "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
   echo "error: pytest collected no tests" >&2
