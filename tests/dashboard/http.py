@@ -58,3 +58,15 @@ def text_of(page: str) -> str:
     """The page's text, tags dropped and entities decoded (for asserting on
     what a person reads)."""
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
+
+
+#: the dashboard tests' grants: ops may run and approve, the viewer token only reads
+GRANTS = """
+grants:
+  - subjects: ["group:ops"]
+    actions: [read, run, approve]
+    resources: ["workflow:*", "model:*", "data:*"]
+  - subjects: ["token:viewer"]
+    actions: [read]
+    resources: ["workflow:*", "model:*", "data:*"]
+"""

@@ -12,8 +12,8 @@ import textwrap
 import pytest
 
 from tests.dashboard.http import Session, text_of
-from tests.helpers import cli, init_repo, ok, s3_setup_args
-from tests.serve.server import Serve
+from tests.helpers import init_repo, ok, s3_setup_args
+from tests.serve.server import Serve, mint_token
 
 pytestmark = pytest.mark.s3
 
@@ -29,11 +29,6 @@ grants:
 """
 
 
-def mint(repo, name) -> str:
-    r = cli(repo, "access", "token", "mint", name)
-    assert r.code == 0, r
-    return r.data["token"]
-
 
 @pytest.fixture
 def served(tmp_path, seaweedfs):
@@ -41,7 +36,7 @@ def served(tmp_path, seaweedfs):
     ok(repo, "datastore", "setup", *s3_setup_args(seaweedfs))
     (repo / "grants").mkdir()
     (repo / "grants" / "team.yaml").write_text(textwrap.dedent(GRANTS).lstrip())
-    tokens = {name: mint(repo, name) for name in ("admin", "reader")}
+    tokens = {name: mint_token(repo, name) for name in ("admin", "reader")}
     ds = repo / ".swamp"
     (ds / "config").mkdir(parents=True, exist_ok=True)
     (ds / DOC).write_text('{"tier": "gold"}')

@@ -11,8 +11,9 @@ import textwrap
 
 import pytest
 
+from tests.dashboard.http import GRANTS
 from tests.helpers import cli, init_repo
-from tests.serve.server import Serve
+from tests.serve.server import Serve, mint_token
 
 API = "/api/v1"
 
@@ -35,21 +36,7 @@ jobs:
         task: {type: model_method, modelIdOrName: hello, methodName: execute, inputs: {run: "echo shipped"}}
 """
 
-GRANTS = """
-grants:
-  - subjects: ["group:ops"]
-    actions: [read, run, approve]
-    resources: ["workflow:*", "model:*", "data:*"]
-  - subjects: ["token:viewer"]
-    actions: [read]
-    resources: ["workflow:*", "model:*", "data:*"]
-"""
 
-
-def mint(repo, name, *args) -> str:
-    r = cli(repo, "access", "token", "mint", name, *args)
-    assert r.code == 0, r
-    return r.data["token"]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +47,7 @@ def served(tmp_path_factory):
     (repo / "workflows" / "workflow-gated.yaml").write_text(textwrap.dedent(GATED).lstrip())
     (repo / "grants").mkdir()
     (repo / "grants" / "team.yaml").write_text(textwrap.dedent(GRANTS).lstrip())
-    tokens = {"ops": mint(repo, "ops", "--group", "ops", "--user", "alice"), "viewer": mint(repo, "viewer")}
+    tokens = {"ops": mint_token(repo, "ops", "--group", "ops", "--user", "alice"), "viewer": mint_token(repo, "viewer")}
     server = Serve(repo, "--auth-mode", "token", "--dashboard")
     yield server, tokens
     server.stop()

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from tests.dashboard.http import Session, text_of
-from tests.helpers import cli, init_repo, ok, write_workflow
-from tests.serve.server import Serve
+from tests.dashboard.http import GRANTS, Session, text_of
+from tests.helpers import init_repo, ok, write_workflow
+from tests.serve.server import Serve, mint_token
 
 TYPED = """
 inputs:
@@ -60,22 +60,8 @@ jobs:
         task: {type: model_method, modelIdOrName: hello, methodName: execute, inputs: {run: "echo shipping ${{ steps.release.signal.version }}"}}
 """
 
-GRANTS = """
-grants:
-  - subjects: ["group:ops"]
-    actions: [read, run, approve]
-    resources: ["workflow:*", "model:*", "data:*"]
-  - subjects: ["token:viewer"]
-    actions: [read]
-    resources: ["workflow:*", "model:*", "data:*"]
-"""
 API = "/api/v1"
 
-
-def mint(repo, name, *args) -> str:
-    r = cli(repo, "access", "token", "mint", name, *args)
-    assert r.code == 0, r
-    return r.data["token"]
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +72,7 @@ def served(tmp_path_factory):
     write_workflow(repo, "deploy", DEPLOY)
     (repo / "grants").mkdir()
     (repo / "grants" / "team.yaml").write_text(textwrap.dedent(GRANTS).lstrip())
-    tokens = {"ops": mint(repo, "ops", "--group", "ops", "--user", "alice"), "viewer": mint(repo, "viewer")}
+    tokens = {"ops": mint_token(repo, "ops", "--group", "ops", "--user", "alice"), "viewer": mint_token(repo, "viewer")}
     server = Serve(repo, "--auth-mode", "token", "--dashboard")
     ops, viewer = Session(server), Session(server)
     ops.login(tokens["ops"])

@@ -94,3 +94,12 @@ def serve_cli(repo: Path, *args, env: dict | None = None, timeout: float = 60):
 
 
 __all__ = ["Serve", "Reply", "serve_cli", "subprocess"]
+
+
+def mint_token(repo: Path, name: str, *args: str) -> str:
+    """`swamp access token mint NAME ARGS`: the token, shown once."""
+    from tests.helpers import cli
+
+    r = cli(repo, "access", "token", "mint", name, *args)
+    assert r.code == 0, r
+    return r.data["token"]

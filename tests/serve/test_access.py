@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from tests.helpers import cli, init_repo
-from tests.serve.server import Serve
+from tests.serve.server import Serve, mint_token
 
 API = "/api/v1"
 
@@ -32,11 +32,6 @@ grants:
 """
 
 
-def mint(repo, name, *args) -> str:
-    r = cli(repo, "access", "token", "mint", name, *args)
-    assert r.code == 0, r
-    return r.data["token"]
-
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory):
@@ -44,8 +39,8 @@ def secured(tmp_path_factory):
     assert cli(repo, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello").code == 0
     (repo / "grants").mkdir()
     (repo / "grants" / "team.yaml").write_text(textwrap.dedent(GRANTS).lstrip())
-    tokens = {"ops": mint(repo, "ops", "--group", "ops"), "intern": mint(repo, "intern", "--group", "ops"),
-              "reader": mint(repo, "reader"), "gone": mint(repo, "gone", "--group", "ops")}
+    tokens = {"ops": mint_token(repo, "ops", "--group", "ops"), "intern": mint_token(repo, "intern", "--group", "ops"),
+              "reader": mint_token(repo, "reader"), "gone": mint_token(repo, "gone", "--group", "ops")}
     assert cli(repo, "access", "token", "revoke", "gone").code == 0
     server = Serve(repo, "--auth-mode", "token")
     yield server, tokens
@@ -92,7 +87,7 @@ def test_grants_allow_deny_and_deny_wins(secured):
 
 def test_a_revoked_token_stops_at_once_and_rotate_replaces_the_secret(secured):
     server, tokens = secured
-    old = mint(server.repo, "temp", "--group", "ops")
+    old = mint_token(server.repo, "temp", "--group", "ops")
     assert server.get(f"{API}/data", token=old).status == 200
     new = cli(server.repo, "access", "token", "rotate", "temp").data["token"]
     assert server.get(f"{API}/data", token=old).status == 401
