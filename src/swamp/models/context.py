@@ -61,6 +61,8 @@ class Context:
         self.artifacts: list[Artifact] = []
         self._log: list[str] = []
         self._ephemeral: dict = run.ephemeral if run.ephemeral is not None else {}
+        #: set when the run is cancelled (swamp.util.processes.Control.cancelled)
+        self.cancel_event = None
 
     # ---------------------------------------------------------------- ids
     @property
@@ -70,6 +72,14 @@ class Context:
     @property
     def method_name(self) -> str:
         return self.run.method
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the run was cancelled (`swamp workflow cancel`, `swamp
+        model cancel`, a placed step's cancel): a method that loops should
+        stop, writing nothing more. The processes it started are stopped
+        for it."""
+        return self.cancel_event is not None and self.cancel_event.is_set()
 
     @property
     def repo_dir(self):

@@ -77,12 +77,22 @@ class Runner:
     def execute(self, prepared: "Prepared", *, tags: dict | None = None, triggered_by: str = "manual",
                 workflow_run_id: str | None = None, workflow_name: str | None = None,
                 step_name: str | None = None, overrides: dict | None = None,
-                ephemeral: dict | None = None) -> OutputRecord:
+                ephemeral: dict | None = None, control=None) -> OutputRecord:
         """Run a prepared method and write its output record and log. The
         caller holds the session (the application layer: the model's lease,
         a pull before, a push after), so ``prepared`` was resolved against
-        what that pull brought."""
+        what that pull brought.
+
+        The method runs under ``control`` (swamp.util.processes.Control; the
+        thread's own, or a new one): the processes it starts are stopped when
+        it is cancelled, or on an interrupt. Cancelled, the run is recorded
+        ``cancelled`` with the error "cancelled", and the data versions it
+        wrote are deleted before the caller's push: nothing of it is
+        published."""
         from swamp.models import secrets
+        from swamp.util import processes
+
+        control = control or processes.current() or processes.Control()
 
         definition, model_type, method = prepared.definition, prepared.model_type, prepared.method
         used_inputs = prepared.used_inputs
@@ -92,21 +102,28 @@ class Runner:
         args = secrets.resolve_arguments(self.repo, prepared.args, model_type.secret_passthrough)
         ctx = Context(self.repo, definition, model_type, run, self.data)
         ctx.on_log = self.on_log
+        ctx.cancel_event = control.cancelled
         started = clock.now()
         t0 = time.perf_counter()
         status, error = "succeeded", None
         try:
-            model_type.methods[method].fn(args, ctx)
+            with processes.owning(control):
+                model_type.methods[method].fn(args, ctx)
         except SwampError as e:
             status, error = "failed", e.message
             ctx.log(f"error: {e.message}")
         except KeyboardInterrupt:
             status, error = "cancelled", "interrupted"
+            control.cancel()  # its processes go too (they run in sessions of their own)
             raise
         except Exception as e:  # the method's own failure: recorded, not a crash of swamp
             status, error = "failed", f"{type(e).__name__}: {e}"
             ctx.log("".join(traceback.format_exception(e)).rstrip())
         finally:
+            if error != "interrupted" and control.cancelled.is_set():
+                status, error = "cancelled", "cancelled"
+                ctx.log("cancelled: its processes were stopped; nothing it wrote is published")
+                self._drop(definition, ctx)
             rec = OutputRecord(
                 id=run.output_id, definitionId=definition.id, modelName=definition.name,
                 modelType=definition.type, modelVersion=model_type.version, methodName=method,
@@ -119,6 +136,17 @@ class Runner:
             )
             write_record(self.datastore, rec, "\n".join(ctx.log_lines) + ("\n" if ctx.log_lines else ""))
         return rec
+
+    def _drop(self, definition: Definition, ctx: Context) -> None:
+        """Delete the data versions a cancelled run wrote (before any push;
+        their numbers are never given out again, as after a delete)."""
+        for a in ctx.artifacts:
+            if a.version > 0:
+                try:
+                    self.data.delete(definition.type, definition.id, a.name, a.version)
+                except Exception:  # noqa: BLE001 - best effort: the cancel is what is reported
+                    pass
+        ctx.artifacts.clear()
 
 
 @dataclass(frozen=True)

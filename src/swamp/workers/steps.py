@@ -5,9 +5,10 @@ Cancel. The dispatching side cancels the step's Dask future (``swamp
 workflow cancel``, serve's cancel, Ctrl-C of ``workflow run``); when the
 dispatching process dies, the scheduler releases its futures the same way.
 Either way the worker sees the step's task leave the ``executing`` state
-(``watch``, on the worker's event loop, every ``WATCH_INTERVAL``), kills the
-processes the step started (each in a process group of its own, so its
-children go too) and marks the step cancelled: ``app/remote_steps.run_step``
+(``watch``, on the worker's event loop, every ``WATCH_INTERVAL``), stops the
+processes the step started (swamp.util.processes, the one mechanism a local
+step and `model cancel` use too: each in a process group of its own,
+SIGTERM, then SIGKILL after a grace period) and marks the step cancelled: ``app/remote_steps.run_step``
 then drops what the step wrote before its push, so nothing of it is
 published. A method that starts no process runs on to its end and is
 dropped the same way.
@@ -20,10 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
-import subprocess
 import threading
+
+from swamp.util import processes
 
 #: how often the worker looks for cancelled steps (seconds)
 WATCH_INTERVAL = 0.1
@@ -32,42 +32,21 @@ MAX_LINES = 1000
 #: characters of a streamed line
 MAX_LINE = 2000
 
-_local = threading.local()
 _active: dict[str, "StepControl"] = {}
 _mutex = threading.Lock()
-_installed = False
 
 
-class StepControl:
-    """One running step: its Dask key, the processes it started, whether
-    it was cancelled, where its log lines go."""
+class StepControl(processes.Control):
+    """One running step: its Dask key, the processes it started and
+    whether it was cancelled (processes.Control), where its log lines go."""
 
     def __init__(self, key: str | None, *, topic: str | None = None, step: str = "", emit=None) -> None:
+        super().__init__()
         self.key = key
         self.topic = topic
         self.step = step
-        self.cancelled = threading.Event()
         self._emit = emit  # (topic, message): Worker.log_event
-        self._procs: list[subprocess.Popen] = []
-        self._lock = threading.Lock()
         self._lines = 0
-
-    # ------------------------------------------------------------ cancel
-    def adopt(self, proc: subprocess.Popen) -> None:
-        with self._lock:
-            self._procs.append(proc)
-            late = self.cancelled.is_set()
-        if late:  # started while the cancel was under way
-            _kill(proc)
-
-    def cancel(self) -> None:
-        with self._lock:
-            if self.cancelled.is_set():
-                return
-            self.cancelled.set()
-            procs = list(self._procs)
-        for proc in procs:
-            _kill(proc)
 
     # -------------------------------------------------------------- logs
     def log(self, line: str) -> None:
@@ -91,15 +70,13 @@ class StepControl:
 def running(control: StepControl):
     """While the body runs in this thread, the processes it starts belong
     to ``control`` and a cancel of its Dask task reaches it."""
-    install()
-    _local.control = control
     if control.key is not None:
         with _mutex:
             _active[control.key] = control
     try:
-        yield control
+        with processes.owning(control):
+            yield control
     finally:
-        _local.control = None
         if control.key is not None:
             with _mutex:
                 _active.pop(control.key, None)
@@ -123,7 +100,7 @@ def cancel_all() -> None:
     with _mutex:
         controls = list(_active.values())
     for control in controls:
-        control.cancel()
+        control.cancel(grace=0)  # the worker is going: no time for a grace period
 
 
 async def watch(worker) -> None:
@@ -134,45 +111,3 @@ async def watch(worker) -> None:
         except Exception:  # noqa: BLE001 - the watch must outlive one bad look
             pass
         await asyncio.sleep(WATCH_INTERVAL)
-
-
-# ------------------------------------------------------ a step's processes
-def install() -> None:
-    """Make each process a step starts (subprocess.Popen, which every way
-    of starting one in Python goes through) known to its StepControl, in a
-    session of its own so that killing its group reaches its children.
-    Outside a step, Popen is unchanged."""
-    global _installed
-    with _mutex:
-        if _installed:
-            return
-        _installed = True
-    original = subprocess.Popen.__init__
-
-    def __init__(self, *args, **kwargs):
-        control = getattr(_local, "control", None)
-        if control is not None and len(args) < 16 and "process_group" not in kwargs:
-            kwargs.setdefault("start_new_session", True)
-        original(self, *args, **kwargs)
-        if control is not None:
-            control.adopt(self)
-
-    subprocess.Popen.__init__ = __init__
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """The process, its group and every descendant still there."""
-    try:
-        import psutil
-
-        family = psutil.Process(proc.pid).children(recursive=True)
-    except Exception:  # noqa: BLE001 - gone already, or psutil missing
-        family = []
-    with contextlib.suppress(OSError):
-        if os.getpgid(proc.pid) == proc.pid:
-            os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(OSError):
-        proc.kill()
-    for p in family:
-        with contextlib.suppress(Exception):
-            p.kill()

@@ -20,6 +20,7 @@ peers' changes in when the engine watches for a cancel request."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -203,6 +204,9 @@ class _Execution:
         self.flush_lock = threading.Lock()
         self.stop = threading.Event()
         self.cancel_requested = False
+        #: the swamp.util.processes.Control of each local step in flight: a cancel stops their processes
+        self.controls: set = set()
+        self._watching = threading.Lock()  # one thread at a time looks for a cancel request
         self._last_flush = 0.0
         self._flush_interval = FLUSH_INTERVAL
         self._last_cancel_check = time.monotonic()
@@ -289,18 +293,70 @@ class _Execution:
         self.flush(force=True)  # (its session publishes the delete too)
 
     def should_stop(self) -> bool:
+        """Whether the run stops (a cancel request, seen by a pull at most
+        every CANCEL_CHECK_INTERVAL, or an interrupt). When it does, the
+        processes of its local steps in flight are stopped."""
         if self.stop.is_set():
+            self.stop_steps()
             return True
-        now = time.monotonic()
-        if now - self._last_cancel_check >= CANCEL_CHECK_INTERVAL:
+        if not self._watching.acquire(blocking=False):
+            return False  # another thread is looking right now
+        try:
+            now = time.monotonic()
+            if now - self._last_cancel_check < CANCEL_CHECK_INTERVAL:
+                return False
             self._last_cancel_check = now
             self.engine.host.watch()
             if self.engine.ds.exists(records.cancel_path(self.run.workflowId, self.run.id)):
                 self.log("cancel requested")
                 self.cancel_requested = True
                 self.stop.set()
-                return True
+        finally:
+            self._watching.release()
+        if self.stop.is_set():
+            self.stop_steps()
+            return True
         return False
+
+    def stop_steps(self) -> None:
+        """Cancel every local step in flight: its processes get SIGTERM,
+        then SIGKILL after a grace period (swamp.util.processes)."""
+        with self.lock:
+            controls = list(self.controls)
+        for control in controls:
+            control.cancel()
+
+    @contextlib.contextmanager
+    def cancellable(self):
+        """While a local step's method runs: its Control, registered so a
+        cancel stops it, and a watch for the cancel request (a pull at most
+        every CANCEL_CHECK_INTERVAL) however the step was scheduled."""
+        from swamp.util import processes
+
+        control = processes.Control()
+        done = threading.Event()
+        with self.lock:
+            self.controls.add(control)
+
+        def watch() -> None:
+            while not done.wait(CANCEL_CHECK_INTERVAL / 4):
+                try:
+                    if self.should_stop():
+                        return
+                except Exception:  # noqa: BLE001 - a failed pull is retried at the next look
+                    pass
+
+        watcher = threading.Thread(target=tracing.carry(watch), name="swamp-cancel-watch", daemon=True)
+        watcher.start()
+        if self.stop.is_set():  # stopped while the step was being prepared
+            control.cancel()
+        try:
+            yield control
+        finally:
+            done.set()
+            with self.lock:
+                self.controls.discard(control)
+            watcher.join()
 
     # ------------------------------------------------------------- a job
     @tracing.traced("swamp.job", lambda self, st: {"job": st.job.name}, after=lambda self, st: {"status": st.record.status})
@@ -557,10 +613,11 @@ class _Execution:
                     self.write_record()
                     return
                 self.set_running(st, e)
-                rec = self.engine.runner.execute(
-                    prepared, triggered_by="workflow", workflow_run_id=self.run.id,
-                    workflow_name=self.run.workflowName, step_name=e.name, overrides=overrides,
-                    ephemeral=self.ephemeral)
+                with self.cancellable() as control:
+                    rec = self.engine.runner.execute(
+                        prepared, triggered_by="workflow", workflow_run_id=self.run.id,
+                        workflow_name=self.run.workflowName, step_name=e.name, overrides=overrides,
+                        ephemeral=self.ephemeral, control=control)
                 with self.lock:
                     e.outputId = rec.id
                     e.dataArtifacts = list(rec.dataArtifacts)

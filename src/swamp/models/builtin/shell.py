@@ -70,6 +70,8 @@ def execute(args: ShellArguments, ctx: Context) -> None:
     duration = int((time.perf_counter() - t0) * 1000)
     stdout = out.decode(errors="replace")
     stderr = err.decode(errors="replace")
+    if ctx.cancelled:  # stopped by a cancel (its process group was signalled): nothing of it is written
+        raise CommandFailed(f"cancelled after {duration} ms; the command was stopped")
     failed = timed_out or (code != 0 and not args.ignoreExitCode)
     with ctx.file_writer("log", "log") as w:  # kept either way: it says what happened
         w.write(out)
