@@ -1,7 +1,7 @@
-"""``--max-run-duration``: a workflow run going longer is asked to stop (its
-engine records it cancelled once the steps in flight end), as `swamp
-workflow cancel` would. A method run cannot be stopped half-way; one over
-the limit is only reported in the server's log."""
+"""``--max-run-duration``: a workflow run going longer is asked to stop, as
+`swamp workflow cancel` would: the processes of its steps in flight are
+stopped and the engine records it cancelled. A method run (outside a
+workflow) over the limit is only reported in the server's log."""
 
 from __future__ import annotations
 
