@@ -273,6 +273,19 @@ def on_a_terminal(argv: list[str], answer: bytes = b"", timeout: float = 60, cwd
     return text
 
 
+def assert_secrets_nowhere(repo: Path, secrets: tuple[str, ...], *results: "Result") -> None:
+    """No secret in the commands' printed output, nor in any file under
+    ``repo`` (a vault's ciphertext never holds the value in clear)."""
+    for r in results:
+        for secret in secrets:
+            assert secret not in r.stdout and secret not in r.stderr, r
+    for d, _dirs, files in os.walk(repo):
+        for f in files:
+            data = Path(d, f).read_bytes()
+            for secret in secrets:
+                assert secret.encode() not in data, os.path.join(d, f)
+
+
 # ---------------------------------------------------------------- peers
 # Several repositories (peers) sharing a datastore, driven through `swamp`.
 

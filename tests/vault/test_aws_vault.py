@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli, init_repo, snapshot, write_shell, write_workflow
+from tests.helpers import assert_secrets_nowhere, cli, init_repo, snapshot, write_shell, write_workflow
 
 SECRET = "aws-held-s3cret-4c1d"
 LOCAL = "local-held-s3cret-77e2"
@@ -45,14 +45,7 @@ def ok(repo, *args, **kw):
 
 
 def no_secret_anywhere(repo: Path, *results) -> None:
-    for r in results:
-        for s in (SECRET, LOCAL):
-            assert s not in r.stdout and s not in r.stderr, r
-    for d, _dirs, files in os.walk(repo):
-        for f in files:
-            data = Path(d, f).read_bytes()
-            for s in (SECRET, LOCAL):
-                assert s.encode() not in data, os.path.join(d, f)
+    assert_secrets_nowhere(repo, (SECRET, LOCAL), *results)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, cli, init_repo, on_a_terminal, snapshot, write_shell, write_workflow
+from tests.helpers import assert_secrets_nowhere, REPO_ROOT, cli, init_repo, on_a_terminal, snapshot, write_shell, write_workflow
 
 SECRET = "tok-3f9a-very-secret-value"
 OTHER = "db-pa55-another-secret"
@@ -45,15 +45,7 @@ def ok(repo, *args, **kw):
 
 
 def no_secret_anywhere(repo: Path, *results) -> None:
-    """No secret in any printed output, nor in any file but its ciphertext."""
-    for r in results:
-        for s in (SECRET, OTHER):
-            assert s not in r.stdout and s not in r.stderr, r
-    for d, _dirs, files in os.walk(repo):
-        for f in files:
-            data = Path(d, f).read_bytes()
-            for s in (SECRET, OTHER):
-                assert s.encode() not in data, os.path.join(d, f)
+    assert_secrets_nowhere(repo, (SECRET, OTHER), *results)
 
 
 @pytest.fixture
