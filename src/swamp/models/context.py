@@ -261,8 +261,12 @@ class FileWriter:
         d = self._ctx._data
         t, mid = self._ctx.definition.type, self._ctx.definition.id
         self._version = d.allocate(t, mid, self._name)
-        self._cm = d.ds.open_write(f"{layout.version_dir(t, mid, self._name, self._version)}/{layout.RAW}")
-        self._f = self._cm.__enter__()
+        try:
+            self._cm = d.ds.open_write(f"{layout.version_dir(t, mid, self._name, self._version)}/{layout.RAW}")
+            self._f = self._cm.__enter__()
+        except BaseException:  # no temp file to write into (a full disk): leave no empty claim
+            d.abandon(t, mid, self._name, self._version)
+            raise
         return self
 
     def write(self, chunk: bytes | str) -> None:
