@@ -156,3 +156,33 @@ def test_a_cancel_from_another_peer_stops_the_running_step(tmp_path, seaweedfs):
     again = ok(b, "workflow", "run", "seq")
     assert again["status"] == "succeeded"
     assert _versions(b, "result") == [1, 2] and _versions(a, "result") == [1, 2]
+
+
+def test_cancelling_a_run_stops_the_steps_of_the_nested_run_it_waits_on(tmp_path):
+    repo = init_repo(tmp_path / "r")
+    run, pid_file, _ = _sleeper(tmp_path)
+    ok(repo, "model", "create", "command/shell", "hello", "--global-arg", f"run={run}")
+    (repo / "workflows").mkdir(exist_ok=True)
+    (repo / "workflows" / "workflow-seq.yaml").write_text(WORKFLOW)
+    (repo / "workflows" / "workflow-outer.yaml").write_text(
+        "name: outer\njobs:\n  - name: o\n    steps:\n"
+        "      - {name: inner, task: {type: workflow, workflowIdOrName: seq}}\n")
+
+    runner = popen(repo, "workflow", "run", "outer")
+    try:
+        pid = _wait_for_pid(pid_file, runner)
+        assert ok(repo, "workflow", "cancel", "outer")["cancelRequested"] is True
+        assert _wait_gone(pid), "the nested run's sleep still runs after the cancel"
+        out, err = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        if pid_file.exists() and _alive(int(pid_file.read_text())):
+            os.kill(int(pid_file.read_text()), 9)
+    assert runner.returncode == 1, err
+    outer = json.loads(out)
+    assert outer["status"] == "cancelled"
+    nested = ok(repo, "workflow", "history", "get", outer["jobs"][0]["steps"][0]["childRunId"])
+    assert nested["status"] == "cancelled"
+    assert {s["name"]: s.get("error") for j in nested["jobs"] for s in j["steps"]}["s1"] == "cancelled"
+    assert _versions(repo, "result") == [] and _versions(repo, "log") == []

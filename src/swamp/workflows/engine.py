@@ -62,6 +62,8 @@ class Parent:
 
     run: WorkflowRun
     stack: tuple[tuple[str, str], ...]  # (id, name) of each workflow from the outermost run down
+    #: whether the parent run stops (its should_stop): then the nested run stops its steps too
+    should_stop: Callable[[], bool] | None = None
 
 
 Observer = Callable[[WorkflowRun, JobRun, StepRun], None]
@@ -131,7 +133,8 @@ class Engine:
         run.logFile = records.log_path(wid, run.id)
         run.jobs = plan(wf)
         stack = (parent.stack if parent else ()) + ((wid, wf.name),)
-        return _Execution(self, wf, source, run, values, stack, log="").go()
+        return _Execution(self, wf, source, run, values, stack, log="",
+                          outer_stop=parent.should_stop if parent else None).go()
 
     @staticmethod
     def resumable(wf: Workflow, run: WorkflowRun, extra_inputs: dict | None = None) -> dict:
@@ -142,11 +145,13 @@ class Engine:
         return validate_workflow_inputs(wf, {**(run.inputs or {}), **(extra_inputs or {})})
 
     def resume(self, wf: Workflow, source: str, run: WorkflowRun, inputs: dict,
-               *, stack: tuple[tuple[str, str], ...] | None = None) -> WorkflowRun:
+               *, stack: tuple[tuple[str, str], ...] | None = None,
+               outer_stop: Callable[[], bool] | None = None) -> WorkflowRun:
         """Continue a claimed run with ``inputs`` (from ``resumable``)."""
         run.inputKeys = sorted(inputs)
         log = records.read_log(self.ds, run.workflowId, run.id)
-        return _Execution(self, wf, source, run, inputs, stack or ((run.workflowId, wf.name),), log=log).go()
+        return _Execution(self, wf, source, run, inputs, stack or ((run.workflowId, wf.name),), log=log,
+                          outer_stop=outer_stop).go()
 
 
 def validate_workflow_inputs(wf: Workflow, inputs: dict) -> dict:
@@ -193,7 +198,8 @@ class _JobState:
 
 class _Execution:
     def __init__(self, engine: Engine, wf: Workflow, source: str, run: WorkflowRun, inputs: dict,
-                 stack: tuple[tuple[str, str], ...], *, log: str) -> None:
+                 stack: tuple[tuple[str, str], ...], *, log: str,
+                 outer_stop: Callable[[], bool] | None = None) -> None:
         self.engine = engine
         self.wf = wf
         self.source = source
@@ -204,6 +210,7 @@ class _Execution:
         self.flush_lock = threading.Lock()
         self.stop = threading.Event()
         self.cancel_requested = False
+        self.outer_stop = outer_stop  # a nested run's parent's should_stop
         #: the swamp.util.processes.Control of each local step in flight: a cancel stops their processes
         self.controls: set = set()
         self._watching = threading.Lock()  # one thread at a time looks for a cancel request
@@ -296,6 +303,10 @@ class _Execution:
         """Whether the run stops (a cancel request, seen by a pull at most
         every CANCEL_CHECK_INTERVAL, or an interrupt). When it does, the
         processes of its local steps in flight are stopped."""
+        if self.outer_stop is not None and not self.stop.is_set() and self.outer_stop():
+            self.log("the parent run stops")
+            self.cancel_requested = True
+            self.stop.set()
         if self.stop.is_set():
             self.stop_steps()
             return True
@@ -710,7 +721,7 @@ class _Execution:
                 result = self.resume_child(child, source, e.childRunId)
             else:
                 result = self.engine.start(child, source, inputs, fail_on=self.run.failOn,
-                                           parent=Parent(self.run, self.stack))
+                                           parent=Parent(self.run, self.stack, self.should_stop))
         except SwampError as err:
             self.set_failed(st, e, err.message, step)
             return
@@ -730,7 +741,8 @@ class _Execution:
             return run  # finished (resumed on its own, or cancelled)
         inputs = Engine.resumable(child, run)
         run = self.engine.host.claim(workflow_id(child), run_id)
-        return self.engine.resume(child, source, run, inputs, stack=self.stack + ((run.workflowId, child.name),))
+        return self.engine.resume(child, source, run, inputs, stack=self.stack + ((run.workflowId, child.name),),
+                                  outer_stop=self.should_stop)
 
     def approval(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any) -> None:
         task = step.task
