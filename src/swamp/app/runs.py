@@ -153,9 +153,12 @@ def _files_of(ds, r: dict) -> list[str]:
     if r["kind"] == "method":
         rel = r["path"]
         return [p for p in (rel, rel[: -len(".yaml")] + ".log") if ds.exists(p)]
+    from swamp.workflows import signals
+
     wid, rid = r["workflowId"], r["id"]
-    return [p for p in (records.record_path(wid, rid), records.log_path(wid, rid), records.cancel_path(wid, rid))
-            if ds.exists(p)]
+    own = [p for p in (records.record_path(wid, rid), records.log_path(wid, rid), records.cancel_path(wid, rid))
+           if ds.exists(p)]
+    return own + sorted(ds.walk(signals.wait_dir(wid, rid)))  # its signal waits' outcomes
 
 
 def _size(ds, paths: list[str]) -> int:
