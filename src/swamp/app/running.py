@@ -2,11 +2,14 @@
 one: a small marker per run that the `swamp` command started, kept under the
 checkout's local state (`.swamp/cache/running/`, never synced) while it runs.
 
-Cancelling interrupts that process as Ctrl-C would: the method stops
-(a shell command's process is killed), the run is recorded as cancelled,
-what it wrote so far is kept and published. Runs inside a workflow are
-cancelled with `swamp workflow cancel`; runs a server started are not
-cancellable this way (the server would stop)."""
+Cancelling interrupts that process as Ctrl-C would: the method stops (the
+processes it started are stopped by swamp.util.processes, the one
+mechanism a cancelled workflow step, local or on a worker, goes through
+too: SIGTERM to each process group, SIGKILL after a grace period), the run
+is recorded as cancelled, what it wrote so far is kept and published. Runs
+inside a workflow are cancelled with `swamp workflow cancel` (then nothing
+of the step is published); runs a server started are not cancellable this
+way (the server would stop)."""
 
 from __future__ import annotations
 

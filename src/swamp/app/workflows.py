@@ -281,8 +281,11 @@ def cancel(repo, name: str, run_id: str | None) -> dict:
 
 def _cancel(repo, run: WorkflowRun) -> dict:
     """Cancel a suspended run at once (with the nested runs it waits on);
-    ask a running one to stop after its steps in flight (or cancel it at
-    once when its process is gone)."""
+    ask a running one to stop (or cancel it at once when its process is
+    gone): its engine sees the request within about a second (``_Host.watch``,
+    also while a step runs), stops the processes of its steps in flight
+    (local ones through swamp.util.processes, placed ones on their
+    workers), publishes nothing of them and records the run cancelled."""
     ds = repo.datastore
     if runs.cancel_in_flight(run):
         out = {"id": run.id, "workflowName": run.workflowName, "status": run.status, "cancelRequested": True}

@@ -119,8 +119,9 @@ class ServeState:
     def drain(self) -> None:
         """Called once uvicorn has stopped accepting and waited (up to
         ``shutdown_timeout``) for requests in flight. Workflow runs still
-        going are asked to stop (their engine records them cancelled after
-        the steps in flight end), and waited for, up to CANCEL_GRACE_S."""
+        going are asked to stop (their steps in flight are stopped and
+        their engine records them cancelled), and waited for, up to
+        CANCEL_GRACE_S."""
         self.shutting_down = True
         if self.wait_idle(0):
             return

@@ -100,8 +100,9 @@ def cancel_in_flight(run: WorkflowRun) -> bool:
 
 
 def request_cancel(ds: Datastore, run: WorkflowRun) -> None:
-    """Ask the process running ``run`` to stop after its steps in flight: a
-    marker it looks for (its engine watches for it about once a second)."""
+    """Ask the process running ``run`` to stop: a marker it looks for (its
+    engine watches for it about once a second, and then stops its steps in
+    flight)."""
     ds.write_bytes(records.cancel_path(run.workflowId, run.id), f"{holder()} {clock.isoformat()}\n".encode())
 
 

@@ -56,7 +56,8 @@ def run_units(units: Sequence[Unit], stop: threading.Event, should_stop: Callabl
     plan order, it starts each lane's next unit as soon as the lane is idle
     and the unit's gate has room, so a full gate never holds up a unit
     behind it whose gate has room. An interrupt in the calling thread sets
-    ``stop`` and propagates once the units in flight are done."""
+    ``stop`` and propagates once the units in flight are done (a local
+    step sees ``stop`` and has its processes stopped: engine.cancellable)."""
     lanes: dict[Hashable, deque[Unit]] = {}
     for u in units:
         lanes.setdefault(u.lane, deque()).append(u)
