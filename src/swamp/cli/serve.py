@@ -25,7 +25,7 @@ from swamp.cli.options import CliState, global_options
 @click.option("--max-runs-per-caller", type=click.IntRange(1), metavar="N",
               help="At most N runs at once per caller (token; everyone is one caller with --auth-mode none).")
 @click.option("--max-run-duration", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
-              help="Ask a workflow run going longer to stop (recorded cancelled after the steps in flight).")
+              help="Ask a workflow run going longer to stop (its steps in flight are stopped; recorded cancelled).")
 @click.option("--webhook", "webhooks", multiple=True, metavar="NAME=WORKFLOW[:INPUT]",
               help="POST /hooks/NAME, signed with the secret in $SWAMP_WEBHOOK_<NAME>_SECRET, runs WORKFLOW "
                    "with the JSON body as its inputs (or as input INPUT). Repeatable.")
