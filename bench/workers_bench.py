@@ -9,8 +9,8 @@
    step `exec sleep 120`, its pid read from a file it writes), for a
    `model method run` interrupted here by Ctrl-C (SIGINT) or by `swamp
    model cancel` (the local baselines), a placed step whose `workflow run --scheduler` gets Ctrl-C
-   (SIGINT), and a placed step cancelled with `swamp workflow cancel` from
-   another process (which goes through the datastore: the request is
+   (SIGINT), and a step, local or placed, cancelled with `swamp workflow
+   cancel` from another process (which goes through the datastore: the request is
    pushed, the run sees it on its next pull, at most a second later).
    Each also until the cancelled command has exited.
 
@@ -139,6 +139,10 @@ def run(server, tmp: Path, steps: int, runs: int, cancels: int, procs: list) -> 
         "        placement: {labels: {pool: bench}, queueTimeout: 60}\n"
         "        task: {type: model_method, modelIdOrName: sleeper, methodName: execute,\n"
         f"               inputs: {{run: 'echo $$ > {pids}/${{{{ inputs.tag }}}}; exec sleep 120'}}}}\n")
+    sleepy = (origin / "workflows" / "workflow-sleepy.yaml").read_text()
+    (origin / "workflows" / "workflow-sleepy-local.yaml").write_text(  # the same step, not placed
+        sleepy.replace("name: sleepy\n", "name: sleepy-local\n", 1)
+        .replace("        placement: {labels: {pool: bench}, queueTimeout: 60}\n", ""))
     address = start_cluster(tmp, origin, setup, procs)
 
     local_s, _ = timed_run(origin, "local")
@@ -182,6 +186,7 @@ def cancel_latency(origin: Path, address: str, pids: Path, n: int) -> dict:
     ways = {
         "local: model method run + Ctrl-C": "local-int",
         "local: model method run + swamp model cancel": "model",
+        "local: workflow run + workflow cancel": "local-workflow",
         "placed: workflow run --scheduler + Ctrl-C": "int",
         "placed: workflow run --scheduler + workflow cancel": "workflow",
     }
@@ -193,6 +198,8 @@ def cancel_latency(origin: Path, address: str, pids: Path, n: int) -> dict:
             if how in ("model", "local-int"):
                 argv = ["model", "method", "run", "sleeper", "execute", "--input",
                         f"run=echo $$ > {pids}/{tag}; exec sleep 120"]
+            elif how == "local-workflow":
+                argv = ["workflow", "run", "sleepy-local", "--input", f"tag={tag}"]
             else:
                 argv = ["workflow", "run", "sleepy", "--input", f"tag={tag}", "--scheduler", address]
             proc = subprocess.Popen([sys.executable, "-m", "swamp", *argv, "--repo-dir", str(origin), "--json"],
@@ -207,8 +214,9 @@ def cancel_latency(origin: Path, address: str, pids: Path, n: int) -> dict:
             if how in ("int", "local-int"):
                 proc.send_signal(2)
             else:
+                target = {"model": "sleeper", "local-workflow": "sleepy-local"}.get(how, "sleepy")
                 subprocess.Popen([sys.executable, "-m", "swamp", "model" if how == "model" else "workflow",
-                                  "cancel", "sleeper" if how == "model" else "sleepy", "--repo-dir", str(origin)],
+                                  "cancel", target, "--repo-dir", str(origin)],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
             while _alive(pid):
                 assert time.perf_counter() - t0 < 60, f"{label}: the step's process outlived the cancel"
