@@ -1,15 +1,14 @@
-"""The `swamp` command. Subcommand groups are imported only when invoked, so
-`swamp --help` stays close to bare Python start-up."""
+"""The `swamp` command. Subcommand groups are imported only when invoked, and
+`swamp --help` (or `-h`, or no arguments) is printed by
+`swamp.cli.fast_help` without importing click at all, so it stays close to
+bare Python start-up. The click group, `cli`, is built on first use: the
+module's `__getattr__` builds it for `from swamp.cli.main import cli`."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 
-import click
-
-from swamp import __version__
-from swamp.cli.options import CliState, global_options
+from swamp.cli.fast_help import SUMMARY
 
 GROUPS = {
     "repo": ("swamp.cli.repo", "repo", "Create and upgrade repositories"),
@@ -31,63 +30,76 @@ GROUPS = {
 }
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx):
-        return sorted(GROUPS)
+def _build():
+    """The root click group and its LazyGroup class (click is imported here)."""
+    import importlib
 
-    def get_command(self, ctx, name):
-        spec = GROUPS.get(name)
-        if spec is None:
-            return None
-        module = importlib.import_module(spec[0])
-        return getattr(module, spec[1])
+    import click
 
-    def format_commands(self, ctx, formatter):
-        # Short help from the table, without importing every group.
-        rows = [(name, GROUPS[name][2]) for name in self.list_commands(ctx)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+    from swamp import __version__
+    from swamp.cli.fast_help import terminal_width
+    from swamp.cli.options import CliState, global_options
+
+    class LazyGroup(click.Group):
+        def list_commands(self, ctx):
+            return sorted(GROUPS)
+
+        def get_command(self, ctx, name):
+            spec = GROUPS.get(name)
+            if spec is None:
+                return None
+            module = importlib.import_module(spec[0])
+            return getattr(module, spec[1])
+
+        def format_commands(self, ctx, formatter):
+            # Short help from the table, without importing every group.
+            rows = [(name, GROUPS[name][2]) for name in self.list_commands(ctx)]
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    @click.group(cls=LazyGroup, help=SUMMARY,
+                 context_settings={"help_option_names": ["-h", "--help"], "terminal_width": terminal_width()})
+    # The version the package declares (swamp.__version__), not a scan of the
+    # installed packages' metadata for it (importlib.metadata: ~40 ms).
+    @click.version_option(version=__version__, prog_name="swamp", message="%(prog)s %(version)s")
+    @global_options
+    @click.pass_context
+    def cli(ctx):
+        ctx.ensure_object(CliState)
+
+    return {"cli": cli, "LazyGroup": LazyGroup}
 
 
-def _terminal_width() -> int:
-    """The help width click would pick, without importing shutil for it
-    (2 ms of start-up): $COLUMNS or the terminal's width, capped at 80, less
-    a margin of 2, and never under 50."""
-    import os
-
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 80
-    return max(min(columns, 80) - 2, 50)
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"],
-                                              "terminal_width": _terminal_width()})
-# The version the package declares (swamp.__version__), not a scan of the
-# installed packages' metadata for it (importlib.metadata: ~40 ms).
-@click.version_option(version=__version__, prog_name="swamp", message="%(prog)s %(version)s")
-@global_options
-@click.pass_context
-def cli(ctx):
-    """swamp: reviewable, repeatable automation for people and AI agents."""
-    ctx.ensure_object(CliState)
-
+def __getattr__(name: str):
+    """`cli` and `LazyGroup`, built (and click imported) on first use."""
+    if name not in ("cli", "LazyGroup"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in globals():
+        return globals()[name]
+    built = _build()
+    globals().update(built)
+    return built[name]
 
 def main(argv=None) -> None:
     import os
 
+    args = sys.argv[1:] if argv is None else argv
+    tracing = any(k.startswith("OTEL_") for k in os.environ) or any(str(a).startswith("--traceparent") for a in args)
+    completing = "_SWAMP_COMPLETE" in os.environ  # the shell asks for completions (swamp completions)
+    if not tracing and not completing:
+        from swamp.cli.fast_help import try_print
+
+        code = try_print(list(args), GROUPS)  # `swamp --help`, `-h` or nothing: no click
+        if code is not None:
+            sys.exit(code)
     from swamp.cli.errors import run_cli
 
-    if "_SWAMP_COMPLETE" in os.environ:  # the shell asks for completions (swamp completions)
+    cli = __getattr__("cli")
+    if completing:
         from swamp.cli.completions import attach
 
         attach(cli)
-    args = sys.argv[1:] if argv is None else argv
-    if not any(k.startswith("OTEL_") for k in os.environ) and not any(str(a).startswith("--traceparent") for a in args):
+    if not tracing:
         sys.exit(run_cli(cli, argv))  # no tracing asked for: swamp.util.tracing is not even imported
     from swamp.util.tracing import run_command
 
