@@ -108,7 +108,8 @@ class Runner:
         status, error = "succeeded", None
         try:
             with processes.owning(control):
-                model_type.methods[method].fn(args, ctx)
+                if not control.cancelled.is_set():  # cancelled while it was being prepared: it never starts
+                    model_type.methods[method].fn(args, ctx)
         except SwampError as e:
             status, error = "failed", e.message
             ctx.log(f"error: {e.message}")
