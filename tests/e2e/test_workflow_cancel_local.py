@@ -186,3 +186,70 @@ def test_cancelling_a_run_stops_the_steps_of_the_nested_run_it_waits_on(tmp_path
     assert nested["status"] == "cancelled"
     assert {s["name"]: s.get("error") for j in nested["jobs"] for s in j["steps"]}["s1"] == "cancelled"
     assert _versions(repo, "result") == [] and _versions(repo, "log") == []
+
+
+
+PATIENT_TYPE = '''
+    import os
+    import time
+
+    from pydantic import BaseModel
+    from swamp import Context, ModelType
+
+
+    class Args(BaseModel):
+        flag: str = ""
+
+
+    patient = ModelType("test/patient", version="2026.01.01.1", global_arguments=Args,
+                        description="Writes a resource, then waits (no process) while FLAG.hold exists")
+    patient.resource("note", lifetime="infinite")
+
+
+    @patient.method(description="Write, then wait for the cancel (at most 60 s)")
+    def work(args, ctx: Context) -> None:
+        ctx.write_resource("note", "note", {"at": time.time()})
+        open(args.flag, "w").close()
+        deadline = time.time() + 60
+        while os.path.exists(args.flag + ".hold") and not ctx.cancelled and time.time() < deadline:
+            time.sleep(0.05)
+'''
+
+
+def test_a_method_without_a_process_sees_the_cancel_and_what_it_wrote_is_dropped(tmp_path):
+    from tests.helpers import write_type
+
+    repo = init_repo(tmp_path / "r")
+    write_type(repo, "patient.py", PATIENT_TYPE)
+    flag = tmp_path / "started"
+    hold = tmp_path / "started.hold"
+    hold.touch()
+    ok(repo, "model", "create", "test/patient", "p", "--global-arg", f"flag={flag}")
+    (repo / "workflows").mkdir(exist_ok=True)
+    (repo / "workflows" / "workflow-wait.yaml").write_text(
+        "name: wait\njobs:\n  - name: j\n    steps:\n"
+        "      - {name: s1, task: {type: model_method, modelIdOrName: p, methodName: work}}\n")
+
+    runner = popen(repo, "workflow", "run", "wait")
+    try:
+        deadline = time.monotonic() + 60
+        while not flag.exists():
+            assert time.monotonic() < deadline and runner.poll() is None, "the step never started"
+            time.sleep(0.05)
+        ok(repo, "workflow", "cancel", "wait")
+        out, err = runner.communicate(timeout=50)  # well before the method's own 60 s
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    assert runner.returncode == 1, err
+    record = json.loads(out)
+    assert record["status"] == "cancelled"
+    assert record["jobs"][0]["steps"][0]["error"] == "cancelled"
+    r = cli(repo, "data", "versions", "p", "note")
+    assert r.code != 0 or r.data == []  # the version it wrote is not there
+
+    # The next run works; the dropped version's number is not given out again.
+    hold.unlink()
+    again = ok(repo, "workflow", "run", "wait")
+    assert again["status"] == "succeeded"
+    assert [v["version"] for v in ok(repo, "data", "versions", "p", "note")] == [2]
