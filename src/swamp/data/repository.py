@@ -13,7 +13,6 @@ it and deleting the name clears it."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -86,6 +85,8 @@ class DataRepository:
         name = meta_fields["name"]
         version = self.allocate(model_type, model_id, name)
         vdir = layout.version_dir(model_type, model_id, name, version)
+        import hashlib  # not at import: loading OpenSSL costs `data get` 2 ms
+
         try:
             self.ds.write_bytes(f"{vdir}/{layout.RAW}", content)
             return self._finish(model_type, model_id, vdir, meta_fields, version, len(content),

@@ -8,7 +8,6 @@ equality and hand them back in ``if_match``.
 from __future__ import annotations
 
 import abc
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +136,8 @@ class ObjectStore(abc.ABC):
         content-addressed keys (blobs), where both wrote the same bytes.
         """
         data = Path(path).read_bytes()
+        import hashlib  # here, not at import: loading OpenSSL costs a read-only command 2 ms
+
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
             raise self._source_changed(key, path)
         return self.put(key, data, if_none_match=if_none_match)
@@ -157,6 +158,8 @@ class ObjectStore(abc.ABC):
             f.flush()
             if fsync:
                 os.fsync(f.fileno())
+        import hashlib
+
         return Download(hashlib.sha256(data).hexdigest(), len(data), etag)
 
     def close(self) -> None:  # pragma: no cover - optional

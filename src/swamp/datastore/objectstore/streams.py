@@ -14,7 +14,6 @@ a dead small request hang for an hour. A request moving ``n`` bytes gets
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 from dataclasses import dataclass
@@ -47,6 +46,8 @@ class HashingWriter:
 
     def __init__(self, f: BinaryIO) -> None:
         self.f = f
+        import hashlib  # not at import: loading OpenSSL costs a read-only command 2 ms
+
         self.hash = hashlib.sha256()
         self.size = 0
 
@@ -79,6 +80,8 @@ class HashingReader(io.RawIOBase):
         self.f = f
         self.size = size
         self.expected = sha256
+        import hashlib
+
         self.hash = hashlib.sha256()
         self.pos = 0
         self.mismatch = False
@@ -128,6 +131,8 @@ def finish_dest(f: BinaryIO, fsync: bool) -> None:
 
 
 def file_sha256(path: Path) -> str:
+    import hashlib
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while chunk := f.read(COPY_CHUNK):
