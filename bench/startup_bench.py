@@ -2,7 +2,7 @@
 same run, on a repository with 20 definitions and a custom model type.
 
     .venv/bin/python bench/startup_bench.py [--runs 21] [--baseline /tmp/perf-base/src]
-        [--importtime]
+        [--importtime] [--floor]
 
 Commands (issue 17's targets, as multiples of `python -c pass`):
 
@@ -15,7 +15,12 @@ Each command runs `swamp.cli.main:main` as the console script does, with
 ``--baseline``, another checkout's (``swamp-base``): before and after in
 one run. Commands are interleaved round-robin (load drift hits all alike),
 after one warm-up each; medians. ``--importtime`` also prints the largest
-imports of each command (``python -X importtime``).
+imports of each command (``python -X importtime``). ``--floor`` also times,
+in the same interleaved run, processes that only import the libraries a
+command cannot start without (click for any command but the top-level help;
+ruamel.yaml for anything that reads the repository; pydantic, with one model
+built and validated, for a method run): what no change inside swamp can go
+below.
 """
 
 from __future__ import annotations
@@ -56,6 +61,14 @@ def say(args, ctx: Context) -> None:
 '''
 
 TARGETS = {"help": 3.0, "data get": 5.0, "method run": 8.0}
+
+#: libraries alone, no swamp code (--floor)
+_READS = "import click, json, logging, pathlib, ruamel.yaml; ruamel.yaml.YAML(typ='safe').load('a: 1')"
+FLOORS = {
+    "click": "import click",
+    "data get": _READS,
+    "method run": _READS + "\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int = 1\nA(x=2)",
+}
 
 
 def env_for(src: Path | None) -> dict:
@@ -121,6 +134,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--baseline", type=Path, help="another checkout's src/, run as swamp-base")
     ap.add_argument("--importtime", action="store_true")
+    ap.add_argument("--floor", action="store_true", help="also time the libraries alone (click, ruamel.yaml, pydantic)")
     args = ap.parse_args()
     srcs = {"swamp": ROOT / "src"}
     if args.baseline:
@@ -135,11 +149,14 @@ def main() -> None:
         for name, src in srcs.items():
             for shape, tail in shapes.items():
                 commands[f"{name} {shape}"] = (swamp(src, *tail), env_for(src))
+        if args.floor:
+            for shape, code in FLOORS.items():
+                commands[f"floor {shape}"] = ([PYTHON, "-c", code], env_for(None))
         times = time_commands(commands, args.runs, repo)
         profiles = {}
         if args.importtime:
             for key, (argv, env) in commands.items():
-                if key != "python":
+                if key != "python" and not key.startswith("floor "):
                     profiles[key] = import_profile(argv, env, repo)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -160,6 +177,12 @@ def main() -> None:
         target = TARGETS.get(shape)
         line += f"{'<= ' + str(target) + 'x' if target else '-':>9}"
         print(line)
+    if args.floor:
+        print("\nlibraries alone (no swamp code), the floor of each command:")
+        for shape in FLOORS:
+            ms = med[f"floor {shape}"]
+            rows[f"floor {shape}"] = {"ms": ms, "x": ms / base}
+            print(f"{shape:<14}{ms:>16.1f}{ms / base:>7.2f}")
     for key, top in profiles.items():
         print(f"\nlargest imports, {key}: " + ", ".join(f"{n} {ms:.0f} ms" for n, ms in top))
     out = HERE / "results" / f"startup_bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
