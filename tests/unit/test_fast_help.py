@@ -11,12 +11,16 @@ import click
 import pytest
 
 from swamp.cli import fast_help
-from swamp.cli.main import GROUPS, cli
+from swamp.cli.main import GROUPS, _build
 
 SRC = os.path.join(os.path.dirname(__file__), "..", "..", "src")
 
 
 def _click_page(width: int) -> str:
+    # A fresh root group: click caches a command's help option the first time
+    # a context asks for it, and other tests make contexts of the shared
+    # swamp.cli.main.cli without its context settings (so without -h).
+    cli = _build()["cli"]
     ctx = click.Context(cli, info_name="swamp", **{**cli.context_settings, "terminal_width": width})
     return cli.get_help(ctx)
 

@@ -8,7 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Owner(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # validated as a field of DataMetadata; its own validator only if used alone
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     definitionId: str
     definitionName: str

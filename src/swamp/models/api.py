@@ -26,7 +26,8 @@ SPEC_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class _NoArguments(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built on first use (defer_build): a type with arguments never needs it.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 @dataclass

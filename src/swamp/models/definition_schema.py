@@ -14,8 +14,10 @@ from swamp.util.names import check_type_name
 from swamp.util.schema_types import Name
 
 
+# MethodConfig and DataOverride are validated as fields of Definition, whose
+# schema holds theirs: their own validators are built only if used alone.
 class MethodConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     arguments: dict[str, Any] = Field(default_factory=dict)
 
@@ -23,7 +25,7 @@ class MethodConfig(BaseModel):
 class DataOverride(BaseModel):
     """A definition's override of one of its type's data specs."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     lifetime: str | None = None
     garbageCollection: int | str | None = None
