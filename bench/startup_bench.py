@@ -18,7 +18,7 @@ after one warm-up each; medians. ``--importtime`` also prints the largest
 imports of each command (``python -X importtime``). ``--floor`` also times,
 in the same interleaved run, processes that only import the libraries a
 command cannot start without (click for any command but the top-level help;
-ruamel.yaml for anything that reads the repository; pydantic, with one model
+ruamel.yaml and pathlib for anything that reads the repository; pydantic, with one model
 built and validated, for a method run): what no change inside swamp can go
 below.
 """
@@ -63,7 +63,7 @@ def say(args, ctx: Context) -> None:
 TARGETS = {"help": 3.0, "data get": 5.0, "method run": 8.0}
 
 #: libraries alone, no swamp code (--floor)
-_READS = "import click, json, logging, pathlib, ruamel.yaml; ruamel.yaml.YAML(typ='safe').load('a: 1')"
+_READS = "import click, pathlib, ruamel.yaml; ruamel.yaml.YAML(typ='safe').load('a: 1')"
 FLOORS = {
     "click": "import click",
     "data get": _READS,
