@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from swamp.errors import SwampError
 from swamp.models.api import ModelType
 from swamp.models.context import Context
-from swamp.util import clock, tracing
+from swamp.util import clock, processes, tracing
 from swamp.vault.sentinel import describe_sentinels
 
 
@@ -60,13 +60,21 @@ def execute(args: ShellArguments, ctx: Context) -> None:
     executed_at = clock.isoformat()
     t0 = time.perf_counter()
     timed_out = False
+    # A session of its own, so a timeout stops what the command started too:
+    # killing only `sh` would leave a child holding the output pipes open.
+    proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
     try:
-        proc = subprocess.run(["/bin/sh", "-c", command], cwd=cwd, env=env, capture_output=True,
-                              timeout=args.timeout / 1000 if args.timeout else None)
-        code, out, err = proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as e:
+        out, err = proc.communicate(timeout=args.timeout / 1000 if args.timeout else None)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
         timed_out = True
-        code, out, err = -1, e.stdout or b"", (e.stderr or b"") + f"\ntimed out after {args.timeout} ms\n".encode()
+        processes.stop(proc, grace=0)  # the group and every descendant, at once
+        out, err = proc.communicate()
+        code, err = -1, err + f"\ntimed out after {args.timeout} ms\n".encode()
+    except BaseException:  # Ctrl-C while waiting: nothing of the command outlives us
+        processes.stop(proc, grace=0)
+        raise
     duration = int((time.perf_counter() - t0) * 1000)
     stdout = out.decode(errors="replace")
     stderr = err.decode(errors="replace")
