@@ -7,7 +7,8 @@ from pathlib import Path
 
 
 def open_datastore(repo, rules):
-    """``rules`` (sync.rules.PathRules): how each path of a shared datastore
+    """``rules`` (sync.rules.PathRules, or a function that returns them,
+    called only for a shared datastore): how each path of a shared datastore
     syncs; the paths' owners declare them (see swamp.repo.datastores)."""
     cfg = repo.config.datastore
     env = os.environ.get("SWAMP_DATASTORE")
@@ -24,6 +25,6 @@ def open_datastore(repo, rules):
         return FilesystemDatastore(path)
     from .cached import CachedDatastore  # noqa: F401  (object-store datastores)
 
-    ds = CachedDatastore.from_config(repo, cfg, rules)
+    ds = CachedDatastore.from_config(repo, cfg, rules() if callable(rules) else rules)
     ds.offline = repo.offline
     return ds

@@ -23,4 +23,6 @@ def open_datastore(repo):
     """The datastore the repository is configured for."""
     from swamp.datastore.open import open_datastore as open_configured
 
-    return open_configured(repo, path_rules())
+    # The rules only when the datastore is shared: the filesystem datastore
+    # has nothing to sync, and compiling them costs every command ~2 ms.
+    return open_configured(repo, path_rules)
