@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
@@ -82,6 +81,8 @@ def atomic_writer(path: Path | str, *, mode: int | None = None) -> Iterator[Bina
     (secrets pass 0o600)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # here, not at import: with shutil, 2 ms of a command that writes nothing
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
     try:
         os.fchmod(fd, _default_mode() if mode is None else mode)
@@ -151,6 +152,8 @@ class DurableBatch:
             data = data.encode()
         path = Path(path)
         self.makedirs(path.parent)
+        import tempfile  # here, not at import: with shutil, 2 ms of a command that writes nothing
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
         try:
             if mode is not None:
