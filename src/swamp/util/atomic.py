@@ -99,6 +99,39 @@ def atomic_writer(path: Path | str, *, mode: int | None = None) -> Iterator[Bina
     fsync_dir(path.parent)
 
 
+def fill_and_replace(fd: int, tmp: str, path: Path | str, data: bytes, *, mode: int | None = None,
+                     before_replace: Callable[[], None] | None = None) -> os.stat_result:
+    """Write ``data`` into the open temp file ``fd`` (named ``tmp``, beside
+    ``path``), make it durable, close it, call ``before_replace`` (a last
+    look that may refuse), then put it in place of ``path``. Returns its
+    stat. The temp file never outlives a failure; the directory is the
+    caller's to fsync."""
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if _FSYNC:
+            os.fsync(fd)
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    try:
+        if before_replace is not None:
+            before_replace()
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return st
+
+
 class DurableBatch:
     """Atomic writes that become durable together.
 
@@ -155,29 +188,7 @@ class DurableBatch:
         import tempfile  # here, not at import: with shutil, 2 ms of a command that writes nothing
 
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
-        try:
-            if mode is not None:
-                os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if _FSYNC:
-                os.fsync(fd)
-            st = os.fstat(fd)
-        except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        os.close(fd)
-        try:
-            if before_replace is not None:
-                before_replace()
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        st = fill_and_replace(fd, tmp, path, data, mode=mode, before_replace=before_replace)
         self.touched(path.parent)
         return st
 

@@ -227,28 +227,9 @@ class LocalTree:
             except (IsADirectoryError, NotADirectoryError, FileExistsError):
                 raise BlockedPath(rel) from None
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if atomic._FSYNC:
-                os.fsync(fd)
-            st = os.fstat(fd)
-        except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        os.close(fd)
-        try:
-            if check is not None:
-                check()
-            os.replace(tmp, path)
-        except BaseException as e:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            if isinstance(e, (IsADirectoryError, NotADirectoryError, FileExistsError)):
-                raise BlockedPath(rel) from None
-            raise
+            st = atomic.fill_and_replace(fd, tmp, path, data, before_replace=check)
+        except (IsADirectoryError, NotADirectoryError, FileExistsError):
+            raise BlockedPath(rel) from None  # a directory in the way of the rename
         batch.touched(parent)
         return st
 
