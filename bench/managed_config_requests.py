@@ -20,12 +20,9 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
@@ -36,39 +33,14 @@ sys.path.insert(0, str(ROOT))
 from tests.fixtures import servers  # noqa: E402  (starts nothing at import)
 from tests.fixtures.faultproxy import FaultProxy  # noqa: E402
 
-SEQUENTIAL = textwrap.dedent("""\
-    name: seq
-    jobs:
-      - name: j
-        steps:
-          - {name: s1, task: {type: model_method, modelIdOrName: hello, methodName: execute}}
-          - name: s2
-            dependsOn: [{step: s1}]
-            task: {type: model_method, modelIdOrName: hello, methodName: execute}
-          - name: s3
-            dependsOn: [{step: s2}]
-            task: {type: model_method, modelIdOrName: hello, methodName: execute}
-    """)
+import workflow_requests  # noqa: E402  (bench/ is on sys.path when run as a script)
+
+# the same 3-step workflow, and the same request classes, as workflow_requests.py
+from workflow_requests import SEQUENTIAL, classify  # noqa: E402
 
 
 def swamp(repo: Path, *args: str) -> dict:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SWAMP_")},
-           "PYTHONPATH": str(ROOT / "src"), "SWAMP_REPO_DIR": str(repo)}
-    p = subprocess.run([sys.executable, "-m", "swamp", *args, "--json"], cwd=repo, env=env,
-                       capture_output=True, text=True, timeout=600)
-    if p.returncode != 0:
-        raise SystemExit(f"swamp {' '.join(args)} failed ({p.returncode}): {p.stderr[-2000:]}")
-    return json.loads(p.stdout) if p.stdout.strip() else {}
-
-
-def classify(method: str, path: str) -> str:
-    if "/leases/" in path:
-        return "lease"
-    if "/log/" in path and method == "PUT":
-        return "commit"
-    if method == "GET" and path.rstrip("/").count("/") <= 1:
-        return "list"
-    return f"other {method}"
+    return workflow_requests.swamp(ROOT / "src", repo, *args)
 
 
 def setup(work: Path, server, proxy: FaultProxy, label: str, managed: bool) -> Path:
