@@ -73,6 +73,23 @@ def _default_mode() -> int:
     return 0o666 & ~_UMASK
 
 
+def temp_beside(path: Path, makedirs: Callable[[Path], None]) -> tuple[int, str]:
+    """A new temp file in ``path``'s directory, made first: (fd, name). A
+    directory another process removes once it is empty (a marker's, a
+    pruned data directory) can vanish between the mkdir and the create;
+    then it is made again."""
+    import tempfile  # here, not at import: with shutil, 2 ms of a command that writes nothing
+
+    for attempt in range(5):
+        makedirs(path.parent)
+        try:
+            return tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
+        except FileNotFoundError:
+            if attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
+
 @contextlib.contextmanager
 def atomic_writer(path: Path | str, *, mode: int | None = None) -> Iterator[BinaryIO]:
     """Yield a binary file; on clean exit it replaces ``path`` atomically.
@@ -80,10 +97,7 @@ def atomic_writer(path: Path | str, *, mode: int | None = None) -> Iterator[Bina
     The file gets ``mode``, or by default what ``open()`` would give it
     (secrets pass 0o600)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    import tempfile  # here, not at import: with shutil, 2 ms of a command that writes nothing
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
+    fd, tmp = temp_beside(path, lambda d: d.mkdir(parents=True, exist_ok=True))
     try:
         os.fchmod(fd, _default_mode() if mode is None else mode)
         with os.fdopen(fd, "wb") as f:
@@ -184,10 +198,7 @@ class DurableBatch:
         if isinstance(data, str):
             data = data.encode()
         path = Path(path)
-        self.makedirs(path.parent)
-        import tempfile  # here, not at import: with shutil, 2 ms of a command that writes nothing
-
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
+        fd, tmp = temp_beside(path, self.makedirs)
         st = fill_and_replace(fd, tmp, path, data, mode=mode, before_replace=before_replace)
         self.touched(path.parent)
         return st
