@@ -234,10 +234,11 @@ PROBE_TYPE = '''
 
 
 def on_a_terminal(argv: list[str], answer: bytes = b"", timeout: float = 60, cwd: Path | None = None,
-                  env: dict | None = None, colour: bool = False) -> str:
+                  env: dict | None = None, colour: bool = False, prompt: bytes = b"[y/N]") -> str:
     """Run `swamp ARGV` with a pseudo-terminal as its stdin, stdout and
-    stderr, answer ``answer`` to the first [y/N] question, and return all it
-    printed (without its colour codes unless ``colour``)."""
+    stderr, answer ``answer`` to the first ``prompt`` (a [y/N] question by
+    default), and return all it printed (without its colour codes unless
+    ``colour``)."""
     import pty
     import select
     import time
@@ -260,11 +261,12 @@ def on_a_terminal(argv: list[str], answer: bytes = b"", timeout: float = 60, cwd
             if not chunk:
                 break
             out += chunk
-            if not answered and b"[y/N]" in out:
+            if not answered and prompt in out:
                 os.write(fd, answer)
                 answered = True
     finally:
         os.waitpid(pid, 0)
+        os.close(fd)
     text = out.decode(errors="replace")
     if not colour:
         import re

@@ -203,36 +203,10 @@ def test_a_directory_where_a_file_should_be_is_a_clear_error(tmp_path, home):
 
 
 def test_on_a_terminal_with_no_agent_found_it_asks_which(tmp_path, home):
-    import pty
-    import select
-    import sys
-    import time
-
-    from tests.helpers import _env
-
     repo = init_repo(tmp_path / "r")
-    env = _env({"HOME": str(home), "PATH": f"{home / 'bin'}:/usr/bin:/bin"})
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execve(sys.executable, [sys.executable, "-m", "swamp", "agent", "setup", "--repo-dir", str(repo)], env)
-    out, answered, deadline = b"", False, time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            if not select.select([fd], [], [], 0.5)[0]:
-                continue
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-            if not answered and b"Agents (comma-separated)" in out:
-                os.write(fd, b"gemini, windsurf\n")
-                answered = True
-    finally:
-        os.waitpid(pid, 0)
-    shown = out.decode(errors="replace")
-    assert "No coding agent found here" in shown and answered
+    shown = on_a_terminal(["agent", "setup", "--repo-dir", str(repo)], answer=b"gemini, windsurf\n",
+                          env={"HOME": str(home), "PATH": f"{home / 'bin'}:/usr/bin:/bin"},
+                          prompt=b"Agents (comma-separated)")
+    assert "No coding agent found here" in shown and "Agents (comma-separated)" in shown  # asked, and answered
     assert (repo / "GEMINI.md").is_file() and (repo / ".windsurf/rules/swamp.md").is_file()
     assert not (repo / "CLAUDE.md").exists()

@@ -87,38 +87,11 @@ def test_put_warns_about_shell_history_only_for_a_value_on_the_command_line(repo
 
 
 def test_put_on_a_terminal_asks_with_a_hidden_prompt(repo, tmp_path):
-    import pty
-    import select
-    import sys
-    import time
-
-    from tests.helpers import _env
-
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execve(sys.executable, [sys.executable, "-m", "swamp", "vault", "put", "staging", "typed",
-                                   "--repo-dir", str(repo)], _env())
-    out, sent, deadline = b"", False, time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            if not select.select([fd], [], [], 0.5)[0]:
-                continue
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-            if not sent and b"Value:" in out:
-                os.write(fd, b"typed-secret-value\r")
-                sent = True
-    finally:
-        os.waitpid(pid, 0)
-        os.close(fd)
-    assert sent, out
-    assert b"typed-secret-value" not in out  # not echoed
-    assert b"Stored typed in vault staging" in out
+    shown = on_a_terminal(["vault", "put", "staging", "typed", "--repo-dir", str(repo)],
+                          answer=b"typed-secret-value\r", prompt=b"Value:")
+    assert "Value:" in shown, shown  # asked, and answered
+    assert "typed-secret-value" not in shown  # not echoed
+    assert "Stored typed in vault staging" in shown
     assert ok(repo, "vault", "get", "staging", "typed").data["value"] == "typed-secret-value"
 
 
