@@ -40,6 +40,16 @@ def is_shared(repo) -> bool:
     return repo.datastore.kind != "filesystem"
 
 
+def is_published(ds, path: str) -> bool:
+    """Whether ``path`` is as this cache last saw it committed (not among
+    its unpublished changes): after a ``changing`` session that raised, it
+    tells a commit that landed from one that did not."""
+    try:
+        return path not in ds.status().get("dirtyPaths", ())
+    except SwampError:
+        return False
+
+
 @contextlib.contextmanager
 def reading(repo, *, into: SyncCounts | None = None) -> Iterator[SyncCounts]:
     try:

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from swamp.app.lifecycle import changing, reading
+from swamp.app.lifecycle import changing, is_published, reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, LeaseLostError, NotFoundError, SwampError, UnpublishedError
 from swamp.util import clock
@@ -255,15 +255,6 @@ def _machine() -> str:
     return machine_identity(os.getpid())
 
 
-def _published(ds, path: str) -> bool:
-    """Whether ``path`` is as this cache last saw it committed (not among
-    its unpublished changes)."""
-    try:
-        return path not in ds.status().get("dirtyPaths", ())
-    except SwampError:
-        return False
-
-
 def ready(repo, watched: Watched | None = None) -> list[tuple[WorkflowRun, WorkflowRun, str, str]]:
     """(run, owner, job, step) for each suspended top-level run with a wait
     that is settled or past its deadline, and not claimed to resume by a
@@ -329,7 +320,7 @@ def claim_resume(repo, run: WorkflowRun, owner: WorkflowRun, job: str, step: str
         doc = _read_claim(ds, marker)
         if doc is None or doc.get("attempt") != attempt:
             return None
-        if _published(ds, marker):
+        if is_published(ds, marker):
             return attempt  # the commit landed; only what came after it failed
         ds.delete(marker)  # never published: take it back, the next look claims again
         return None

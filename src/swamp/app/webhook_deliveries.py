@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 
-from swamp.app.lifecycle import changing
+from swamp.app.lifecycle import changing, is_published
 from swamp.errors import ConflictError, SwampError, UnpublishedError, ValidationError
 from swamp.util import clock
 from swamp.util.names import check_name
@@ -85,7 +85,7 @@ def record(repo, webhook: str, delivery: str, timestamp: int, *, window_s: float
                 if now - float(at) > 2 * window_s:
                     ds.delete(f"{where}/{name}")
     except UnpublishedError as e:
-        if _published(ds, path):
+        if is_published(ds, path):
             return True  # the commit landed; only what came after it failed
         if ds.exists(path):
             ds.delete(path)  # never published: take it back, so a retry anywhere is recorded once
@@ -95,11 +95,3 @@ def record(repo, webhook: str, delivery: str, timestamp: int, *, window_s: float
                                ) from e
     return True
 
-
-def _published(ds, path: str) -> bool:
-    """Whether ``path`` is as this cache last saw it committed (not among
-    its unpublished changes)."""
-    try:
-        return path not in ds.status().get("dirtyPaths", ())
-    except SwampError:
-        return False
