@@ -280,6 +280,10 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
             data, _ = store.get(self.layout.format_key)
         except ObjectNotFound:
             return  # a log without format.json was written by a first push racing setup
+        self.state.set_meta("format", str(self._format_version(data)))
+
+    def _format_version(self, data: bytes) -> int:
+        """The version ``format.json`` names; one newer than this swamp's is refused."""
         try:
             version = int(json.loads(data)["version"])
         except (ValueError, KeyError, TypeError):
@@ -288,7 +292,7 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
             raise SwampError(
                 f"the remote datastore uses sync format {version}; this swamp understands {FORMAT_VERSION}",
                 hint="upgrade swamp", code="format_too_new")
-        self.state.set_meta("format", str(version))
+        return version
 
     def upgrade_format(self) -> dict:
         """Move a remote of sync format 1 to this swamp's format, so that
@@ -311,14 +315,7 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
                     raise SwampError(f"{self.store.name}{self.layout.namespace} has no {self.layout.format_key}",
                                      hint="set it up first with 'swamp datastore setup s3|gcs ...'",
                                      code="not_found") from None
-                try:
-                    version = int(json.loads(data)["version"])
-                except (ValueError, KeyError, TypeError):
-                    raise CorruptRemoteError(f"{self.layout.format_key} is malformed") from None
-                if version > FORMAT_VERSION:
-                    raise SwampError(
-                        f"the remote datastore uses sync format {version}; this swamp understands {FORMAT_VERSION}",
-                        hint="upgrade swamp", code="format_too_new")
+                version = self._format_version(data)
                 if version >= INLINE_FORMAT:
                     self._saw_upgrade(version)
                     return {"from": version, "to": version, "upgraded": False, "seq": None,
