@@ -37,6 +37,15 @@ class RemoteError(SwampError):
         self.exit_code = _EXIT.get(self.code, 1)
 
 
+def _traceparent() -> str | None:
+    """The trace context a request carries: the command's span when tracing
+    is on, else a --traceparent or TRACEPARENT passed on unchanged."""
+    from swamp.util import tracing
+
+    value = tracing.child_env().get("TRACEPARENT") or os.environ.get("TRACEPARENT")
+    return value.strip() if value and tracing.valid_traceparent(value) else None
+
+
 class Client:
     def __init__(self, url: str, token: str | None) -> None:
         if not url.startswith(("http://", "https://")):
@@ -54,6 +63,9 @@ class Client:
             req.add_header("Content-Type", "application/json")
         if self.token:
             req.add_header("Authorization", f"Bearer {self.token}")
+        traceparent = _traceparent()
+        if traceparent:  # the server's span for this request joins the command's trace (docs/tracing.md)
+            req.add_header("traceparent", traceparent)
         try:
             with urllib.request.urlopen(req, timeout=TIMEOUT_S) as r:
                 status, text = r.status, r.read()
