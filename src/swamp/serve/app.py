@@ -27,6 +27,7 @@ from starlette.routing import Route as StarletteRoute
 
 from swamp.errors import SwampError
 from swamp.serve.errors import HttpError, error_doc, status_of
+from swamp.serve.request_tracing import request_span
 from swamp.serve.routes import ROUTES, Call, Reply, Route
 from swamp.serve.wire import KEEPALIVE_S, _check_segments, _frame, _log, _read_raw  # noqa: F401  (used by the dashboard too)
 
@@ -318,6 +319,12 @@ def _endpoint(state: ServeState, route: Route):
             return _error(e)
 
         def work() -> tuple[int, Any]:
+            with request_span(route, request.headers.get("traceparent")) as span:
+                status, doc = answer()
+                span.status(status, _code(status, doc))
+                return status, doc
+
+        def answer() -> tuple[int, Any]:
             from swamp.app.managed_config import new_request
 
             new_request()  # managed config: this request pulls before it first reads a definition
