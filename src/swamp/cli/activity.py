@@ -9,7 +9,7 @@ import threading
 import time
 from typing import TextIO
 
-from swamp.cli.options import CliState
+from swamp.cli.state import CliState
 
 FRAMES = "|/-\\"
 #: seconds before the line appears: quick commands print nothing extra

@@ -52,18 +52,27 @@ _STATUS_WORD = re.compile(r"(?<![\w./-])(" + "|".join(RUN_STATES) + r")(?![\w./-
 _PREFIX = re.compile(r"^(\s*)(error:|warning:|hint:)")
 
 
+#: the CliState of the command the fast lane runs (a click command's is its context's object)
+_lane_state = None
+
+
+def use_state(state) -> None:
+    """The CliState of the command running without click (None: none)."""
+    global _lane_state
+    _lane_state = state
+
+
 def _state():
-    """The command's CliState, when a click command is running."""
-    try:
+    """The running command's CliState: a click command's (its context's
+    object), else the one the fast lane runs (`use_state`)."""
+    if "click" in sys.modules:  # never imported here: the fast lane runs without click
         import click
 
         ctx = click.get_current_context(silent=True)
-    except Exception:  # pragma: no cover - click always imports in the CLI
-        return None
-    if ctx is None:
-        return None
-    state = ctx.find_root().obj  # the CliState (not imported: options imports this module's users)
-    return state if hasattr(state, "color") else None
+        if ctx is not None:
+            state = ctx.find_root().obj  # the CliState (not imported: options imports this module's users)
+            return state if hasattr(state, "color") else None
+    return _lane_state
 
 
 def enabled(stream: TextIO | None = None, state=None) -> bool:

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-import json
-
 import click
 
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import confirm, emit, human_size, say, table
+from swamp.cli.output import confirm, emit, say, table
 from swamp.errors import UsageError
 
 
@@ -29,18 +27,9 @@ def get(state: CliState, model, name, version, no_content, workflow):
     """Show one version of MODEL's data NAME.
 
     Example: swamp data get web result --workflow 3f2a9c1e"""
-    from swamp.app import data as app_data
+    from swamp.cli import data_get
 
-    result = app_data.get(state.repo(), model, name, version, content=not no_content, workflow=workflow)
-
-    def human():
-        say(f"{result['model']}/{result['name']} version {result['version']} "
-            f"({result['kind']}, {human_size(result['size'])}, {result['createdAt']})")
-        if "content" in result:
-            c = result["content"]
-            say(c if isinstance(c, str) else json.dumps(c, indent=2, sort_keys=True))
-
-    emit(state, result, human)
+    data_get.run(state, model, name, version, no_content, workflow)
 
 
 @data.command("list")

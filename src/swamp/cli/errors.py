@@ -1,6 +1,9 @@
 """Turning exceptions into exit codes and messages. A SwampError is a user
 error: message (and hint) on stderr, JSON in --json mode. Anything else is a
-bug, and shows its traceback."""
+bug, and shows its traceback. What click reports (usage errors, aborts) is
+turned into the same kind of message here; the rendering itself, shared
+with the commands the fast lane runs without click, is
+`swamp.cli.error_output`."""
 
 from __future__ import annotations
 
@@ -8,35 +11,18 @@ import sys
 
 import click
 
-from swamp.cli.options import CliState
+from swamp.cli.error_output import echo_json as _echo_json
+from swamp.cli.error_output import interrupted as _interrupted
+from swamp.cli.error_output import json_mode as _json_mode
+from swamp.cli.error_output import report as _report
+from swamp.cli.error_output import start, swamp_error
 from swamp.errors import SwampError
-
-
-def _json_mode(argv) -> bool:
-    return "--json" in (argv if argv is not None else sys.argv[1:])
-
-
-#: the running command's CliState (its --no-color and -q decide the colour of an error)
-_STATE: CliState | None = None
-_QUIET = False
-
-
-def _colour_on() -> bool:
-    from swamp.cli import colour
-
-    if _QUIET:
-        return False
-    return colour.enabled(sys.stderr, _STATE if _STATE is not None else CliState())
 
 
 def run_cli(cli: click.Group, argv=None) -> int:
     json_mode = _json_mode(argv)
     args = list(argv if argv is not None else sys.argv[1:])
-    state = CliState()
-    # So that an error raised before the options are parsed respects them too.
-    state.color = "--no-color" not in args
-    global _STATE, _QUIET
-    _STATE, _QUIET = state, "-q" in args or "--quiet" in args
+    state = start(args)
     try:
         cli.main(args=argv, prog_name="swamp", standalone_mode=False, obj=state)
         return 0
@@ -66,12 +52,7 @@ def run_cli(cli: click.Group, argv=None) -> int:
             e.show()
         return e.exit_code
     except SwampError as e:
-        if json_mode and getattr(e, "value", None) is not None:
-            from swamp.cli.output import to_json
-
-            click.echo(to_json(e.value))  # the work done here, reported with "published": false
-        _report(e, json_mode)
-        return e.exit_code
+        return swamp_error(e, json_mode)
     except KeyboardInterrupt:
         return _interrupted(json_mode)
     except BrokenPipeError:
@@ -91,30 +72,3 @@ def _names_a_missing_path(e: click.BadParameter) -> bool:
     not what the command needs (click.Path checks the filesystem, never the
     spelling)."""
     return isinstance(getattr(e.param, "type", None), click.Path)
-
-
-def _interrupted(json_mode: bool) -> int:
-    _report(SwampError("interrupted", code="interrupted"), json_mode)
-    return 130
-
-
-def _echo_json(doc: dict) -> None:
-    import json  # only on the error path: start-up time matters
-
-    from swamp.vault.redact import redact_text
-
-    click.echo(redact_text(json.dumps(doc)), err=True)
-
-
-def _report(e: SwampError, json_mode: bool) -> None:
-    from swamp.vault.redact import redact_text
-
-    if json_mode:
-        _echo_json(e.to_json())
-        return
-    from swamp.cli.colour import paint
-
-    on = _colour_on()
-    click.echo(paint("error:", "bad", on) + " " + redact_text(e.message), err=True)
-    if e.hint:
-        click.echo(paint("hint:", "dim", on) + " " + redact_text(e.hint), err=True)

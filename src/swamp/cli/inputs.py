@@ -7,13 +7,15 @@ import json
 import sys
 from pathlib import Path
 
-import click
-
 from swamp.errors import UsageError, ValidationError
 from swamp.models.inputs import CliString
 
 
 def input_options(f):
+    """--input, --input-file and --stdin (click is imported here: the fast
+    lane uses this module's parsing without click)."""
+    import click
+
     f = click.option("--stdin", "stdin_input", is_flag=True,
                      help="Read the inputs from stdin: one JSON or YAML map, or NDJSON (one run a line).")(f)
     f = click.option("--input-file", type=click.Path(dir_okay=False),

@@ -1,8 +1,12 @@
 """The `swamp` command. Subcommand groups are imported only when invoked, and
 `swamp --help` (or `-h`, or no arguments) is printed by
 `swamp.cli.fast_help` without importing click at all, so it stays close to
-bare Python start-up. The click group, `cli`, is built on first use: the
-module's `__getattr__` builds it for `from swamp.cli.main import cli`."""
+bare Python start-up. Then `swamp.cli.fast_lane` runs `data get` and
+`model method run` in their usual forms without click either (the same
+command bodies, the same error rendering); everything else, and any form
+the lane does not take, goes to click. The click group, `cli`, is built on
+first use: the module's `__getattr__` builds it for
+`from swamp.cli.main import cli`."""
 
 from __future__ import annotations
 
@@ -90,6 +94,11 @@ def main(argv=None) -> None:
         from swamp.cli.fast_help import try_print
 
         code = try_print(list(args), GROUPS)  # `swamp --help`, `-h` or nothing: no click
+        if code is not None:
+            sys.exit(code)
+        from swamp.cli.fast_lane import try_run
+
+        code = try_run(list(args))  # `data get`, `model method run` in their usual forms: no click
         if code is not None:
             sys.exit(code)
     from swamp.cli.errors import run_cli

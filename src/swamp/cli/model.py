@@ -1,13 +1,11 @@
 from __future__ import annotations
 
-import sys
-
 import click
 
 from swamp.cli.inputs import collect_batch, input_options, parse_pairs
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, show_failure_log, table
-from swamp.cli.report import run_options, say_reports, selections
+from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, table
+from swamp.cli.report import run_options
 from swamp.errors import UsageError
 
 
@@ -225,73 +223,10 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
     Example: swamp model method run hello execute --input run='echo hi'
 
     Example: swamp model method run command/shell execute greet --input run='echo hi'"""
-    from swamp.app.methods import run_batch, run_direct
-    from swamp.cli.activity import activity_for
+    from swamp.cli import method_run as body
 
-    reports, checks = selections(options)
-    direct = "/" in model_name
-    if direct and not direct_name:
-        raise UsageError(f"{model_name} is a type: name the model to run it as",
-                         hint=f"swamp model method run {model_name} {method_name} NAME")
-    if not direct and direct_name:
-        raise UsageError(f"NAME is only for running a type directly; {model_name!r} is a model",
-                         hint=f"swamp model method run {model_name} {method_name}")
-    from swamp.app import running
-
-    batch = collect_batch(input_, input_file, stdin_input)
-    repo = state.repo()
-    with activity_for(state, f"{direct_name or model_name}.{method_name}") as activity, \
-            running.marked(repo, direct_name or model_name, method_name):  # so 'model cancel' can stop it
-        if placement and (reports != type(reports)() or any(checks)):
-            raise UsageError("--placement runs the method on a worker: reports and check options are "
-                             "not available with it yet", hint="run it without --placement")
-        if placement:  # on a worker (swamp.workers)
-            results = _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler,
-                                  parse_pairs(tag, "--tag"), activity.logged)
-        elif direct:
-            results = run_direct(repo, model_name, method_name, direct_name, batch,
-                                 tags=parse_pairs(tag, "--tag"), on_log=activity.logged,
-                                 reports=reports, checks=checks)
-        else:
-            results = run_batch(repo, model_name, method_name, batch, tags=parse_pairs(tag, "--tag"),
-                                on_log=activity.logged, reports=reports, checks=checks)
-
-    def human():
-        for result in results:
-            rec = result.record
-            say(f"{rec.modelName}.{rec.methodName}: {rec.status} in {rec.durationMs} ms")
-            for a in rec.dataArtifacts:
-                say(f"  wrote {a['kind']} {a['name']} version {a['version']}")
-            if rec.error:
-                say(f"  error: {rec.error}")
-            say_reports(result.reports)
-            if result.failure_log is not None:
-                show_failure_log(state, result.failure_log, f"swamp model output logs {rec.id}")
-
-    docs = [r.to_json() for r in results]
-    emit(state, docs[0] if len(batch) == 1 else docs, human)
-    if results and results[0].unpublished is not None:
-        raise results[0].unpublished  # done here, not published: the error on stderr, exit 1
-    if any(r.record.status != "succeeded" for r in results):
-        sys.exit(1)
-
-
-def _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler, tags, on_log=None):
-    from swamp.app.remote_steps import Placement, run_method
-    from swamp.workers.dispatch import DaskDispatcher
-    from swamp.workers.placement import parse_labels
-
-    labels = parse_labels(placement)
-    if not scheduler:
-        raise UsageError("--placement needs --scheduler (or $SWAMP_SCHEDULER)")
-    if direct or len(batch) != 1:
-        raise UsageError("--placement runs one method of a model: no type run directly, no --stdin batch")
-    dispatcher = DaskDispatcher(scheduler)
-    try:
-        return [run_method(repo, model_name, method_name, inputs=batch[0], placement=Placement(labels=labels),
-                           dispatcher=dispatcher, tags=tags, on_log=on_log)]
-    finally:
-        dispatcher.close()
+    body.run(state, model_name, method_name, direct_name, input_, input_file, stdin_input, tag,
+             placement, scheduler, **options)
 
 
 @model.command("cancel")

@@ -5,39 +5,7 @@ from __future__ import annotations
 
 import click
 
-
-class CliState:
-    """What the global options said. A plain class: start-up time matters."""
-
-    def __init__(self, *, json: bool = False, repo_dir: str | None = None, quiet: bool = False,
-                 offline: bool = False, verbose: bool = False, color: bool = True,
-                 server: str | None = None, token: str | None = None) -> None:
-        self.json = json
-        self.repo_dir = repo_dir
-        self.quiet = quiet
-        self.offline = offline
-        self.verbose = verbose
-        self.color = color
-        #: run the command on this `swamp serve` (--server; SWAMP_SERVE_URL is read when it runs)
-        self.server = server
-        self.token = token
-
-    def repo(self):
-        from swamp.cli.logs import configure
-        from swamp.repo.context import Repo
-
-        configure(json_mode=self.json)  # before anything that may log a warning
-        repo = Repo.open(self.repo_dir)
-        repo.offline = self.offline
-        repo.on_config_read = _refresh_config
-        return repo
-
-
-def _refresh_config(repo) -> None:
-    """Managed config: pull before the first read of the config tier."""
-    from swamp.app.managed_config import refresh
-
-    refresh(repo)
+from swamp.cli.state import CliState  # noqa: F401  (re-exported: it lives without click, for the fast lane)
 
 
 def _set(field):

@@ -7,9 +7,8 @@ import json
 import sys
 from typing import Any, Callable, Sequence
 
-import click
-
-from swamp.cli.options import CliState
+from swamp.cli.echo import echo
+from swamp.cli.state import CliState
 
 
 def to_json(data: Any) -> str:
@@ -20,7 +19,7 @@ def to_json(data: Any) -> str:
 
 def emit(state: CliState, data: Any, human: Callable[[], None] | str | None = None) -> None:
     if state.json:
-        click.echo(to_json(data))
+        echo(to_json(data))
         return
     if state.quiet:
         return
@@ -29,7 +28,7 @@ def emit(state: CliState, data: Any, human: Callable[[], None] | str | None = No
     elif isinstance(human, str):
         say(human)
     else:
-        click.echo(to_json(data))
+        echo(to_json(data))
 
 
 def say(text: str, *, err: bool = False) -> None:
@@ -39,7 +38,7 @@ def say(text: str, *, err: bool = False) -> None:
     from swamp.vault.redact import redact_text
 
     text = redact_text(text)
-    click.echo(colour.line(text, colour.enabled(sys.stderr if err else sys.stdout)), err=err)
+    echo(colour.line(text, colour.enabled(sys.stderr if err else sys.stdout)), err=err)
 
 
 def say_diff(text: str) -> None:
@@ -47,7 +46,7 @@ def say_diff(text: str) -> None:
     from swamp.cli import colour
     from swamp.vault.redact import redact_text
 
-    click.echo(colour.diff(redact_text(text.rstrip("\n")), colour.enabled(sys.stdout)))
+    echo(colour.diff(redact_text(text.rstrip("\n")), colour.enabled(sys.stdout)))
 
 
 def human_size(n: int | float | None) -> str:
@@ -81,7 +80,7 @@ def table(rows: Sequence[dict], columns: Sequence[str], headers: Sequence[str] |
               and not isinstance(r.get(c), bool) else _cell(r.get(c)) for c in columns] for r in rows]
     widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
     painted = [c in STATUS_COLUMNS for c in columns]
-    click.echo(redact_text("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()))
+    echo(redact_text("  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()))
     for row in cells:
         line = []
         for i, (v, w) in enumerate(zip(row, widths)):
@@ -89,7 +88,7 @@ def table(rows: Sequence[dict], columns: Sequence[str], headers: Sequence[str] |
             if painted[i] and on:
                 cell = colour.paint(v, colour.status_role(v)) + cell[len(v):]
             line.append(cell)
-        click.echo(redact_text("  ".join(line).rstrip()))
+        echo(redact_text("  ".join(line).rstrip()))
 
 
 def _cell(v: Any) -> str:
@@ -108,6 +107,8 @@ def confirm(state: CliState, yes: bool, question: str) -> None:
         from swamp.errors import UsageError
 
         raise UsageError(f"{question} (pass -y to confirm)")
+    import click
+
     click.confirm(question, abort=True)
 
 
@@ -161,6 +162,8 @@ def open_in_editor(state: CliState, path, kind: str, name: str, *, managed: bool
         publish = " and 'swamp datastore config publish'" if managed else ""
         raise UsageError(f"{kind} edit needs a terminal",
                          hint=f"edit {path} with any editor, then run 'swamp {kind} validate {name}'{publish}")
+    import click
+
     if managed:
         from swamp.app.managed_config import edit_privately
 

@@ -8,7 +8,7 @@ import threading
 import time
 from typing import Callable, TextIO
 
-from swamp.cli.options import CliState
+from swamp.cli.state import CliState
 from swamp.cli.output import human_size
 
 Progress = Callable[[str, int, int, int, int], None]

@@ -7,6 +7,7 @@ import click
 
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import emit, say, table
+from swamp.cli.run_reports import say_reports, selections  # noqa: F401  (for model.py and workflow.py)
 
 
 def run_options(fn):
@@ -24,27 +25,6 @@ def run_options(fn):
     for option in reversed(options):
         fn = option(fn)
     return fn
-
-
-def selections(kwargs: dict):
-    """(reports.run.Selection, checks) from the options run_options added
-    (popped from ``kwargs``)."""
-    from swamp.reports.run import Selection
-
-    reports = Selection(requested=tuple(kwargs.pop("report_", ()) or ()),
-                        skip_all=bool(kwargs.pop("skip_reports", False)),
-                        skip=tuple(kwargs.pop("skip_report", ()) or ()))
-    checks = (bool(kwargs.pop("skip_checks", False)), tuple(kwargs.pop("skip_check", ()) or ()))
-    return reports, checks
-
-
-def say_reports(outcomes) -> None:
-    for o in outcomes:
-        if o.status == "succeeded":
-            say(f"  report {o.report}: stored as {o.dataName} version {o.version}")
-        else:
-            where = f" (stored as {o.dataName} version {o.version})" if o.stored and o.dataName else ""
-            say(f"  report {o.report} failed{where}: {o.error}")
 
 
 @click.group("report")
