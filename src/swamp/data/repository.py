@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from swamp.data import latest_hint, layout
+from swamp.data import latest_hint, layout, metadata_write
 from swamp.data.metadata_read import read_metadata
 from swamp.datastore.base import Datastore
 from swamp.errors import NotFoundError
@@ -118,12 +118,9 @@ class DataRepository:
         return self._finish(model_type, model_id, vdir, meta_fields, version, size, sha256)
 
     def _finish(self, model_type, model_id, vdir, meta_fields, version, size, sha256) -> DataRecord:
-        from swamp.data.metadata import DataMetadata
-
-        meta = DataMetadata(**{**meta_fields, "version": version, "size": size, "sha256": sha256})
-        self.ds.write_bytes(f"{vdir}/{layout.METADATA}",
-                            yamlio.dumps(meta.model_dump(exclude_none=True)).encode())
-        return DataRecord(model_type, model_id, DocView(meta.model_dump()))
+        doc = metadata_write.build({**meta_fields, "version": version, "size": size, "sha256": sha256})
+        self.ds.write_bytes(f"{vdir}/{layout.METADATA}", yamlio.dumps(metadata_write.without_none(doc)).encode())
+        return DataRecord(model_type, model_id, DocView(doc))
 
     # --------------------------------------------------------------- reads
     def metadata(self, model_type: str, model_id: str, name: str, version: int) -> DocView:

@@ -4,9 +4,7 @@ the run log beside it.
 
 from __future__ import annotations
 
-from typing import Iterator, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Iterator
 
 from swamp.datastore.base import Datastore
 from swamp.errors import NotFoundError
@@ -14,33 +12,113 @@ from swamp.util import documents, yamlio
 
 OUTPUTS = "outputs"
 
+#: the record's fields in the schema's order (models/output_schema.py), with
+#: their defaults (a list or dict default is a new one per record)
+_REQUIRED = ("id", "definitionId", "modelName", "modelType", "modelVersion", "methodName", "status",
+             "startedAt", "completedAt", "durationMs")
+_DEFAULTS: dict[str, Any] = {"dataArtifacts": list, "inputs": list, "tags": dict, "triggeredBy": "manual",
+                             "workflowRunId": None, "workflowName": None, "stepName": None, "error": None,
+                             "logFile": None, "pid": None}
+_FIELDS = _REQUIRED + tuple(_DEFAULTS)
+_STATUS = ("succeeded", "failed", "cancelled")
+_TRIGGERS = ("manual", "workflow", "model")
+_SCALARS = (str, int, float, bool, type(None))
 
-class OutputRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
-    id: str
-    definitionId: str
-    modelName: str
-    modelType: str
-    modelVersion: str
-    methodName: str
-    status: Literal["succeeded", "failed", "cancelled"]
-    startedAt: str
-    completedAt: str
-    durationMs: int
-    dataArtifacts: list[dict] = Field(default_factory=list)
-    inputs: list[str] = Field(default_factory=list)  # key names only: values may be secret
-    tags: dict[str, str] = Field(default_factory=dict)
-    triggeredBy: Literal["manual", "workflow", "model"] = "manual"
-    workflowRunId: str | None = None
-    workflowName: str | None = None
-    stepName: str | None = None
-    error: str | None = None
-    logFile: str | None = None
-    pid: int | None = None
+class OutputRecord:
+    """One method run's record, as the runner builds it and as a read gives
+    it back: attributes named as the document's keys.
+
+    Its schema is ``models/output_schema.OutputRecordSchema``; building a
+    record does not import it (pydantic costs a no-op run most of its
+    start-up) when every value is exactly of the type the schema keeps, as
+    the runner's always are. Anything else (a tuple for a list, an unknown
+    key, a wrong type) goes to the schema, which normalizes it or raises its
+    ValidationError, so a record never holds what the schema would refuse."""
+
+    __slots__ = _FIELDS
+
+    def __init__(self, **values: Any) -> None:
+        if not _exact(values):
+            from swamp.models.output_schema import OutputRecordSchema
+
+            values = OutputRecordSchema(**values).model_dump()
+        for name in _REQUIRED:
+            setattr(self, name, values[name])
+        for name, default in _DEFAULTS.items():
+            value = values.get(name, default)
+            setattr(self, name, value() if value is list or value is dict else value)
+
+    @classmethod
+    def from_schema(cls, model) -> "OutputRecord":
+        """The record a validated schema model holds."""
+        rec = cls.__new__(cls)
+        for name, value in model.model_dump().items():
+            setattr(rec, name, value)
+        return rec
 
     def to_json(self) -> dict:
-        return self.model_dump(exclude_none=True)
+        """The document as written: the schema's ``model_dump(exclude_none=True)``."""
+        out: dict = {}
+        for name in _FIELDS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if name == "dataArtifacts":
+                value = [dict(a) for a in value]
+            elif type(value) is list or type(value) is dict:
+                value = value.copy()
+            out[name] = value
+        return out
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OutputRecord):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in _FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the pydantic model it mirrors
+
+    def __repr__(self) -> str:
+        return "OutputRecord(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in _FIELDS) + ")"
+
+
+def _opt_str(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _exact(values: dict) -> bool:
+    """Whether ``values`` are exactly what the schema keeps: every required
+    key, no other key, each value of the type the schema gives back as is."""
+    for name in _REQUIRED:
+        if name not in values:
+            return False
+    for name, value in values.items():
+        if name in ("id", "definitionId", "modelName", "modelType", "modelVersion", "methodName", "startedAt",
+                    "completedAt"):
+            ok = type(value) is str
+        elif name == "status":
+            ok = type(value) is str and value in _STATUS
+        elif name == "durationMs":
+            ok = type(value) is int
+        elif name == "dataArtifacts":
+            ok = type(value) is list and all(
+                type(a) is dict and all(type(k) is str and type(v) in _SCALARS for k, v in a.items())
+                for a in value)
+        elif name == "inputs":
+            ok = type(value) is list and all(type(v) is str for v in value)
+        elif name == "tags":
+            ok = type(value) is dict and all(type(k) is str and type(v) is str for k, v in value.items())
+        elif name == "triggeredBy":
+            ok = type(value) is str and value in _TRIGGERS
+        elif name in ("workflowRunId", "workflowName", "stepName", "error", "logFile"):
+            ok = _opt_str(value)
+        elif name == "pid":
+            ok = value is None or type(value) is int
+        else:
+            return False  # unknown key: the schema names it
+        if not ok:
+            return False
+    return True
 
 
 def record_path(rec: OutputRecord) -> str:
@@ -65,7 +143,10 @@ def iter_records(ds: Datastore) -> Iterator[tuple[str, OutputRecord]]:
 
 
 def load_record(ds: Datastore, rel: str) -> OutputRecord:
-    return documents.validate(OutputRecord, yamlio.loads(ds.read_bytes(rel).decode(), rel), rel)
+    from swamp.models.output_schema import OutputRecordSchema
+
+    doc = documents.validate(OutputRecordSchema, yamlio.loads(ds.read_bytes(rel).decode(), rel), rel)
+    return OutputRecord.from_schema(doc)
 
 
 #: the shortest id prefix accepted (a shorter one matches too much to mean one run)
