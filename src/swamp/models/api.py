@@ -12,65 +12,125 @@ Plain functions, decorators and pydantic models; nothing to subclass::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Callable
-
-from pydantic import BaseModel, ConfigDict
+from typing import TYPE_CHECKING, Any, Callable
 
 from swamp.errors import ValidationError
 from swamp.models.specs import METHOD_KINDS, check_gc_policy, check_lifetime, infer_kind
+from swamp.util.fast_schema import LazySchema
 from swamp.util.names import check_type_name
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+# pydantic is not imported here: a built-in type declares its schemas as
+# LazySchema (util/fast_schema.py), and an extension's own pydantic classes
+# come with pydantic already imported.
 
 CALVER_RE = re.compile(r"^\d{4}\.\d{2}\.\d{2}\.\d+$")
 SPEC_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+METHOD_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
+
+_no_arguments: Any = None
 
 
-class _NoArguments(BaseModel):
-    # Built on first use (defer_build): a type with arguments never needs it.
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+def _NoArguments() -> type[BaseModel]:  # noqa: N802 - stands for the class it builds
+    """The schema of no arguments, built on first use: a type with
+    arguments never needs it."""
+    global _no_arguments
+    if _no_arguments is None:
+        from pydantic import BaseModel, ConfigDict
+
+        class _NoArguments(BaseModel):
+            model_config = ConfigDict(extra="forbid")
+
+        _no_arguments = _NoArguments
+    return _no_arguments
 
 
-@dataclass
+def _model(schema) -> Any:
+    """The pydantic class a declared schema stands for (a LazySchema's is
+    imported now)."""
+    return schema.model() if isinstance(schema, LazySchema) else schema
+
+
 class ResourceSpec:
-    name: str
-    schema: type[BaseModel] | None
-    lifetime: str
-    garbage_collection: int | str | None
-    description: str = ""
-    sensitive: bool = False
+    """A resource a type writes. ``schema`` is its pydantic class (a
+    built-in's is imported when first read); ``lazy`` its LazySchema, if
+    declared so."""
+
+    def __init__(self, name: str, schema, lifetime: str, garbage_collection: int | str | None,
+                 description: str = "", sensitive: bool = False) -> None:
+        self.name = name
+        self.lazy: LazySchema | None = schema if isinstance(schema, LazySchema) else None
+        self._schema = schema
+        self.lifetime = lifetime
+        self.garbage_collection = garbage_collection
+        self.description = description
+        self.sensitive = sensitive
+
+    @property
+    def schema(self) -> type[BaseModel] | None:
+        return _model(self._schema)
+
+    def __repr__(self) -> str:
+        return (f"ResourceSpec(name={self.name!r}, schema={self._schema!r}, lifetime={self.lifetime!r}, "
+                f"garbage_collection={self.garbage_collection!r}, description={self.description!r}, "
+                f"sensitive={self.sensitive!r})")
 
 
-@dataclass
 class FileSpec:
-    name: str
-    content_type: str
-    lifetime: str
-    garbage_collection: int | str | None
-    description: str = ""
-    streaming: bool = False
+    def __init__(self, name: str, content_type: str, lifetime: str, garbage_collection: int | str | None,
+                 description: str = "", streaming: bool = False) -> None:
+        self.name = name
+        self.content_type = content_type
+        self.lifetime = lifetime
+        self.garbage_collection = garbage_collection
+        self.description = description
+        self.streaming = streaming
+
+    def __repr__(self) -> str:
+        return (f"FileSpec(name={self.name!r}, content_type={self.content_type!r}, lifetime={self.lifetime!r}, "
+                f"garbage_collection={self.garbage_collection!r}, description={self.description!r}, "
+                f"streaming={self.streaming!r})")
 
 
-@dataclass
 class MethodSpec:
-    name: str
-    fn: Callable[..., Any]
-    description: str
-    arguments: type[BaseModel] | None
-    kind: str
-    _merged: type[BaseModel] | None = field(default=None, repr=False)
+    """A method. ``arguments`` is its own pydantic class of arguments, or
+    None (a built-in's is imported when first read)."""
+
+    def __init__(self, name: str, fn: Callable[..., Any], description: str, arguments, kind: str) -> None:
+        self.name = name
+        self.fn = fn
+        self.description = description
+        self.lazy: LazySchema | None = arguments if isinstance(arguments, LazySchema) else None
+        self._arguments = arguments
+        self.kind = kind
+        self._merged: Any = None
+        self._fast: Any = None
+
+    @property
+    def arguments(self) -> type[BaseModel] | None:
+        if self.lazy is not None:
+            return self.lazy.model()
+        return self._arguments
+
+    def __repr__(self) -> str:
+        return (f"MethodSpec(name={self.name!r}, fn={self.fn!r}, description={self.description!r}, "
+                f"arguments={self._arguments!r}, kind={self.kind!r})")
 
 
-def _strict(model: type[BaseModel] | None) -> type[BaseModel] | None:
-    """Argument schemas refuse unknown keys: nothing is dropped silently."""
-    if model is None:
-        return None
+def _strict(model):
+    """Argument schemas refuse unknown keys: nothing is dropped silently
+    (a LazySchema's class is declared so: tests check it)."""
+    if model is None or isinstance(model, LazySchema):
+        return model
     if model.model_config.get("extra") == "forbid":
         return model
     return _forbid_extra(model)
 
 
 def _forbid_extra(model: type[BaseModel]) -> type[BaseModel]:
-    return type(model.__name__, (model,), {"model_config": ConfigDict(**{**model.model_config, "extra": "forbid"}),
+    return type(model.__name__, (model,), {"model_config": {**model.model_config, "extra": "forbid"},
                                            "__module__": model.__module__})
 
 
@@ -89,7 +149,8 @@ class ModelType:
         self.type = type
         self.version = version
         self.description = description
-        self.global_arguments: type[BaseModel] = _strict(global_arguments) or _NoArguments
+        #: as declared: a pydantic class, a LazySchema, or None
+        self._global_arguments = _strict(global_arguments)
         self.resources: dict[str, ResourceSpec] = {}
         self.files: dict[str, FileSpec] = {}
         self.methods: dict[str, MethodSpec] = {}
@@ -99,6 +160,12 @@ class ModelType:
         #: (through ctx.shell_secrets / ctx.resolve_secrets) instead of the runner
         self.secret_passthrough: set[str] = set()
 
+    @property
+    def global_arguments(self) -> type[BaseModel]:
+        """The pydantic class of its global arguments (a built-in's is
+        imported now)."""
+        return _model(self._global_arguments) or _NoArguments()
+
     # ------------------------------------------------------------ declaring
     def _check_spec_name(self, name: str) -> None:
         if not SPEC_RE.match(name):
@@ -106,7 +173,7 @@ class ModelType:
         if name in self.resources or name in self.files:
             raise ValidationError(f"{self.type}: spec {name!r} is declared twice")
 
-    def resource(self, name: str, *, schema: type[BaseModel] | None = None, lifetime: str = "infinite",
+    def resource(self, name: str, *, schema: type[BaseModel] | LazySchema | None = None, lifetime: str = "infinite",
                  garbage_collection: int | str | None = None, description: str = "",
                  sensitive: bool = False) -> ResourceSpec:
         self._check_spec_name(name)
@@ -125,10 +192,10 @@ class ModelType:
         return spec
 
     def method(self, name: str | None = None, *, description: str = "",
-               arguments: type[BaseModel] | None = None, kind: str | None = None):
+               arguments: type[BaseModel] | LazySchema | None = None, kind: str | None = None):
         def decorator(fn):
             mname = name or fn.__name__
-            if not re.match(r"^[a-zA-Z][a-zA-Z0-9_]*$", mname):
+            if not METHOD_RE.match(mname):
                 raise ValidationError(f"{self.type}: invalid method name {mname!r}")
             if mname in self.methods:
                 raise ValidationError(f"{self.type}: method {mname!r} is declared twice")
@@ -159,15 +226,35 @@ class ModelType:
         """Global and method arguments merged into one schema (method wins)."""
         spec = self.methods[method]
         if spec._merged is None:
-            if spec.arguments is None:
+            own = spec.arguments
+            if own is None:
                 spec._merged = self.global_arguments
             else:
                 spec._merged = type(
-                    f"{spec.arguments.__name__}WithGlobals",
-                    (spec.arguments, self.global_arguments),
-                    {"model_config": ConfigDict(extra="forbid"), "__module__": spec.arguments.__module__},
+                    f"{own.__name__}WithGlobals",
+                    (own, self.global_arguments),
+                    {"model_config": {"extra": "forbid"}, "__module__": own.__module__},
                 )
         return spec._merged
+
+    def fast_arguments(self, method: str) -> LazySchema | None:
+        """The fast path of ``method``'s merged arguments, when the type
+        declares every one of its argument schemas as a LazySchema (a
+        built-in); None for any other type, whose methods receive pydantic
+        instances as always."""
+        spec = self.methods[method]
+        if spec._fast is None:
+            glob, own = self._global_arguments, spec._arguments
+            if not (isinstance(glob, LazySchema) or isinstance(own, LazySchema)) \
+                    or not isinstance(glob, (LazySchema, type(None))) \
+                    or not isinstance(own, (LazySchema, type(None))):
+                spec._fast = False
+            elif own is None:
+                spec._fast = glob
+            else:
+                spec._fast = own.merged(glob, lambda: self.arguments_model(method),
+                                        f"{own.__name__}WithGlobals")
+        return spec._fast or None
 
     def describe(self) -> dict:
         return {
@@ -179,7 +266,7 @@ class ModelType:
                 name: {
                     "description": m.description,
                     "kind": m.kind,
-                    "arguments": (m.arguments or _NoArguments).model_json_schema(),
+                    "arguments": (m.arguments or _NoArguments()).model_json_schema(),
                 }
                 for name, m in sorted(self.methods.items())
             },

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from swamp.errors import ValidationError
 from swamp.models.api import ModelType
-from swamp.models.definitions import Definition
 from swamp.models.inputs import CliString, coerce_field, validate_inputs
 from swamp.util.documents import format_errors
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from swamp.models.definition_schema import Definition
 
 #: (value, variables, source, field) -> value with ${{ }} evaluated.
 Renderer = Callable[[Any, dict, str, str], Any]
@@ -41,6 +42,62 @@ def referenced_inputs(value: Any) -> set[str] | None:
             return None
         names |= found
     return names
+
+
+class ArgumentSchema:
+    """The merged arguments of one method, asked what a run needs. A type
+    that declares its schemas as LazySchema (a built-in) answers from its
+    fast-path table while values are exactly what the table takes, and
+    from its pydantic class otherwise; any other type, from its pydantic
+    class, as it always has."""
+
+    def __init__(self, model_type: ModelType, method: str) -> None:
+        self.model_type, self.method = model_type, method
+        self.fast = model_type.fast_arguments(method)
+
+    @property
+    def model(self) -> type[BaseModel]:
+        return self.model_type.arguments_model(self.method)
+
+    def names(self) -> Any:
+        return self.fast.fields if self.fast is not None else self.model.model_fields
+
+    def required(self) -> list[str]:
+        if self.fast is not None:
+            return self.fast.required
+        return [k for k, f in self.model.model_fields.items() if f.is_required()]
+
+    def properties(self) -> dict:
+        """Each field's JSON schema, as far as coercing a command-line
+        value needs it (its type)."""
+        if self.fast is not None:
+            return {k: {"type": f.json_type()} for k, f in self.fast.fields.items() if f.json_type()}
+        # The JSON schema (pydantic.json_schema, a few ms) only when inputs need coercing.
+        return self.model.model_json_schema().get("properties", {})
+
+    def fits(self, key: str, value: Any) -> bool:
+        """``value`` is exactly what the field takes (no need to ask the class)."""
+        return self.fast is not None and self.fast.fields[key].fits(value)
+
+    def validate(self, values: Any, what: str) -> Any:
+        """The arguments, validated; a ValidationError naming every problem
+        (``what``: whose arguments) when they are not."""
+        if self.fast is not None:
+            args = self.fast.fast(values)
+            if args is not None:
+                return args
+        from pydantic import ValidationError as PydanticError
+
+        try:
+            model = self.model.model_validate(values)
+        except PydanticError as e:
+            msg, hint = format_errors(e, self.model)
+            raise ValidationError(f"{what}: invalid arguments: {msg}", hint=hint) from None
+        if self.fast is not None:  # a built-in's method gets the same kind of object either way
+            from swamp.util.fast_schema import Arguments
+
+            return Arguments(model.model_dump())
+        return model
 
 
 def method_values(definition: Definition, method: str) -> dict:
@@ -80,8 +137,8 @@ def split_inputs(definition: Definition, model_type: ModelType, method: str,
     wrongly typed one fails before anything is written). A required input
     is demanded only when the method's arguments read it."""
     inputs = dict(inputs or {})
-    schema_model = model_type.arguments_model(method)
-    fields = schema_model.model_fields
+    schema = ArgumentSchema(model_type, method)
+    fields = schema.names()
     if definition.inputs is None:
         declared_schema, names = None, set()
     else:
@@ -106,15 +163,15 @@ def split_inputs(definition: Definition, model_type: ModelType, method: str,
         if used is not None:
             declared_schema["required"] = [r for r in declared_schema.get("required") or [] if r in used]
         declared = validate_inputs(declared_schema, as_inputs, what=f"inputs of model {definition.name!r}")
-    # The JSON schema (pydantic.json_schema, a few ms) only when inputs need coercing.
-    props = schema_model.model_json_schema().get("properties", {}) if as_arguments else {}
+    props = schema.properties() if as_arguments else {}
     try:
         arguments = {k: coerce_field(k, v, props.get(k)) for k, v in as_arguments.items()}
     except ValidationError as e:
         raise ValidationError(f"model {definition.name!r} method {method!r}: invalid input {e.message}") from None
     arguments = {k: str(v) if isinstance(v, CliString) else v for k, v in arguments.items()}
     for k, v in arguments.items():
-        _check_field(definition, method, schema_model, k, v)
+        if not schema.fits(k, v):
+            _check_field(definition, method, schema.model, k, v)
     return declared, arguments
 
 
@@ -123,8 +180,7 @@ def missing_arguments(definition: Definition, model_type: ModelType, method: str
     """The required arguments of ``method`` that neither the definition nor
     ``given`` (run-time inputs) gives a value, and that have no default."""
     values = {**method_values(definition, method), **(given or {})}
-    return sorted(k for k, f in model_type.arguments_model(method).model_fields.items()
-                  if f.is_required() and k not in values)
+    return sorted(k for k in ArgumentSchema(model_type, method).required() if k not in values)
 
 
 def _check_field(definition: Definition, method: str, schema_model: type[BaseModel], key: str, value) -> None:
@@ -155,8 +211,10 @@ def resolve_arguments(
     variables: dict | None = None,
     renderer: Renderer | None = None,
 ) -> tuple[BaseModel, dict]:
-    """Return (validated arguments, the inputs used)."""
-    schema_model = model_type.arguments_model(method)
+    """Return (validated arguments, the inputs used). A type with a fast
+    path (a built-in) gets them as util/fast_schema.Arguments: the pydantic
+    instance's attributes, without pydantic."""
+    schema = ArgumentSchema(model_type, method)
     raw = method_values(definition, method)
     declared, arguments = split_inputs(definition, model_type, method, inputs)
     raw.update(arguments)  # each argument given at run time overrides the definition's value
@@ -171,12 +229,5 @@ def resolve_arguments(
     render = renderer or _verbatim
     resolved = render(raw, ctx_vars, source or f"models/{definition.type}/{definition.name}.yaml",
                       "globalArguments")
-    from pydantic import ValidationError as PydanticError
-
-    try:
-        args = schema_model.model_validate(resolved)
-    except PydanticError as e:
-        msg, hint = format_errors(e, schema_model)
-        raise ValidationError(f"model {definition.name!r} method {method!r}: invalid arguments: {msg}",
-                              hint=hint) from None
+    args = schema.validate(resolved, f"model {definition.name!r} method {method!r}")
     return args, used_inputs

@@ -8,19 +8,22 @@ import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import BaseModel
+import sys
+from typing import TYPE_CHECKING, Any
 
 from swamp.data import layout
 from swamp.data.repository import DataRepository
 from swamp.errors import NotFoundError, ValidationError
 from swamp.models.api import ModelType
-from swamp.models.definitions import Definition
 from swamp.util import clock
 from swamp.util.ids import new_id
 from swamp.util.names import check_data_name
 from swamp.vault.redact import redact_bytes, redact_text
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from swamp.models.definition_schema import Definition
 
 
 @dataclass
@@ -165,9 +168,12 @@ class Context:
             raise ValidationError(f"{self.model_type.type} declares no resource {spec_name!r}",
                                   hint=f"declared: {', '.join(sorted(self.model_type.resources)) or 'none'}")
         check_data_name(name)
-        if isinstance(data, BaseModel):
+        if _is_model(data):
             data = data.model_dump(mode="json")
-        if spec.schema is not None:
+        fast = spec.lazy.fast(data) if getattr(spec, "lazy", None) is not None else None
+        if fast is not None:  # exactly what its schema takes: the same as the schema would give
+            data = fast.model_dump()
+        elif spec.schema is not None:
             from pydantic import ValidationError as PydanticError
 
             try:
@@ -342,6 +348,13 @@ class EphemeralFileWriter:
             "tags": dict(sorted(meta["tags"].items())), "lifetime": "ephemeral", "content": content,
             "model": ctx.definition.name, "id": meta["id"]}
         self.artifact = Artifact(self._name, self._spec_name, 0, "file")
+
+
+def _is_model(value: Any) -> bool:
+    """A pydantic instance? (Without importing pydantic: if nobody has,
+    there is none.)"""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(value, pydantic.BaseModel)
 
 
 def _decode(content_type: str, raw: bytes) -> Any:

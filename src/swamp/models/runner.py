@@ -10,19 +10,22 @@ import os
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swamp.data.repository import DataRepository
 from swamp.errors import NotFoundError, SwampError
 from swamp.models.arguments import check_inputs, resolve_arguments
 from swamp.models.context import Context, RunInfo
-from swamp.models.definitions import Definition, find_definition
+from swamp.models.definition_files import find, read_definition
 from swamp.models.outputs import OutputRecord, write_record
 from swamp.models.registry import Registry, registry_for
 from swamp.util import clock, tracing
 from swamp.util.ids import new_id
 from swamp.util.names import did_you_mean
 from swamp.vault.redact import redact_text
+
+if TYPE_CHECKING:
+    from swamp.models.definition_schema import Definition
 
 
 class Runner:
@@ -47,8 +50,11 @@ class Runner:
     def check(self, model: str | Definition, method: str, inputs: dict | None = None) -> tuple[Definition, Any]:
         """What can be checked before a command takes any lease or pulls:
         the definition, its type, the method and the inputs (no expression
-        is evaluated). Returns (definition, model type)."""
-        definition = model if isinstance(model, Definition) else find_definition(self.repo, model)[1]
+        is evaluated). Returns (definition, model type). A model named here is
+        read on the fast path when its file is exactly as expected (a
+        util/documents.DocView with the Definition's attributes), else as
+        the pydantic Definition."""
+        definition = find(self.repo, model, read_definition)[1] if isinstance(model, str) else model
         model_type = self.registry.get(definition.type)
         if method not in model_type.methods:
             raise NotFoundError(

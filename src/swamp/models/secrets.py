@@ -4,9 +4,10 @@ is registered with the redactor first."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 def _lookup(repo):
@@ -31,7 +32,11 @@ def resolve_arguments(repo, args: BaseModel, passthrough: set[str]) -> BaseModel
     data = dict(args)
     updates = {k: resolve(repo, v) for k, v in data.items()
                if k not in passthrough and sentinel.find_sentinels(v)}
-    return args.model_copy(update=updates) if updates else args
+    if not updates:
+        return args
+    if isinstance(args, dict):  # arguments read on the fast path (util/fast_schema.Arguments)
+        return type(args)({**args, **updates})
+    return args.model_copy(update=updates)
 
 
 def shell_env(repo, command: str) -> tuple[str, dict[str, str]]:

@@ -16,6 +16,9 @@ REF_RE = re.compile(r"^\$\{\{ vault\.get\('([a-z0-9][a-z0-9_-]*)', '([A-Za-z0-9]
 def sensitive_fields(spec) -> set[str]:
     """Top-level fields marked ``Field(json_schema_extra={"sensitive": True})``,
     or every field when the whole resource is declared sensitive."""
+    lazy = getattr(spec, "lazy", None)
+    if lazy is not None:  # a built-in's schema declares them in its fast-path table
+        return set(lazy.fields) if spec.sensitive else lazy.sensitive
     if spec.schema is None:
         return set()
     if spec.sensitive:
@@ -42,11 +45,11 @@ def _default_vault(repo) -> str:
 
 def store_sensitive(repo, data: dict, fields: set[str], key_prefix: str) -> dict:
     """A copy of ``data`` whose sensitive values live in a vault."""
+    if not fields:
+        return data
     from swamp.vault.redact import register_secret
     from swamp.vault.service import put_secret
 
-    if not fields:
-        return data
     vault = _default_vault(repo)
     out = dict(data)
     for name in sorted(fields):

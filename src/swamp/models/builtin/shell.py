@@ -6,36 +6,48 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError
 from swamp.models.api import ModelType
-from swamp.models.context import Context
 from swamp.util import clock, processes, tracing
+from swamp.util.fast_schema import FastField, LazySchema
 from swamp.vault.sentinel import describe_sentinels
 
+if TYPE_CHECKING:
+    from swamp.models.builtin.shell_schemas import ShellArguments
+    from swamp.models.context import Context
 
-class ShellArguments(BaseModel):
-    run: str = Field(description="The command, run by /bin/sh -c")
-    workingDir: str | None = Field(default=None, description="Directory to run in (default: the repository root)")
-    timeout: int | None = Field(default=None, ge=1, description="Kill the command after this many milliseconds")
-    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables")
-    ignoreExitCode: bool = Field(default=False, description="Succeed even when the command exits non-zero")
+# The schemas are the pydantic classes in shell_schemas.py, imported only
+# when something needs them (describe, or a value the fast path leaves to
+# them); these tables let a plain run check its arguments and its result
+# without pydantic (util/fast_schema.py; tests/unit/test_fast_schema.py
+# keeps them equal to the classes).
+SHELL_ARGUMENTS = LazySchema("swamp.models.builtin.shell_schemas:ShellArguments", {
+    "run": FastField(str),
+    "workingDir": FastField(str, None, default=None),
+    "timeout": FastField(int, None, default=None, ge=1),
+    "env": FastField(dict, factory=dict, values=str),
+    "ignoreExitCode": FastField(bool, default=False),
+})
+SHELL_RESULT = LazySchema("swamp.models.builtin.shell_schemas:ShellResult", {
+    "exitCode": FastField(int), "executedAt": FastField(str), "command": FastField(str),
+    "durationMs": FastField(int), "stdout": FastField(str), "stderr": FastField(str),
+})
 
 
-class ShellResult(BaseModel):
-    exitCode: int
-    executedAt: str
-    command: str
-    durationMs: int
-    stdout: str
-    stderr: str
+def __getattr__(name: str):
+    # ShellArguments and ShellResult, still importable from here.
+    if name in ("ShellArguments", "ShellResult"):
+        from swamp.models.builtin import shell_schemas
+
+        return getattr(shell_schemas, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-shell = ModelType("command/shell", version="2026.11.30.1", global_arguments=ShellArguments,
+shell = ModelType("command/shell", version="2026.11.30.1", global_arguments=SHELL_ARGUMENTS,
                   description="Run a shell command; record its exit code and output")
-shell.resource("result", schema=ShellResult, lifetime="infinite", garbage_collection=10,
+shell.resource("result", schema=SHELL_RESULT, lifetime="infinite", garbage_collection=10,
                description="Exit code, output and timing of the last run")
 shell.file("log", content_type="text/plain", lifetime="infinite", garbage_collection=10,
            description="Combined stdout and stderr")
@@ -86,9 +98,9 @@ def execute(args: ShellArguments, ctx: Context) -> None:
         w.write(err)
     if not failed:
         # A result is what later steps build on: only a command that succeeded writes one.
-        ctx.write_resource("result", "result", ShellResult(
-            exitCode=code, executedAt=executed_at, command=describe_sentinels(args.run), durationMs=duration,
-            stdout=stdout.rstrip("\n"), stderr=stderr.rstrip("\n")))
+        ctx.write_resource("result", "result", {
+            "exitCode": code, "executedAt": executed_at, "command": describe_sentinels(args.run),
+            "durationMs": duration, "stdout": stdout.rstrip("\n"), "stderr": stderr.rstrip("\n")})
     ctx.log(f"exit code {code} after {duration} ms")
     if code != 0:
         # The run's log says why without opening the data: stderr's last lines.
