@@ -1,0 +1,83 @@
+"""A plain run of the built-in command/shell takes the fast path of its
+schemas and of its definition (util/fast_schema.py): it starts without
+pydantic, and its method gets the arguments the schema would give. Types
+written with pydantic (extensions, local types) get pydantic instances, as
+always."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from pydantic import BaseModel
+
+from swamp.models.runner import Runner
+from swamp.repo.context import Repo
+from swamp.util.documents import DocView
+from swamp.util.fast_schema import Arguments
+from tests.helpers import PROBE_TYPE, _env, init_repo, write_shell, write_type
+
+
+@pytest.fixture
+def repo(tmp_path):
+    path = init_repo(tmp_path / "repo")
+    write_shell(path, "m00", """
+        type: command/shell
+        id: 0b2e6a36-6c1e-4c57-9d39-1c2a3f0e9a01
+        name: m00
+        globalArguments:
+          run: "true"
+    """)
+    return path
+
+
+def test_a_plain_shell_run_starts_without_pydantic(repo):
+    code = textwrap.dedent(f"""
+        import json, sys
+        from swamp.app.methods import run_method
+        from swamp.repo.context import Repo
+        run = run_method(Repo.open({str(repo)!r}), "m00", "execute")
+        print(json.dumps({{"status": run.record.status,
+                          "pydantic": sorted(m for m in sys.modules if m.split(".")[0] == "pydantic")}}))
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), timeout=60)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out == {"status": "succeeded", "pydantic": []}
+
+
+def test_shell_arguments_and_definition_come_from_the_fast_path(repo):
+    prepared = Runner(Repo.open(repo)).prepare("m00", "execute", {"timeout": "5"})
+    assert isinstance(prepared.definition, DocView)
+    assert isinstance(prepared.args, Arguments)
+    assert prepared.args == {"run": "true", "workingDir": None, "timeout": 5, "env": {}, "ignoreExitCode": False}
+    assert prepared.args.timeout == 5 and prepared.args.model_dump()["env"] == {}
+
+
+def test_an_unusual_definition_is_read_by_the_schema(repo):
+    # version 1.0 is not exactly an int: the pydantic Definition reads (and normalizes) it
+    write_shell(repo, "m01", """
+        type: command/shell
+        name: m01
+        version: 1.0
+        globalArguments:
+          run: "true"
+    """)
+    prepared = Runner(Repo.open(repo)).prepare("m01", "execute")
+    assert not isinstance(prepared.definition, DocView)
+    assert prepared.definition.version == 1
+    assert isinstance(prepared.args, Arguments)
+
+
+def test_a_type_written_with_pydantic_gets_pydantic_instances(tmp_path):
+    path = init_repo(tmp_path / "repo")
+    write_type(path, "probe.py", PROBE_TYPE)
+    p = path / "models" / "acme" / "probe" / "p1.yaml"
+    p.parent.mkdir(parents=True)
+    p.write_text("type: acme/probe\nname: p1\nglobalArguments:\n  count: 2\n")
+    prepared = Runner(Repo.open(path)).prepare("p1", "write", {"times": "3"})
+    assert isinstance(prepared.args, BaseModel)
+    assert (prepared.args.count, prepared.args.times) == (2, 3)
