@@ -37,7 +37,6 @@ import os
 import random
 import threading
 import time
-import uuid
 from typing import Callable
 
 from swamp.datastore.locks import holder_exited
@@ -46,6 +45,7 @@ from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, Object
 from swamp.errors import LeaseLostError, LockTimeoutError
 from swamp.util import clock
 from swamp.util.ids import holder, hostname
+from swamp.util.ids import uuid4_hex
 
 from .layout import Layout
 
@@ -120,7 +120,7 @@ class Lease:
         self.watch = watch or WATCH
         self._monotonic = self.watch.monotonic
         self._sleep = sleep  # tests inject a clock: ``watch`` and ``sleep`` go together
-        self.nonce = uuid.uuid4().hex
+        self.nonce = uuid4_hex()
         self.etag: str | None = None
         self.lost = False
         #: the nonce of the holding this acquire took over (None: created);
@@ -140,7 +140,7 @@ class Lease:
             "name": self.name, "holder": holder(), "host": hostname(), "pid": os.getpid(),
             "machine": machine_identity(os.getpid()),  # where that pid means something (locks.holder_exited)
             "peer": self.peer, "nonce": self.nonce, "ttlMs": self.ttl_ms, "acquiredAt": self._acquired_at,
-            "beat": uuid.uuid4().hex,
+            "beat": uuid4_hex(),
         }).encode()
 
     # ------------------------------------------------------------------ acquire
