@@ -123,11 +123,12 @@ class Datastore(abc.ABC):
         read-modify-write never writes over a copy that changed under it.
         (The cached datastore holds its pulls off too.)"""
         import fcntl
-        import hashlib
+
+        from swamp.util.digest import sha256_hex
 
         directory = self.root / "cache" / "edits"  # local only, never synced
         directory.mkdir(parents=True, exist_ok=True)
-        name = hashlib.sha256(check_rel_path(rel).encode()).hexdigest()[:24] + ".lock"
+        name = sha256_hex(check_rel_path(rel).encode())[:24] + ".lock"
         fd = os.open(directory / name, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # dies with its process: kill -9 never leaves it held

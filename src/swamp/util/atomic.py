@@ -21,10 +21,10 @@ _HOST_TAG: str | None = None
 def _host_tag() -> str:
     global _HOST_TAG
     if _HOST_TAG is None:
-        import hashlib
-        import socket
+        from swamp.util.digest import sha256_hex
+        from swamp.util.ids import hostname
 
-        _HOST_TAG = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+        _HOST_TAG = sha256_hex(hostname().encode())[:8]
     return _HOST_TAG
 
 
@@ -78,16 +78,33 @@ def temp_beside(path: Path, makedirs: Callable[[Path], None]) -> tuple[int, str]
     directory another process removes once it is empty (a marker's, a
     pruned data directory) can vanish between the mkdir and the create;
     then it is made again."""
-    import tempfile  # here, not at import: with shutil, 2 ms of a command that writes nothing
-
     for attempt in range(5):
         makedirs(path.parent)
         try:
-            return tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
+            return mkstemp(path.parent, temp_prefix())
         except FileNotFoundError:
             if attempt == 4:
                 raise
     raise AssertionError("unreachable")
+
+
+_CREATE = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) \
+    | getattr(os, "O_BINARY", 0)
+
+
+def mkstemp(directory: Path | str, prefix: str) -> tuple[int, str]:
+    """``tempfile.mkstemp(dir=directory, prefix=prefix)``: a new file, only
+    its owner may read it (0600), created exclusively under a random name;
+    (fd, absolute name). Without the tempfile module, whose import (with
+    shutil, random and the compression modules) costs a command ~2 ms."""
+    directory = os.path.abspath(directory)
+    for _ in range(100):
+        name = os.path.join(directory, prefix + os.urandom(6).hex())
+        try:
+            return os.open(name, _CREATE, 0o600), name
+        except FileExistsError:
+            continue  # taken: another name
+    raise FileExistsError(f"no usable temporary file name found in {directory}")
 
 
 @contextlib.contextmanager

@@ -28,16 +28,16 @@ in case are the same object.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import urllib.parse
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 from swamp.util.atomic import fsync_dir
+from swamp.util.digest import sha256_hex
+from swamp.util.ids import uuid4_hex
 
 from .base import (
     ObjectMeta,
@@ -137,14 +137,14 @@ class LocalDirObjectStore(ObjectStore):
         of a file, copied in pieces (and, given its ``sha256``, refused
         before it becomes visible if the copy does not hash to it)."""
         gen = (cur.gen if cur else 0) + 1
-        nonce = uuid.uuid4().hex[:16]
+        nonce = uuid4_hex()[:16]
         # A file's hash is known only once it is copied: its header is written
         # with a placeholder of the same width, patched in place afterwards.
-        digest = hashlib.sha256(data).hexdigest()[:16] if isinstance(data, bytes) else "0" * 16
+        digest = sha256_hex(data)[:16] if isinstance(data, bytes) else "0" * 16
         etag = f"{digest}-{nonce}"
         header = json.dumps({"etag": etag, "parent": cur.etag if cur else None, "deleted": deleted})
         directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / f"{_TMP_PREFIX}{uuid.uuid4().hex}"
+        tmp = directory / f"{_TMP_PREFIX}{uuid4_hex()}"
         target = directory / _gen_name(gen)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
@@ -184,6 +184,8 @@ class LocalDirObjectStore(ObjectStore):
 
     @staticmethod
     def _copy_in(source: Path, f) -> str:
+        import hashlib
+
         h = hashlib.sha256()
         with open(source, "rb") as src:
             while chunk := src.read(COPY_CHUNK):
