@@ -5,12 +5,18 @@ reading report types and stored reports (``swamp report ...``)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.app.lifecycle import changing, reading
-from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import NotFoundError, UnpublishedError, UsageError
 from swamp.models.leases import model_lock_name
-from swamp.reports import store
-from swamp.reports.run import Selection, choose, run_reports
+
+if TYPE_CHECKING:
+    from swamp.datastore.sync.counts import SyncCounts
+    from swamp.reports.run import Selection
+
+# reports.store and reports.run load where they are used: a method run that
+# selects no report (most) never needs them.
 
 
 def registry(repo):
@@ -23,6 +29,8 @@ def registry(repo):
 def for_method(repo, definition, selection: Selection | None) -> list:
     """The report types to run after each run of ``definition``'s methods;
     refuses unknown names before anything starts."""
+    from swamp.reports.run import choose
+
     declared = getattr(definition, "reports", None) or []
     if not declared and (selection is None or (not selection.requested and not selection.skip)):
         return []
@@ -32,6 +40,8 @@ def for_method(repo, definition, selection: Selection | None) -> list:
 def after_method(repo, data, record, types) -> list:
     """Run a method run's reports. Called inside the run's session (the
     model's lease is held), so the reports go out in the run's commit."""
+    from swamp.reports.run import run_reports
+
     if not types:
         return []
     from swamp.reports.api import ReportContext
@@ -53,6 +63,8 @@ def after_method(repo, data, record, types) -> list:
 
 # ------------------------------------------------------------- workflow runs
 def for_workflow(repo, wf, selection: Selection | None) -> list:
+    from swamp.reports.run import choose
+
     declared = getattr(wf, "reports", None) or []
     if not declared and (selection is None or (not selection.requested and not selection.skip)):
         return []
@@ -65,6 +77,9 @@ FINISHED = ("succeeded", "failed", "cancelled")
 def after_workflow(repo, run, types, counts: SyncCounts) -> tuple[list, UnpublishedError | None]:
     """Run a finished workflow run's reports in one session under the lease
     of the workflow's reports. A suspended run gets them when it ends."""
+    from swamp.reports import store
+    from swamp.reports.run import run_reports
+
     if not types or run.status not in FINISHED:
         return [], None
     from swamp.data.repository import DataRepository
@@ -122,6 +137,8 @@ def describe(repo, name: str) -> dict:
 
 
 def _owner(repo, model: str | None, workflow: str | None) -> tuple[str, str, str]:
+    from swamp.reports import store
+
     if bool(model) == bool(workflow):
         raise UsageError("name the run's owner: --model MODEL or --workflow WORKFLOW (one of them)",
                          hint="swamp report list --workflow deploy")
@@ -161,6 +178,7 @@ def list_reports(repo, *, model: str | None = None, workflow: str | None = None,
     """Stored reports of a model's or a workflow's runs (of every model
     and workflow when neither is named), newest first."""
     from swamp.data.repository import DataRepository
+    from swamp.reports import store
 
     data = DataRepository(repo.datastore)
     if model or workflow:
@@ -183,6 +201,7 @@ def get(repo, name: str, *, model: str | None = None, workflow: str | None = Non
         version: int | None = None) -> dict:
     """One stored report: the latest of ``name``, of one run, or one version."""
     from swamp.data.repository import DataRepository
+    from swamp.reports import store
 
     owner_type, owner_id, owner_name = _owner(repo, model, workflow)
     data = DataRepository(repo.datastore)

@@ -12,14 +12,15 @@ run's own outcome or loses what the run wrote."""
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from swamp.errors import ValidationError
-from swamp.reports import store
-from swamp.reports.api import ReportContext, ReportType, normalise
 from swamp.util import clock
 from swamp.vault.redact import redact_text
+
+if TYPE_CHECKING:
+    from swamp.reports.api import ReportContext, ReportType
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,12 @@ def choose(registry, scope: str, declared, selection: Selection | None, where: s
 def run_reports(data, types: list[ReportType], ctx: ReportContext, run_id: str, owner: dict) -> list[Outcome]:
     """Render and store each report. Never raises for a report's failure:
     it is stored (when the store works) and returned as a failed outcome."""
+    # here, not at import: a run that selects no report never loads them
+    import traceback
+
+    from swamp.reports import store
+    from swamp.reports.api import normalise
+
     outcomes = []
     for r in types:
         doc = {"report": r.name, "scope": r.scope, "runId": run_id, "runStatus": ctx.status,
