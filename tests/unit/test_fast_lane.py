@@ -1,0 +1,231 @@
+"""The fast lane (swamp.cli.fast_lane) parses `data get` and `model method
+run` without click. Whatever command line it takes, click must have called
+the same command body with exactly the same arguments and global options;
+whatever else it is given, it must leave to click ("not mine")."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import tempfile
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from swamp.cli import data_get, fast_lane, method_run
+from swamp.cli.errors import run_cli
+
+REAL = {"data get": data_get.run, "model method run": method_run.run}
+
+_SCRATCH = tempfile.mkdtemp(prefix="swamp-fast-lane-")
+DIR = os.path.join(_SCRATCH, "repo")
+os.makedirs(DIR, exist_ok=True)
+FILE = os.path.join(_SCRATCH, "a-file")
+open(FILE, "w").close()
+MISSING = os.path.join(_SCRATCH, "not-there")
+
+
+def _bound(command: str, args: tuple, kwargs: dict) -> tuple[dict, dict]:
+    """(the CliState's fields, every parameter by name) of one call of a body."""
+    b = inspect.signature(REAL[command]).bind(*args, **kwargs)
+    b.apply_defaults()
+    params = dict(b.arguments)
+    state = params.pop("state")
+    params.update(params.pop("options", {}))
+    return vars(state).copy(), params
+
+
+def through_click(argv: list[str]) -> list[tuple[str, dict, dict]]:
+    """The body calls click makes for ``argv`` (the bodies replaced by recorders)."""
+    calls = []
+
+    def recorder(command):
+        def record(*args, **kwargs):
+            calls.append((command, *_bound(command, args, kwargs)))
+        return record
+
+    from swamp.cli.main import cli
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SWAMP_")}
+    with mock.patch.dict(os.environ, env, clear=True), \
+            mock.patch.object(data_get, "run", recorder("data get")), \
+            mock.patch.object(method_run, "run", recorder("model method run")):
+        run_cli(cli, list(argv))
+    return calls
+
+
+def through_lane(argv: list[str]):
+    parsed = fast_lane.parse(list(argv), environ={})
+    if parsed is None:
+        return None
+    command = " ".join(parsed.words)
+    return (command, *_bound(command, (parsed.state,), parsed.params))
+
+
+def assert_same(argv: list[str]) -> bool:
+    """The lane's parse is click's, or the lane leaves ``argv`` alone; whether it took it."""
+    lane = through_lane(argv)
+    if lane is None:
+        return False
+    assert through_click(argv) == [lane], argv
+    return True
+
+
+# ------------------------------------------------------------ the forms it takes
+TAKEN = [
+    ["data", "get", "m", "n"],
+    ["--json", "data", "get", "m", "n"],
+    ["data", "get", "m", "n", "--json"],
+    ["data", "get", "--json", "m", "--version", "3", "n"],
+    ["data", "get", "m", "n", "--version=12", "--no-content"],
+    ["data", "get", "m", "n", "--version", "1", "--version", "2"],
+    ["data", "get", "m", "n", "--workflow", "deploy"],
+    ["data", "get", "m", "n", "--workflow=3f2a9c1e", "--workflow", "other"],
+    ["data", "get", "m", "n", "--workflow="],
+    ["data", "get", "m", "n", "--version=-1"],
+    ["data", "get", "m", "n", "--version", " 7 "],
+    ["-q", "--offline", "data", "get", "m", "n", "-v", "--no-color"],
+    ["--quiet", "--verbose", "data", "get", "m", "n"],
+    ["--repo-dir", DIR, "data", "get", "m", "n"],
+    ["--repo-dir=" + MISSING, "data", "get", "m", "n"],
+    ["--repo-dir", DIR, "data", "get", "m", "n", "--repo-dir", MISSING],
+    ["data", "get", "m", "n", "--repo-dir=" + DIR, "--json", "--json"],
+    ["data", "get", "", "x y"],
+    ["model", "method", "run", "hello", "execute"],
+    ["model", "method", "run", "hello", "execute", "--input", "run=echo hi"],
+    ["model", "method", "run", "hello", "execute", "--input=a=b", "--input", "a.c=2", "--input", "x:json=[1]"],
+    ["model", "method", "run", "--input", "k=@some-file", "hello", "--tag", "env=prod", "execute"],
+    ["model", "method", "run", "hello", "execute", "--input", '{"a": 1}', "--tag=t=1", "--tag", "u=2"],
+    ["model", "method", "run", "hello", "execute", "--input=-x"],
+    ["--json", "-q", "model", "method", "run", "hello", "execute", "--repo-dir", DIR, "--offline"],
+    ["model", "method", "run", "hello", "execute", "--no-color", "-v", "--input", "a="],
+]
+
+
+@pytest.mark.parametrize("argv", TAKEN, ids=lambda a: " ".join(a))
+def test_the_lane_gives_the_bodies_exactly_what_click_gives(argv):
+    assert assert_same(argv), f"the lane should take {argv}"
+
+
+# ------------------------------------------------------------ the forms it leaves to click
+LEFT = [
+    [],
+    ["data"],
+    ["data", "get"],
+    ["data", "get", "m"],
+    ["data", "get", "m", "n", "extra"],
+    ["data", "get", "m", "n", "--help"],
+    ["data", "get", "-h", "m", "n"],
+    ["--help", "data", "get", "m", "n"],
+    ["data", "get", "m", "--", "n"],
+    ["data", "get", "m", "-", "n"],
+    ["data", "--json", "get", "m", "n"],
+    ["data", "get", "m", "n", "--version"],
+    ["data", "get", "m", "n", "--version", "x"],
+    ["data", "get", "m", "n", "--version", "-1"],
+    ["data", "get", "m", "n", "--no-content=1"],
+    ["data", "get", "m", "n", "--json=true"],
+    ["data", "get", "m", "n", "-qv"],
+    ["data", "get", "m", "n", "-q=1"],
+    ["data", "get", "m", "n", "--jso"],
+    ["data", "get", "m", "n", "--workflow", "--json"],
+    ["data", "get", "m", "n", "--repo-dir", FILE],
+    ["data", "get", "m", "n", "--repo-dir="],
+    ["data", "get", "m", "n", "--server", "http://127.0.0.1:1"],
+    ["data", "get", "m", "n", "--token", "t"],
+    ["data", "get", "m", "n", "--traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"],
+    ["--version"],
+    ["--version", "data", "get", "m", "n"],
+    ["--input", "a=b", "model", "method", "run", "m", "x"],
+    ["data", "list"],
+    ["data", "versions", "m", "n"],
+    ["model", "get", "m"],
+    ["model", "method", "run", "m"],
+    ["model", "method", "run", "command/shell", "execute", "greet"],
+    ["model", "method", "run", "command/shell", "execute"],
+    ["model", "method", "run", "m", "execute", "name"],
+    ["model", "method", "run", "m", "execute", "--stdin"],
+    ["model", "method", "run", "m", "execute", "--input-file", "x.yaml"],
+    ["model", "method", "run", "m", "execute", "--input"],
+    ["model", "method", "run", "m", "execute", "--input", "-x"],
+    ["model", "method", "run", "m", "execute", "--placement", "gpu=1"],
+    ["model", "method", "run", "m", "execute", "--scheduler", "tcp://x:1"],
+    ["model", "method", "run", "m", "execute", "--report", "r"],
+    ["model", "method", "run", "m", "execute", "--skip-reports"],
+    ["model", "method", "run", "m", "execute", "--skip-check", "c"],
+    ["model", "method", "run", "m", "execute", "--version", "1"],
+    ["model", "method", "run", "m", "execute", "--no-content"],
+    ["model", "--json", "method", "run", "m", "execute"],
+    ["model", "method", "--json", "run", "m", "execute"],
+    ["data", "get", "m", "n", "--input", "a=b"],
+]
+
+
+@pytest.mark.parametrize("argv", LEFT, ids=lambda a: " ".join(a) or "(nothing)")
+def test_what_the_lane_does_not_take_goes_to_click(argv):
+    assert fast_lane.parse(list(argv), environ={}) is None
+
+
+@pytest.mark.parametrize("variable", ["SWAMP_NO_FAST_LANE", "SWAMP_SERVE_URL"])
+def test_an_environment_that_changes_the_command_sends_it_to_click(variable):
+    for argv in (["data", "get", "m", "n"], ["model", "method", "run", "m", "execute"]):
+        assert fast_lane.parse(argv, environ={}) is not None
+        assert fast_lane.parse(argv, environ={variable: ""}) is None
+
+
+def test_a_scheduler_in_the_environment_sends_a_method_run_to_click():
+    env = {"SWAMP_SCHEDULER": "tcp://127.0.0.1:1"}
+    assert fast_lane.parse(["model", "method", "run", "m", "execute"], environ=env) is None
+    assert fast_lane.parse(["data", "get", "m", "n"], environ=env) is not None
+
+
+# ------------------------------------------------------------ many command lines, generated
+GLOBAL = [["--json"], ["--offline"], ["-q"], ["--quiet"], ["-v"], ["--verbose"], ["--no-color"],
+          ["--repo-dir", DIR], ["--repo-dir=" + DIR], ["--repo-dir", MISSING], ["--repo-dir", FILE],
+          ["--repo-dir"], ["--json=1"], ["-qv"], ["--server", "http://x"], ["-h"], ["--", "x"], ["-"]]
+DATA_GET = [["--version", "3"], ["--version=7"], ["--version", "x"], ["--version", "-2"], ["--version=-2"],
+            ["--version", "٣"], ["--no-content"], ["--no-content=1"], ["--workflow", "w"], ["--workflow="],
+            ["--workflow=a=b"], ["--workflow", "--json"], ["--workflow"]]
+METHOD_RUN = [["--input", "a=b"], ["--input=k=v"], ["--input", "x.y=1"], ["--input", '{"a": 1}'], ["--input"],
+              ["--input", "-z"], ["--input=-z"], ["--tag", "t=1"], ["--tag=u=2"], ["--tag"], ["--stdin"],
+              ["--input-file", "f"], ["--placement", "a=b"], ["--report", "r"], ["--skip-checks"]]
+WORDS = {"data get": ["data", "get"], "model method run": ["model", "method", "run"]}
+NAMES = ["m", "n", "execute", "a/b", "", "x y", "get", "run"]
+
+
+@st.composite
+def command_lines(draw):
+    command = draw(st.sampled_from(sorted(WORDS)))
+    own = DATA_GET if command == "data get" else METHOD_RUN
+    before = draw(st.lists(st.sampled_from(GLOBAL), max_size=3))
+    count = draw(st.sampled_from([2, 2, 2, 2, 1, 3]))
+    names = [[draw(st.sampled_from(NAMES))] for _ in range(count)]
+    after = draw(st.lists(st.sampled_from(GLOBAL + own + own), max_size=5))
+    rest = draw(st.permutations(names + after))
+    words = WORDS[command]
+    if draw(st.integers(0, 9)) == 0:
+        words = draw(st.permutations(words))
+    return [t for group in before for t in group] + list(words) + [t for group in rest for t in group]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(command_lines())
+def test_generated_command_lines_are_parsed_as_click_parses_them_or_left_to_click(argv):
+    assert_same(argv)
+
+
+def test_the_generated_command_lines_include_many_the_lane_takes():
+    # So that the property above is not vacuously true.
+    taken = 0
+    examples = []
+
+    @settings(max_examples=200, deadline=None, database=None)
+    @given(command_lines())
+    def count(argv):
+        examples.append(argv)
+
+    count()
+    taken = sum(fast_lane.parse(a, environ={}) is not None for a in examples)
+    assert taken >= len(examples) // 10
