@@ -68,3 +68,10 @@ def test_a_small_atomic_write_imports_neither_tempfile_nor_hashlib(tmp_path):
     assert (tmp_path / "a" / "f").read_bytes() == b"x"
     atomic_write(tmp_path / "a" / "f", "y")
     assert os.listdir(tmp_path / "a") == ["f"]
+
+
+def test_a_write_that_need_not_survive_a_crash_is_still_whole(tmp_path):
+    target = tmp_path / "running" / "m.json"
+    atomic_write(target, b'{"pid": 1}', durable=False)
+    atomic_write(target, b'{"pid": 2}', durable=False)
+    assert target.read_bytes() == b'{"pid": 2}' and os.listdir(target.parent) == ["m.json"]

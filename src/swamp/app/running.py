@@ -37,8 +37,10 @@ def marked(repo, model: str, method: str) -> Iterator[None]:
     from swamp.datastore.locks import machine_identity
 
     path = _dir(repo) / f"{new_id()}.json"
+    # not durable (no fsync): the marker means nothing once its process is gone
     atomic_write(path, json.dumps({"model": model, "method": method, "pid": os.getpid(), "host": hostname(),
-                                   "machine": machine_identity(os.getpid()), "startedAt": clock.isoformat()}))
+                                   "machine": machine_identity(os.getpid()), "startedAt": clock.isoformat()}),
+                 durable=False)
     try:
         yield
     finally:

@@ -49,10 +49,11 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path | str, data: bytes | str, *, mode: int | None = None) -> None:
+def atomic_write(path: Path | str, data: bytes | str, *, mode: int | None = None, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically (see ``atomic_writer``)."""
     if isinstance(data, str):
         data = data.encode()
-    with atomic_writer(path, mode=mode) as f:
+    with atomic_writer(path, mode=mode, durable=durable) as f:
         f.write(data)
 
 
@@ -108,11 +109,13 @@ def mkstemp(directory: Path | str, prefix: str) -> tuple[int, str]:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: Path | str, *, mode: int | None = None) -> Iterator[BinaryIO]:
+def atomic_writer(path: Path | str, *, mode: int | None = None, durable: bool = True) -> Iterator[BinaryIO]:
     """Yield a binary file; on clean exit it replaces ``path`` atomically.
     On an exception the temp file is removed and ``path`` is untouched.
     The file gets ``mode``, or by default what ``open()`` would give it
-    (secrets pass 0o600)."""
+    (secrets pass 0o600). ``durable=False`` skips the two fsyncs, for a file
+    that means nothing after a crash of the machine (a marker of a running
+    process): still atomic, a reader never sees it torn."""
     path = Path(path)
     fd, tmp = temp_beside(path, lambda d: d.mkdir(parents=True, exist_ok=True))
     try:
@@ -120,14 +123,15 @@ def atomic_writer(path: Path | str, *, mode: int | None = None) -> Iterator[Bina
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
-            if _FSYNC:
+            if _FSYNC and durable:
                 os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def fill_and_replace(fd: int, tmp: str, path: Path | str, data: bytes, *, mode: int | None = None,
