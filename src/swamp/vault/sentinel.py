@@ -9,14 +9,14 @@ secret by spelling a sentinel, and sentinels do not outlive the process."""
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from typing import Any, Callable, Mapping
 
 from swamp.vault.names import check_key_name, check_vault_name
 from swamp.vault.redact import register_secret
 
-_TOKEN = secrets.token_hex(8)
+_TOKEN = os.urandom(8).hex()  # secrets.token_hex(8), without loading secrets (hmac, hashlib, random)
 _PREFIX = f"<<swamp-vault:{_TOKEN}:"
 _RE = re.compile(re.escape(_PREFIX) + r"([a-z0-9][a-z0-9_-]*):([A-Za-z0-9][A-Za-z0-9._-]*)>>")
 
