@@ -12,9 +12,11 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from pydantic import BaseModel
 
-from swamp.models.runner import Runner
+from swamp.expr import has_expressions
+from swamp.models.runner import Runner, holds_expressions
 from swamp.repo.context import Repo
 from swamp.util.documents import DocView
 from swamp.util.fast_schema import Arguments
@@ -81,3 +83,16 @@ def test_a_type_written_with_pydantic_gets_pydantic_instances(tmp_path):
     prepared = Runner(Repo.open(path)).prepare("p1", "write", {"times": "3"})
     assert isinstance(prepared.args, BaseModel)
     assert (prepared.args.count, prepared.args.times) == (2, 3)
+
+
+_values = st.recursive(st.one_of(st.none(), st.integers(), st.text(alphabet="${} a", max_size=6)),
+                       lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
+                                               st.dictionaries(st.text(alphabet="${} a", max_size=4), inner,
+                                                               max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=_values)
+def test_the_runner_sees_an_expression_where_the_engine_does(value):
+    # the runner loads the expression engine only for a value that holds one
+    assert holds_expressions(value) == has_expressions(value)

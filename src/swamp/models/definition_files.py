@@ -5,7 +5,6 @@ as expected."""
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,6 +32,8 @@ def read_raw(path: Path) -> Any:
             and isinstance(raw.get("name"), str):
         # A hand-written file without an id must name the same model (and so
         # the same data) on every load: derive the id from type and name.
+        import uuid  # (uuid loads platform: only here)
+
         raw = {**raw, "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"swamp:model:{raw['type']}/{raw['name']}"))}
     return raw
 

@@ -36,11 +36,7 @@ class Runner:
         #: called with each line a method logs, as it logs it
         self.on_log = on_log
         self.registry = registry or registry_for(repo)
-        if renderer is None:
-            from swamp.models.expressions import renderer_for
-
-            renderer = renderer_for(repo)
-        self.renderer = renderer
+        self.renderer = renderer or _lazy_renderer(repo)
         self.datastore = repo.datastore
         self.data = DataRepository(self.datastore)
         #: pre-flight checks (models/checks.py) to skip: all of them, or these names
@@ -154,6 +150,37 @@ class Runner:
                 except Exception:  # noqa: BLE001 - best effort: the cancel is what is reported
                     pass
         ctx.artifacts.clear()
+
+
+def _lazy_renderer(repo):
+    """models/expressions.renderer_for(repo), loaded (with the expression
+    engine and the namespaces it registers) only for a value holding an
+    expression: a plain run never needs it."""
+    real = None
+
+    def render(value: Any, variables: dict, source: str, field: str) -> Any:
+        nonlocal real
+        if not holds_expressions(value):
+            return value
+        if real is None:
+            from swamp.models.expressions import renderer_for
+
+            real = renderer_for(repo)
+        return real(value, variables, source, field)
+
+    return render
+
+
+def holds_expressions(value: Any) -> bool:
+    """swamp.expr.has_expressions, without importing the expression engine
+    (tests/unit/test_builtin_fast_run.py compares the two)."""
+    if isinstance(value, str):
+        return "${{" in value
+    if isinstance(value, dict):
+        return any(holds_expressions(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(holds_expressions(v) for v in value)
+    return False
 
 
 @dataclass(frozen=True)
