@@ -27,6 +27,8 @@ SETUP = [
      "run=printf '\\033[31mred\\033[0m line\\n'; echo oops >&2; exit 3"],
     ["model", "create", "command/shell", "greeter", "--input", "message", "--global-arg",
      "run=echo ${{ inputs.message }}"],
+    ["model", "create", "command/shell", "slow", "--input", "mark", "--global-arg",
+     "run=touch '${{ inputs.mark }}'; sleep 60"],
 ]
 
 #: (arguments, whether the lane takes them); run in this order in both repositories
@@ -153,3 +155,31 @@ def test_the_lane_does_not_import_click(repos, args):
     p = subprocess.run([PYTHON, "-c", code, *args], cwd=repos[True], env=_env(), capture_output=True, text=True,
                        timeout=60)
     assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize("json_mode", [False, True], ids=["text", "json"])
+def test_ctrl_c_reads_the_same_through_the_lane_and_through_click(repos, tmp_path, json_mode):
+    import signal
+    import time
+
+    seen = {}
+    for lane in (True, False):
+        started = tmp_path / f"started-{lane}"
+        args = ["model", "method", "run", "slow", "execute", "--input", f"mark={started}"] + (["--json"] if json_mode else [])
+        env = _env({"FAST_LANE_MARK": str(tmp_path / "mark")} if lane else
+                   {"FAST_LANE_MARK": str(tmp_path / "mark"), "SWAMP_NO_FAST_LANE": "1"})
+        p = subprocess.Popen([PYTHON, "-c", LAUNCH, *args], cwd=repos[lane], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not started.exists() and p.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert started.exists(), p.communicate()
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=60)
+        finally:
+            p.kill()
+        seen[lane] = (p.returncode, normal(out, repos[lane]), normal(err, repos[lane]))
+        assert (tmp_path / "mark").read_text() == ("none" if lane else "click")
+    assert seen[True] == seen[False]
+    assert seen[True][0] == 130
