@@ -57,11 +57,12 @@ def upload_blob_file(s: Session, layout: Layout, sha256: str, path: Path, size: 
     return True
 
 
-def fetch_blob_file(s: Session, layout: Layout, sha256: str, dest: Path, size: int) -> None:
-    """``fetch_blob`` into the file ``dest`` (made durable); the caller puts
-    it in place only once this returns: its hash has been checked."""
+def fetch_blob_file(s: Session, layout: Layout, sha256: str, dest: Path, size: int, fsync: bool = True) -> None:
+    """``fetch_blob`` into the file ``dest`` (made durable unless ``fsync``
+    is False: then the caller makes it durable); the caller puts it in place
+    only once this returns: its hash has been checked."""
     try:
-        got = s.get_file(layout.blob(sha256), dest, size_hint=size, fsync=True)
+        got = s.get_file(layout.blob(sha256), dest, size_hint=size, fsync=fsync)
     except ObjectNotFound:
         raise CorruptRemoteError(f"blob {sha256} is referenced by the log but missing from {s.name}",
                                  hint="run 'swamp datastore verify'") from None

@@ -31,9 +31,15 @@ from .progress import Progress
 #: files up to this size are read whole (and hashed) by a transfer thread;
 #: larger ones stream (push and pull), each in a transfer thread
 SMALL_FILE = 256 << 10
-#: large files moving at once in one process: each holds a few of the
-#: store's parts in memory, so this bounds a sync's memory with many of them
+#: large uploads moving at once in one process: each holds a few of the
+#: store's parts in memory, so this bounds a push's memory with many of them
 _STREAMS = threading.BoundedSemaphore(4)
+#: large downloads moving at once in one process. A download holds one
+#: chunk of the stream in memory (about 1 MiB), so this bounds the load on
+#: the server and the disk rather than memory. It is taken for the transfer
+#: only: the fsync that follows runs outside it, so the next download
+#: starts while the disk writes the last one back.
+_DOWNLOADS = threading.BoundedSemaphore(8)
 
 
 class Transfers:
@@ -48,28 +54,29 @@ class Transfers:
                     batch: DurableBatch | None, before: Callable[[], None] | None = None,
                     ) -> tuple[list[tuple[str, os.stat_result]], list[str]]:
         """Download the blob ``sha`` once, streaming, and put it at each of
-        ``rels`` atomically (the hash is checked before a file is put in
-        place; ``before()`` runs right before the first is). Returns (the
-        paths written with their stat, the paths a directory or file stood
-        in the way of)."""
+        ``rels`` atomically (the hash is checked and the file made durable
+        before it is put in place; ``before()`` runs right before the first
+        is). Returns (the paths written with their stat, the paths a
+        directory or file stood in the way of)."""
         placed: list[tuple[str, os.stat_result]] = []
         blocked: list[str] = []
-        with _STREAMS:
-            for rel in rels:
-                source = self.tree.abspath(placed[0][0]) if placed else None
+        for rel in rels:
+            source = self.tree.abspath(placed[0][0]) if placed else None
 
-                def fill(tmp: Path) -> None:
-                    # Another path with this content is copied locally, unless
-                    # it was changed under us meanwhile: then it is fetched.
-                    if source is None or not _copy_checked(source, tmp, sha):
-                        fetch_blob_file(s, self.layout, sha, tmp, size)
-                    if before is not None and not placed:
-                        before()
+            def fill(tmp: Path) -> None:
+                # Another path with this content is copied locally, unless
+                # it was changed under us meanwhile: then it is fetched.
+                if source is None or not _copy_checked(source, tmp, sha):
+                    with _DOWNLOADS:
+                        fetch_blob_file(s, self.layout, sha, tmp, size, fsync=False)
+                    fsync_file(tmp)  # durable before write_from renames it into place
+                if before is not None and not placed:
+                    before()
 
-                try:
-                    placed.append((rel, self.tree.write_from(rel, fill, batch)))
-                except BlockedPath:
-                    blocked.append(rel)
+            try:
+                placed.append((rel, self.tree.write_from(rel, fill, batch)))
+            except BlockedPath:
+                blocked.append(rel)
         return placed, blocked
 
     def _upload(self, s: Session, changes: list[Change], uploaded: set[str]) -> list[Change]:
@@ -223,6 +230,15 @@ class Transfers:
                     self.journal.append(c.path)  # relied on the blob that was not stored
             out = [c for c in out if not (c.op == "put" and c.sha256 in lost and c.inline is None)]
         return out
+
+
+def fsync_file(path: Path) -> None:
+    """Make the file at ``path`` durable (its data and size)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _copy_checked(source: Path, dest: Path, sha: str) -> bool:
