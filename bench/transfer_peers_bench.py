@@ -17,8 +17,9 @@ Tools, each as its own process, timed from start to exit (what a user waits
 for), interleaved (the order rotates every run), medians of ``--runs``:
 
 - ``swamp``: the sync engine of this checkout (``src/``) in a fresh Python
-  process, as a CLI command runs it (16 transfer threads, the default); its
-  in-engine seconds are printed too. ``swamp-base``: the same from
+  process (``transfer_worker.py``, which imports swamp and nothing of this
+  harness), as a CLI command runs it (16 transfer threads, the default);
+  its in-engine seconds are printed too. ``swamp-base``: the same from
   ``--baseline`` (another checkout's ``src``), for before/after in one run;
 - ``rclone`` (defaults: 4 transfers, 8 checkers) and ``rclone-16`` (16 and
   16, equal to swamp's) when an ``rclone`` binary is found (the ``bench``
@@ -47,40 +48,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 VENV_BIN = Path(sys.executable).parent
-CONCURRENCY = 16
-
-
-# ------------------------------------------------------------------ the swamp worker (child process)
-def swamp_worker(argv: list[str]) -> None:
-    """``_swamp OP SRC CONFIG_JSON CACHE``: one engine operation in a fresh
-    process, importing swamp from SRC; prints JSON with its in-engine time."""
-    op, src, config, cache = argv
-    sys.path.insert(0, src)
-    t0 = time.perf_counter()
-    from swamp.datastore.objectstore.factory import open_store
-    from swamp.datastore.sync import SyncEngine
-    from swamp.repo.datastores import path_rules
-
-    cache_path = Path(cache)
-    with SyncEngine(open_store(json.loads(config)), cache_path, rules=path_rules(), peer="bench",
-                    concurrency=CONCURRENCY) as engine:
-        t1 = time.perf_counter()
-        if op == "push":
-            rels = sorted(str(p.relative_to(cache_path)) for p in (cache_path / "files").rglob("*") if p.is_file())
-            for rel in rels:
-                engine.mark_dirty(rel)
-            counts = engine.push("bench")
-            assert counts.filesPushed == len(rels), (counts, len(rels))
-        elif op == "pull":
-            counts = engine.pull()
-        elif op == "sync":
-            counts = engine.sync()
-        else:
-            raise SystemExit(f"unknown op {op}")
-        t2 = time.perf_counter()
-    t3 = time.perf_counter()  # the engine closed (its threads joined, its state closed)
-    print(json.dumps({"engine": t2 - t1, "importsAndOpen": t1 - t0, "close": t3 - t2, "requests": counts.requests,
-                      "files": counts.filesPulled + counts.filesPushed}))
+CONCURRENCY = 16  # swamp's transfer threads (transfer_worker.py) and rclone-16's
 
 
 # ------------------------------------------------------------------ the tools
@@ -114,8 +82,8 @@ class Swamp(Tool):
 
     def _op(self, op: str, prefix: str, cache: Path, label: str) -> float:
         config = json.dumps(self.server.config(prefix))
-        wall, out = run_timed([sys.executable, str(HERE / "transfer_peers_bench.py"), "_swamp", op,
-                               str(self.src), config, str(cache)])
+        wall, out = run_timed([sys.executable, str(HERE / "transfer_worker.py"), op, str(self.src), config,
+                               str(cache)])
         self.engine_s.setdefault(label, []).append(json.loads(out.strip().splitlines()[-1])["engine"])
         return wall
 
@@ -248,9 +216,6 @@ def bench_noop(tools: list[Tool], server, tmp: Path, files: int, runs: int) -> d
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "_swamp":
-        swamp_worker(sys.argv[2:])
-        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--tree", type=int, default=10_000, help="files in the no-op sync's tree")
