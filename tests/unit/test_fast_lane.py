@@ -1,5 +1,5 @@
-"""The fast lane (swamp.cli.fast_lane) parses `data get` and `model method
-run` without click. Whatever command line it takes, click must have called
+"""The fast lane (swamp.cli.fast_lane) parses `data get`, `model method
+run`, `data list` and `model get` without click. Whatever command line it takes, click must have called
 the same command body with exactly the same arguments and global options;
 whatever else it is given, it must leave to click ("not mine")."""
 
@@ -14,10 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from swamp.cli import data_get, fast_lane, method_run
+from swamp.cli import data_get, data_list, fast_lane, method_run, model_get
 from swamp.cli.errors import run_cli
 
-REAL = {"data get": data_get.run, "model method run": method_run.run}
+REAL = {"data get": data_get.run, "model method run": method_run.run, "data list": data_list.run,
+        "model get": model_get.run}
+MODULES = {"data get": data_get, "model method run": method_run, "data list": data_list, "model get": model_get}
 
 _SCRATCH = tempfile.mkdtemp(prefix="swamp-fast-lane-")
 DIR = os.path.join(_SCRATCH, "repo")
@@ -48,10 +50,13 @@ def through_click(argv: list[str]) -> list[tuple[str, dict, dict]]:
 
     from swamp.cli.main import cli
 
+    import contextlib
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("SWAMP_")}
-    with mock.patch.dict(os.environ, env, clear=True), \
-            mock.patch.object(data_get, "run", recorder("data get")), \
-            mock.patch.object(method_run, "run", recorder("model method run")):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.dict(os.environ, env, clear=True))
+        for command, module in MODULES.items():
+            stack.enter_context(mock.patch.object(module, "run", recorder(command)))
         run_cli(cli, list(argv))
     return calls
 
@@ -101,10 +106,19 @@ TAKEN = [
     ["model", "method", "run", "hello", "execute", "--input=-x"],
     ["--json", "-q", "model", "method", "run", "hello", "execute", "--repo-dir", DIR, "--offline"],
     ["model", "method", "run", "hello", "execute", "--no-color", "-v", "--input", "a="],
+    ["data", "list"],
+    ["data", "list", "m", "--json"],
+    ["-q", "data", "list", "--repo-dir", DIR],
+    ["model", "get", "m"],
+    ["--json", "model", "get", "--offline", "m", "-v"],
 ]
 
 
-@pytest.mark.parametrize("argv", TAKEN, ids=lambda a: " ".join(a))
+def _id(argv: list[str]) -> str:
+    return " ".join(argv).replace(_SCRATCH, "<tmp>") or "(nothing)"  # the same in every xdist process
+
+
+@pytest.mark.parametrize("argv", TAKEN, ids=_id)
 def test_the_lane_gives_the_bodies_exactly_what_click_gives(argv):
     assert assert_same(argv), f"the lane should take {argv}"
 
@@ -139,9 +153,14 @@ LEFT = [
     ["--version"],
     ["--version", "data", "get", "m", "n"],
     ["--input", "a=b", "model", "method", "run", "m", "x"],
-    ["data", "list"],
+    ["data", "list", "m", "n"],
+    ["data", "list", "--version", "1"],
     ["data", "versions", "m", "n"],
-    ["model", "get", "m"],
+    ["model", "get"],
+    ["model", "get", "m", "n"],
+    ["model", "get", "m", "--no-content"],
+    ["model", "list"],
+    ["model", "search", "m"],
     ["model", "method", "run", "m"],
     ["model", "method", "run", "command/shell", "execute", "greet"],
     ["model", "method", "run", "command/shell", "execute"],
@@ -163,14 +182,15 @@ LEFT = [
 ]
 
 
-@pytest.mark.parametrize("argv", LEFT, ids=lambda a: " ".join(a) or "(nothing)")
+@pytest.mark.parametrize("argv", LEFT, ids=_id)
 def test_what_the_lane_does_not_take_goes_to_click(argv):
     assert fast_lane.parse(list(argv), environ={}) is None
 
 
 @pytest.mark.parametrize("variable", ["SWAMP_NO_FAST_LANE", "SWAMP_SERVE_URL"])
 def test_an_environment_that_changes_the_command_sends_it_to_click(variable):
-    for argv in (["data", "get", "m", "n"], ["model", "method", "run", "m", "execute"]):
+    for argv in (["data", "get", "m", "n"], ["model", "method", "run", "m", "execute"], ["data", "list"],
+                 ["model", "get", "m"]):
         assert fast_lane.parse(argv, environ={}) is not None
         assert fast_lane.parse(argv, environ={variable: ""}) is None
 
@@ -191,16 +211,18 @@ DATA_GET = [["--version", "3"], ["--version=7"], ["--version", "x"], ["--version
 METHOD_RUN = [["--input", "a=b"], ["--input=k=v"], ["--input", "x.y=1"], ["--input", '{"a": 1}'], ["--input"],
               ["--input", "-z"], ["--input=-z"], ["--tag", "t=1"], ["--tag=u=2"], ["--tag"], ["--stdin"],
               ["--input-file", "f"], ["--placement", "a=b"], ["--report", "r"], ["--skip-checks"]]
-WORDS = {"data get": ["data", "get"], "model method run": ["model", "method", "run"]}
+WORDS = {"data get": ["data", "get"], "model method run": ["model", "method", "run"], "data list": ["data", "list"],
+         "model get": ["model", "get"]}
+OWN = {"data get": DATA_GET, "model method run": METHOD_RUN, "data list": [], "model get": []}
 NAMES = ["m", "n", "execute", "a/b", "", "x y", "get", "run"]
 
 
 @st.composite
 def command_lines(draw):
     command = draw(st.sampled_from(sorted(WORDS)))
-    own = DATA_GET if command == "data get" else METHOD_RUN
+    own = OWN[command] or [["--version", "1"], ["--input", "a=b"]]  # not theirs
     before = draw(st.lists(st.sampled_from(GLOBAL), max_size=3))
-    count = draw(st.sampled_from([2, 2, 2, 2, 1, 3]))
+    count = draw(st.sampled_from([2, 2, 2, 2, 1, 3, 0]))
     names = [[draw(st.sampled_from(NAMES))] for _ in range(count)]
     after = draw(st.lists(st.sampled_from(GLOBAL + own + own), max_size=5))
     rest = draw(st.permutations(names + after))

@@ -1,5 +1,5 @@
-"""`swamp data get` and `swamp model method run` through the real entry
-point, once through the fast lane (no click) and once through click
+"""`swamp data get`, `model method run`, `data list` and `model get` through
+the real entry point, once through the fast lane (no click) and once through click
 (``SWAMP_NO_FAST_LANE=1``), each in its own repository built the same way:
 the same output, --json documents, errors and exit codes, and the lane never
 imports click."""
@@ -64,10 +64,19 @@ STEPS = [
     (["-q", "data", "get", "ok", "result"], True),
     (["data", "get", "ok", "result", "--repo-dir", "/nonexistent/swamp-fast-lane"], True),
     (["--json", "data", "get", "ok", "result", "--repo-dir=/nonexistent/swamp-fast-lane"], True),
+    (["data", "list"], True),
+    (["data", "list", "ok", "--json"], True),
+    (["data", "list", "nope"], True),
+    (["model", "get", "greeter"], True),
+    (["model", "get", "greeter", "--json"], True),
+    (["model", "get", "nope"], True),
+    (["--json", "model", "get", "nope"], True),
     # not the lane's: click says what is wrong, the same either way
     (["data", "get", "ok"], False),
     (["data", "get", "ok", "result", "--version", "x", "--json"], False),
     (["model", "method", "run", "ok", "execute", "--bogus"], False),
+    (["data", "list", "a", "b"], False),
+    (["model", "get"], False),
 ]
 
 
@@ -136,6 +145,8 @@ def test_the_steps_fail_where_they_should(repos, tmp_path):
     ["data", "get", "bad", "log"],
     ["data", "get", "ok", "nope"],
     ["model", "method", "run", "nope", "execute", "--no-color"],
+    ["data", "list"],
+    ["model", "get", "ok"],
 ], ids=" ".join)
 def test_on_a_terminal_the_colours_are_the_same(repos, args):
     seen = {}
@@ -146,7 +157,8 @@ def test_on_a_terminal_the_colours_are_the_same(repos, args):
 
 
 @pytest.mark.parametrize("args", [["data", "get", "ok", "result"], ["model", "method", "run", "ok", "execute"],
-                                  ["model", "method", "run", "greeter", "execute", "--input", "message=x"]],
+                                  ["model", "method", "run", "greeter", "execute", "--input", "message=x"],
+                                  ["data", "list"], ["model", "get", "ok"]],
                          ids=" ".join)
 def test_the_lane_does_not_import_click(repos, args):
     code = ("import sys\nfrom swamp.cli.main import main\ntry:\n    main(sys.argv[1:])\n"

@@ -40,10 +40,9 @@ def list_(state: CliState, model):
     """List data names with their latest version.
 
     Example: swamp data list hello"""
-    from swamp.app import data as app_data
+    from swamp.cli import data_list
 
-    rows = app_data.list_names(state.repo(), model)
-    emit(state, rows, lambda: table(rows, ["model", "name", "latestVersion", "versions", "kind", "updatedAt"]))
+    data_list.run(state, model)
 
 
 @data.command("versions")

@@ -1,14 +1,16 @@
-"""`swamp data get` and `swamp model method run` without importing click
-(about 20 ms of start-up), for the command lines people and scripts type
-most: `swamp.cli.main.main` tries `try_run` after `swamp.cli.fast_help` and
-before click.
+"""`swamp data get`, `swamp model method run`, `swamp data list` and
+`swamp model get` without importing click (click and the standard modules
+only it needs: 5 to 20 ms of start-up), for the command lines people and
+scripts type most: `swamp.cli.main.main` tries `try_run` after
+`swamp.cli.fast_help` and before click.
 
 The lane accepts a deliberately small set of forms, parsed here exactly as
 click parses them:
 
-- the command words (``data get``, ``model method run``) and its positional
-  arguments (``MODEL NAME``; ``MODEL METHOD``, where MODEL names a model,
-  not a type: no ``/``);
+- the command words (``data get``, ``model method run``, ``data list``,
+  ``model get``) and its positional arguments (``MODEL NAME``;
+  ``MODEL METHOD``, where MODEL names a model, not a type: no ``/``;
+  ``[MODEL]``; ``NAME``);
 - the global options, before the command words or after them:
   ``--json``, ``--offline``, ``-q``/``--quiet``, ``-v``/``--verbose``,
   ``--no-color``, ``--repo-dir DIR`` (or ``--repo-dir=DIR``);
@@ -21,13 +23,14 @@ usage error and help page: ``-h``/``--help``, ``--``, an option not in the
 list above (``--stdin``, ``--input-file``, ``--server``, ``--token``,
 ``--traceparent``, ``--placement``, report and check options, ...), an option
 value that starts with ``-`` or that click would refuse, too many or too few
-positional arguments, a type run directly, ``SWAMP_SERVE_URL`` or
-``SWAMP_SCHEDULER`` set, or stdout/stderr that click.echo would re-wrap
-(`swamp.cli.echo.plain_streams`). ``SWAMP_NO_FAST_LANE`` (set to anything)
+positional arguments, a type run directly, ``SWAMP_SERVE_URL`` set, or
+``SWAMP_SCHEDULER`` for a method run, or stdout/stderr that click.echo
+would re-wrap (`swamp.cli.echo.plain_streams`). ``SWAMP_NO_FAST_LANE`` (set to anything)
 sends every command to click; the tests use it to compare the two paths.
 
 Both paths call the same command bodies (`swamp.cli.data_get.run`,
-`swamp.cli.method_run.run`) and render errors through
+`swamp.cli.method_run.run`, `swamp.cli.data_list.run`,
+`swamp.cli.model_get.run`) and render errors through
 `swamp.cli.error_output`, so the output, the --json documents, the errors and
 the exit codes are the same. tests/unit/test_fast_lane.py checks that the
 parameters the lane gives the bodies are exactly click's, for many command
@@ -44,9 +47,11 @@ _GLOBAL_FLAGS = {"--json": "json", "--offline": "offline", "-q": "quiet", "--qui
 
 
 class _Spec:
-    def __init__(self, words, positionals, flags=None, values=None, multiple=None, defaults=None):
+    def __init__(self, words, positionals, flags=None, values=None, multiple=None, defaults=None, required=None):
         self.words = tuple(words)
         self.positionals = tuple(positionals)
+        #: how many positional arguments must be given (the others are optional: None)
+        self.required = len(self.positionals) if required is None else required
         self.flags = flags or {}  # option -> parameter (True when given)
         self.values = values or {}  # option -> (parameter, converter): the last one given wins
         self.multiple = multiple or {}  # option -> parameter (a tuple of every value given, in order)
@@ -63,6 +68,8 @@ COMMANDS = (
           defaults={"direct_name": None, "input_": (), "input_file": None, "stdin_input": False, "tag": (),
                     "placement": (), "scheduler": None, "report_": (), "skip_reports": False,
                     "skip_report": (), "skip_checks": False, "skip_check": ()}),
+    _Spec(("data", "list"), ("model",), required=0, defaults={"model": None}),
+    _Spec(("model", "get"), ("name",)),
 )
 
 
@@ -145,7 +152,7 @@ def parse(args: list, environ=os.environ) -> Parsed | None:
         if i is None:
             return None
     spec = next((s for s in COMMANDS if tuple(args[i:i + len(s.words)]) == s.words), None)
-    if spec is None or (spec.words[0] == "model" and "SWAMP_SCHEDULER" in environ):
+    if spec is None or (spec.words == ("model", "method", "run") and "SWAMP_SCHEDULER" in environ):
         return None
     i += len(spec.words)
     positionals = []
@@ -159,7 +166,7 @@ def parse(args: list, environ=os.environ) -> Parsed | None:
         else:
             positionals.append(args[i])
             i += 1
-    if len(positionals) != len(spec.positionals):
+    if not spec.required <= len(positionals) <= len(spec.positionals):
         return None
     if spec.words == ("model", "method", "run") and "/" in positionals[0]:
         return None  # a type run directly (MODEL|TYPE METHOD NAME): click
@@ -176,13 +183,16 @@ def parse(args: list, environ=os.environ) -> Parsed | None:
 
 
 def _body(words: tuple):
+    """The command's body, shared with its click command."""
     if words == ("data", "get"):
-        from swamp.cli import data_get
-
-        return data_get.run
-    from swamp.cli import method_run
-
-    return method_run.run
+        from swamp.cli import data_get as body
+    elif words == ("data", "list"):
+        from swamp.cli import data_list as body
+    elif words == ("model", "get"):
+        from swamp.cli import model_get as body
+    else:
+        from swamp.cli import method_run as body
+    return body.run
 
 
 def try_run(args: list) -> int | None:

@@ -130,11 +130,9 @@ def get(state: CliState, name):
     """Show a definition.
 
     Example: swamp model get hello"""
-    from swamp.models.service import get_model
-    from swamp.util import yamlio
+    from swamp.cli import model_get
 
-    result = get_model(state.repo(), name)
-    emit(state, result, lambda: say(yamlio.dumps(result).rstrip()))
+    model_get.run(state, name)
 
 
 @model.command("search")
