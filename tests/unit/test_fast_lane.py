@@ -251,3 +251,47 @@ def test_the_generated_command_lines_include_many_the_lane_takes():
     count()
     taken = sum(fast_lane.parse(a, environ={}) is not None for a in examples)
     assert taken >= len(examples) // 10
+
+
+# ------------------------------------------------------------ writing as click.echo does
+class _Terminal:
+    """A text stream over bytes that says it is (or is not) a terminal."""
+
+    def __init__(self, tty: bool) -> None:
+        import io
+
+        self.raw = io.BytesIO()
+        self.stream = io.TextIOWrapper(self.raw, encoding="utf-8", errors="strict", write_through=True)
+        self.stream.isatty = lambda: tty
+
+
+ESCAPES = st.sampled_from(["\x1b[31m", "\x1b[0m", "\x1b[2K", "\x1b[1;32m", "\x1b[?25l", "\x1b", "\x1b[", "[0m"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=20), ESCAPES), max_size=8).map("".join), st.booleans(), st.booleans())
+def test_echo_writes_what_click_echo_writes(text, tty, nl):
+    import click
+
+    from swamp.cli.echo import write
+
+    ours, theirs = _Terminal(tty), _Terminal(tty)
+    write(ours.stream, text, nl=nl)
+    click.echo(text, file=theirs.stream, nl=nl)
+    assert ours.raw.getvalue() == theirs.raw.getvalue()
+
+
+def test_the_lanes_modules_import_without_click():
+    import subprocess
+    import sys
+
+    modules = ["swamp.cli.main", "swamp.cli.fast_lane", "swamp.cli.state", "swamp.cli.echo", "swamp.cli.output",
+               "swamp.cli.error_output", "swamp.cli.colour", "swamp.cli.logs", "swamp.cli.activity",
+               "swamp.cli.inputs", "swamp.cli.run_reports", "swamp.cli.data_get", "swamp.cli.data_list",
+               "swamp.cli.model_get", "swamp.cli.method_run"]
+    code = "import sys\n" + "".join(f"import {m}\n" for m in modules) + \
+        "assert 'click' not in sys.modules, 'click imported'\nfrom swamp.cli.state import CliState\nCliState()\n"
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    p = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": os.path.abspath(src)},
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr

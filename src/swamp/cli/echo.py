@@ -23,7 +23,12 @@ def echo(message: str = "", *, err: bool = False, nl: bool = True) -> None:
 
         click.echo(message, err=err, nl=nl)
         return
-    stream = sys.stderr if err else sys.stdout
+    write(sys.stderr if err else sys.stdout, message, nl=nl)
+
+
+def write(stream, message: str, *, nl: bool = True) -> None:
+    """``message`` on ``stream`` as click.echo(message, file=stream) writes
+    it to a text stream (tests/unit/test_fast_lane.py compares the two)."""
     out = message + "\n" if nl else message
     if not out:
         stream.flush()

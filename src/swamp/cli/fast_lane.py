@@ -200,6 +200,8 @@ def try_run(args: list) -> int | None:
     would; None: click's."""
     from swamp.cli.echo import plain_streams
 
+    if sys.platform == "win32":  # click writes to the Windows console its own way
+        return None
     parsed = parse(args)
     if parsed is None or not plain_streams():
         return None
