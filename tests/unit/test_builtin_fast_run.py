@@ -96,3 +96,42 @@ _values = st.recursive(st.one_of(st.none(), st.integers(), st.text(alphabet="${}
 def test_the_runner_sees_an_expression_where_the_engine_does(value):
     # the runner loads the expression engine only for a value that holds one
     assert holds_expressions(value) == has_expressions(value)
+
+
+@st.composite
+def _signatures(draw) -> str:
+    names = iter(f"p{i}" for i in range(20))
+    posonly = [next(names) for _ in range(draw(st.integers(0, 3)))]
+    normal = [next(names) for _ in range(draw(st.integers(0, 3)))]
+    positional = posonly + normal
+    defaults = draw(st.integers(0, len(positional)))
+    shown = [p + ("=1" if i >= len(positional) - defaults else "") for i, p in enumerate(positional)]
+    parts = shown[:len(posonly)] + (["/"] if posonly else []) + shown[len(posonly):]
+    star = draw(st.booleans())
+    kwonly = [next(names) + draw(st.sampled_from(["", "=2"])) for _ in range(draw(st.integers(0, 2)))]
+    if star:
+        parts.append("*args")
+    elif kwonly:
+        parts.append("*")
+    parts += kwonly
+    if draw(st.booleans()):
+        parts.append("**kw")
+    return ", ".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(signature=_signatures())
+def test_a_method_signature_is_judged_as_inspect_judges_it(signature):
+    import inspect
+
+    from swamp.models.api import _takes_two
+
+    namespace: dict = {}
+    exec(f"def f({signature}): pass", namespace)
+    fn = namespace["f"]
+    try:
+        inspect.signature(fn).bind(None, None)
+        bound = True
+    except TypeError:
+        bound = False
+    assert _takes_two(fn) == bound, signature

@@ -306,10 +306,12 @@ def _describe_checks(model_type) -> dict:
 def _check_signature(type_name: str, method: str, fn) -> None:
     """A method is called as ``fn(args, ctx)``: say so when the type loads,
     not as a TypeError in the middle of a run."""
-    import inspect
-
     if not callable(fn):
         raise ValidationError(f"{type_name}: method {method!r} is not a function")
+    if _takes_two(fn):  # a plain function, read from its code: no need to load inspect
+        return
+    import inspect
+
     try:
         inspect.signature(fn).bind(None, None)
     except TypeError:
@@ -319,3 +321,17 @@ def _check_signature(type_name: str, method: str, fn) -> None:
             hint="def " + method + "(args: Settings, ctx: Context) -> None") from None
     except ValueError:  # no signature to inspect (a builtin): it will tell at run time
         pass
+
+
+def _takes_two(fn) -> bool:
+    """True when ``fn`` is a plain function that ``inspect.signature(fn)
+    .bind(None, None)`` accepts; False when it is not, or is anything else
+    (inspect then decides). tests/unit/test_builtin_fast_run.py compares."""
+    if type(fn) is not type(_takes_two) or hasattr(fn, "__wrapped__") or hasattr(fn, "__signature__"):
+        return False
+    code = fn.__code__
+    positional = code.co_argcount
+    required = positional - len(fn.__defaults__ or ())
+    kwonly = code.co_varnames[positional:positional + code.co_kwonlyargcount]
+    return (positional >= 2 or bool(code.co_flags & 0x04)) and required <= 2 \
+        and all(k in (fn.__kwdefaults__ or {}) for k in kwonly)

@@ -18,11 +18,11 @@ returning False or a message. The runner skips every check with
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from swamp.errors import NotFoundError, SwampError, ValidationError
 from swamp.util.names import did_you_mean
+from swamp.util.plain import Plain
 
 #: the method kinds a check applies to unless it names its methods
 READ_KINDS = ("read", "list")
@@ -35,13 +35,14 @@ class CheckFailed(SwampError):
     code = "check_failed"
 
 
-@dataclass
-class CheckSpec:
-    name: str
-    fn: Callable[..., Any]
-    description: str
-    #: the methods it guards; None: every mutating method (kind not read/list)
-    methods: tuple[str, ...] | None = None
+class CheckSpec(Plain):
+    __slots__ = ("name", "fn", "description", "methods")
+
+    def __init__(self, name: str, fn: Callable[..., Any], description: str,
+                 methods: tuple[str, ...] | None = None) -> None:
+        self.name, self.fn, self.description = name, fn, description
+        #: the methods it guards; None: every mutating method (kind not read/list)
+        self.methods = methods
 
     def applies_to(self, method: str, kind: str) -> bool:
         if self.methods is not None:

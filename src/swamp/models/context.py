@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,7 @@ from swamp.util import clock
 from swamp.util.digest import SMALL, sha256_hex
 from swamp.util.ids import new_id
 from swamp.util.names import check_data_name
+from swamp.util.plain import Plain
 from swamp.vault.redact import redact_bytes, redact_text
 
 if TYPE_CHECKING:
@@ -25,31 +25,36 @@ if TYPE_CHECKING:
     from swamp.models.definition_schema import Definition
 
 
-@dataclass
-class Artifact:
-    name: str
-    specName: str
-    version: int
-    kind: str
+class Artifact(Plain):
+    __slots__ = ("name", "specName", "version", "kind")
+
+    def __init__(self, name: str, specName: str, version: int, kind: str) -> None:  # noqa: N803
+        self.name, self.specName, self.version, self.kind = name, specName, version, kind
 
     def to_json(self) -> dict:
         return {"name": self.name, "specName": self.specName, "version": self.version, "kind": self.kind}
 
 
-@dataclass
-class RunInfo:
-    output_id: str
-    method: str
-    tags: dict[str, str] = field(default_factory=dict)
-    workflow_run_id: str | None = None
-    workflow_name: str | None = None
-    step_name: str | None = None
-    #: per spec name, a workflow step's dataOutputOverrides: lifetime,
-    #: garbageCollection, tags, and ``suffix`` (its vary values joined)
-    overrides: dict[str, dict] = field(default_factory=dict)
-    #: ephemeral data of the whole run, {(model id, name): record}: later
-    #: steps of the same run see it; it is never written
-    ephemeral: dict | None = None
+class RunInfo(Plain):
+    __slots__ = ("output_id", "method", "tags", "workflow_run_id", "workflow_name", "step_name", "overrides",
+                 "ephemeral")
+
+    def __init__(self, output_id: str, method: str, tags: dict[str, str] | None = None,
+                 workflow_run_id: str | None = None, workflow_name: str | None = None,
+                 step_name: str | None = None, overrides: dict[str, dict] | None = None,
+                 ephemeral: dict | None = None) -> None:
+        self.output_id = output_id
+        self.method = method
+        self.tags: dict[str, str] = {} if tags is None else tags
+        self.workflow_run_id = workflow_run_id
+        self.workflow_name = workflow_name
+        self.step_name = step_name
+        #: per spec name, a workflow step's dataOutputOverrides: lifetime,
+        #: garbageCollection, tags, and ``suffix`` (its vary values joined)
+        self.overrides: dict[str, dict] = {} if overrides is None else overrides
+        #: ephemeral data of the whole run, {(model id, name): record}: later
+        #: steps of the same run see it; it is never written
+        self.ephemeral = ephemeral
 
 
 class Context:

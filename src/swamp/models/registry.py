@@ -8,15 +8,13 @@ line, and breaks only the commands that need a type from it."""
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
-import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
 from swamp.errors import NotFoundError, SwampError
 from swamp.models.api import ModelType
 from swamp.util.names import did_you_mean
+from swamp.util.plain import Plain
 
 BUILTINS = {
     "command/shell": "swamp.models.builtin.shell",
@@ -24,11 +22,11 @@ BUILTINS = {
 BUILTIN_TYPES = tuple(BUILTINS)
 
 
-@dataclass
-class LoadError:
-    file: str
-    line: int | None
-    message: str
+class LoadError(Plain):
+    __slots__ = ("file", "line", "message")
+
+    def __init__(self, file: str, line: int | None, message: str) -> None:
+        self.file, self.line, self.message = file, line, message
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
@@ -218,6 +216,8 @@ def _types_in(module) -> list[ModelType]:
 
 
 def _import_file(path: Path):
+    import importlib.util
+
     mod_name = f"swamp_ext_{path.stem}_{abs(hash(str(path))) & 0xFFFFFF:x}"
     spec = importlib.util.spec_from_file_location(mod_name, path)
     module = importlib.util.module_from_spec(spec)
@@ -231,6 +231,8 @@ def _import_file(path: Path):
 
 
 def _load_error(path: Path, e: BaseException) -> LoadError:
+    import traceback
+
     line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
     if line is None:
         for frame in reversed(traceback.extract_tb(e.__traceback__)):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import time
 import traceback
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from swamp.data.repository import DataRepository
@@ -22,6 +21,7 @@ from swamp.models.registry import Registry, registry_for
 from swamp.util import clock, tracing
 from swamp.util.ids import new_id
 from swamp.util.names import did_you_mean
+from swamp.util.plain import Plain
 from swamp.vault.redact import redact_text
 
 if TYPE_CHECKING:
@@ -183,13 +183,18 @@ def holds_expressions(value: Any) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Prepared:
+class Prepared(Plain):
     """One method with its arguments resolved and checked: everything a run
-    needs, found before it writes anything."""
+    needs, found before it writes anything. Read-only."""
 
-    definition: Definition
-    model_type: Any
-    method: str
-    args: Any
-    used_inputs: Any
+    __slots__ = ("definition", "model_type", "method", "args", "used_inputs")
+
+    def __init__(self, definition: Definition, model_type: Any, method: str, args: Any, used_inputs: Any) -> None:
+        for k, v in zip(self.__slots__, (definition, model_type, method, args, used_inputs)):
+            object.__setattr__(self, k, v)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __reduce__(self):
+        return (Prepared, tuple(getattr(self, k) for k in self.__slots__))
