@@ -15,6 +15,7 @@ import pytest
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.objectstore.streams import Download
 from swamp.datastore.sync.errors import CorruptRemoteError, SyncConflictError
+from swamp.datastore.sync import transfers
 from swamp.datastore.sync.transfers import SMALL_FILE
 from swamp.util.atomic import TMP_PREFIX
 
@@ -66,6 +67,14 @@ class Recording(MemoryObjectStore):
 @pytest.fixture
 def store() -> Recording:
     return Recording()
+
+
+@pytest.fixture(autouse=True)
+def _stream_above_small(monkeypatch):
+    # A push reads files up to WHOLE_MAX whole (test_whole_push.py); here
+    # every file above SMALL_FILE streams both ways, as in one of more than
+    # WHOLE_MAX bytes, without writing that many in each test.
+    monkeypatch.setattr(transfers, "WHOLE_MAX", SMALL_FILE)
 
 
 def _temps(root: Path) -> list[str]:

@@ -31,6 +31,13 @@ from .progress import Progress
 #: files up to this size are read whole (and hashed) by a transfer thread;
 #: larger ones stream (push and pull), each in a transfer thread
 SMALL_FILE = 256 << 10
+#: a push reads a file up to this size whole, once (hashing it as it goes),
+#: and sends those bytes, under _STREAMS: one read and one hash where
+#: streaming it takes two of each (hash to name the blob, then send while
+#: checking the hash again). A single PUT's body is held in memory by the
+#: S3 client anyway (s3.py: up to its 16 MiB multipart threshold), so this
+#: holds no more than streaming did. Larger files stream.
+WHOLE_MAX = 16 << 20
 #: large uploads moving at once in one process: each holds a few of the
 #: store's parts in memory, so this bounds a push's memory with many of them
 _STREAMS = threading.BoundedSemaphore(4)
@@ -162,6 +169,13 @@ class Transfers:
         def read_and_send(ch: Change) -> Change | None:
             return send(ch, read(ch))
 
+        def read_whole_and_send(ch: Change) -> Change | None:
+            st = self.tree.stat(ch.path)
+            if st is not None and st.st_size > WHOLE_MAX:
+                return stream(ch)  # grew since the diff
+            with _STREAMS:  # a few whole files in memory at once
+                return send(ch, read(ch))
+
         lost: set[str] = set()  # contents whose file changed while it was sent
 
         def stream(ch: Change) -> Change | None:
@@ -201,7 +215,9 @@ class Transfers:
                 if ch.op == "delete":
                     results.append(ch)
                 elif ch.size > SMALL_FILE:
-                    results.append(self._pool.submit(stream if self.stream_large else read_and_send, ch))
+                    send_one = (read_and_send if not self.stream_large
+                                else read_whole_and_send if ch.size <= WHOLE_MAX else stream)
+                    results.append(self._pool.submit(send_one, ch))
                 elif ch.size <= limit(ch) and ch.size <= room:
                     raw = read_only(ch)
                     if raw is not None and len(raw[0]) <= limit(ch) and len(raw[0]) <= room:
