@@ -29,6 +29,7 @@ SETUP = [
      "run=echo ${{ inputs.message }}"],
     ["model", "create", "command/shell", "slow", "--input", "mark", "--global-arg",
      "run=touch '${{ inputs.mark }}'; sleep 60"],
+    ["model", "method", "run", "ok", "execute"],  # so that ok/result exists for any test run alone
 ]
 
 #: (arguments, whether the lane takes them); run in this order in both repositories
