@@ -257,10 +257,7 @@ def update(repo, name: str | None = None, *, check: bool = False) -> dict:
 
 
 def _counts_fields(doc: dict) -> dict:
-    import dataclasses
-
-    names = {f.name for f in dataclasses.fields(SyncCounts)}
-    return {k: v for k, v in doc.items() if k in names}
+    return {k: v for k, v in doc.items() if k in SyncCounts.FIELDS}
 
 
 # ---------------------------------------------------------------- finding
