@@ -16,24 +16,12 @@ use case attaches what it would have reported (``with_value``)."""
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from swamp.datastore.objectstore.base import TransientError
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, LeaseLostError, SwampError, UnpublishedError
 from swamp.util.tracing import span
-
-
-@dataclass
-class Result:
-    """What a use case returns: its value (what ``--json`` prints) and the
-    sync counts of the sessions it opened (zeros on a directory datastore)."""
-
-    value: Any
-    sync: SyncCounts = field(default_factory=SyncCounts)
-    #: whether the datastore is shared (then the counts are worth showing)
-    shared: bool = False
 
 
 def is_shared(repo) -> bool:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import Any
 
 from swamp.app.lifecycle import changing, is_shared
 from swamp.datastore.sync.counts import SyncCounts
@@ -11,19 +11,33 @@ from swamp.errors import UnpublishedError
 from swamp.models.leases import model_lock_name
 
 
-@dataclass
 class MethodRun:
-    """A finished method run: its output record, and what its session moved.
-    ``unpublished`` is set when the run is done here but its push failed."""
+    """A finished method run: its output record (models.outputs.OutputRecord),
+    and what its session moved. ``unpublished`` is set when the run is done
+    here but its push failed; ``failure_log`` is the run's log, kept when the
+    method failed (to show where it went wrong); ``reports`` the reports that
+    ran after it (reports/run.py Outcome), when any was selected. (A plain
+    class, not a dataclass: the dataclasses module imports inspect, ~4 ms of
+    a command.)"""
 
-    record: object  # models.outputs.OutputRecord
-    sync: SyncCounts
-    shared: bool
-    unpublished: UnpublishedError | None = None
-    #: the run's log, kept when the method failed (to show where it went wrong)
-    failure_log: str | None = None
-    #: the reports that ran after it (reports/run.py Outcome), when any was selected
-    reports: list = field(default_factory=list)
+    def __init__(self, record: Any, sync: SyncCounts, shared: bool, unpublished: UnpublishedError | None = None,
+                 failure_log: str | None = None, reports: list | None = None) -> None:
+        self.record = record
+        self.sync = sync
+        self.shared = shared
+        self.unpublished = unpublished
+        self.failure_log = failure_log
+        self.reports = [] if reports is None else reports
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MethodRun):
+            return NotImplemented
+        return vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return "MethodRun(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
 
     def to_json(self) -> dict:
         """The record as commands print it (without the process id), with

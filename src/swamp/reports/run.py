@@ -12,8 +12,7 @@ run's own outcome or loses what the run wrote."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from swamp.errors import ValidationError
 from swamp.util import clock
@@ -23,23 +22,38 @@ if TYPE_CHECKING:
     from swamp.reports.api import ReportContext, ReportType
 
 
-@dataclass(frozen=True)
-class Selection:
-    """The report options of one run command."""
+class Selection(NamedTuple):
+    """The report options of one run command (immutable)."""
 
     requested: tuple[str, ...] = ()
     skip_all: bool = False
     skip: tuple[str, ...] = ()
 
 
-@dataclass
 class Outcome:
-    report: str
-    status: str  # succeeded | failed
-    dataName: str | None = None
-    version: int | None = None
-    error: str | None = None
-    stored: bool = True
+    """How one report of a run went: ``status`` is succeeded or failed;
+    where it was stored (``dataName``, ``version``) unless ``stored`` is
+    false. (Plain classes here, not dataclasses: the dataclasses module
+    imports inspect, ~4 ms of a command.)"""
+
+    def __init__(self, report: str, status: str, dataName: str | None = None, version: int | None = None,
+                 error: str | None = None, stored: bool = True) -> None:
+        self.report = report
+        self.status = status
+        self.dataName = dataName
+        self.version = version
+        self.error = error
+        self.stored = stored
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Outcome):
+            return NotImplemented
+        return vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return "Outcome(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
 
     def to_json(self) -> dict:
         out = {"report": self.report, "status": self.status}

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import abc
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from swamp.errors import SwampError
 
@@ -69,8 +68,9 @@ def check_key(key: str) -> str:
     return key
 
 
-@dataclass(frozen=True)
-class ObjectMeta:
+class ObjectMeta(NamedTuple):
+    """What a listing or a head says of one object (immutable)."""
+
     key: str
     size: int
     etag: str

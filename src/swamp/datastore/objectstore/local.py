@@ -31,9 +31,8 @@ import contextlib
 import json
 import os
 import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from swamp.util.atomic import fsync_dir
 from swamp.util.digest import sha256_hex
@@ -73,8 +72,7 @@ class _Mismatch(Exception):
     """The file copied in does not hash to what its caller said."""
 
 
-@dataclass(frozen=True)
-class _Version:
+class _Version(NamedTuple):
     gen: int
     etag: str
     parent: str | None
