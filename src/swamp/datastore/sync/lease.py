@@ -32,7 +32,6 @@ the two monotonic clocks matters, never their offset.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import random
 import threading
@@ -49,7 +48,13 @@ from swamp.util.ids import uuid4_hex
 
 from .layout import Layout
 
-log = logging.getLogger(__name__)
+
+def _log():
+    import logging  # here: a lease that goes well logs nothing, and logging costs a command ~2 ms
+
+    return logging.getLogger(__name__)
+
+
 DEFAULT_TTL_MS = 30_000
 
 
@@ -218,13 +223,13 @@ class Lease:
                 return True
             except (PreconditionFailed, ObjectNotFound):
                 self.lost = True
-                log.warning("lease %r was taken over by another peer", self.name)
+                _log().warning("lease %r was taken over by another peer", self.name)
                 return False
             except ObjectStoreError as e:
                 # Unreachable for now; once a whole ttl passed, others may hold it.
                 if self._monotonic() - self._renewed >= self.ttl_ms / 1000.0:
                     self.lost = True
-                    log.warning("lease %r lost: no heartbeat for %d ms (%s)", self.name, self.ttl_ms, e)
+                    _log().warning("lease %r lost: no heartbeat for %d ms (%s)", self.name, self.ttl_ms, e)
                     return False
                 return True
 
@@ -255,9 +260,9 @@ class Lease:
                     self.store.delete(self.key, if_match=self.etag)
                 except (PreconditionFailed, ObjectNotFound):
                     self.lost = True  # taken over (or broken): not ours to delete, and lost meanwhile
-                    log.warning("lease %r was taken over by another peer before its release", self.name)
+                    _log().warning("lease %r was taken over by another peer before its release", self.name)
                 except ObjectStoreError as e:
-                    log.warning("could not release lease %r (it expires in %d ms): %s", self.name, self.ttl_ms, e)
+                    _log().warning("could not release lease %r (it expires in %d ms): %s", self.name, self.ttl_ms, e)
             self.etag = None
 
     def __enter__(self) -> "Lease":
