@@ -135,3 +135,16 @@ def test_a_method_signature_is_judged_as_inspect_judges_it(signature):
     except TypeError:
         bound = False
     assert _takes_two(fn) == bound, signature
+
+
+def test_a_type_written_with_pydantic_sees_its_definition_as_the_schemas_instance(tmp_path):
+    from swamp.models.definition_schema import Definition
+
+    path = init_repo(tmp_path / "repo")
+    write_type(path, "probe.py", PROBE_TYPE)
+    p = path / "models" / "acme" / "probe" / "p1.yaml"
+    p.parent.mkdir(parents=True)
+    p.write_text("type: acme/probe\nname: p1\nid: abc\nglobalArguments:\n  count: 2\n")
+    definition, _ = Runner(Repo.open(path)).check("p1", "write")
+    assert isinstance(definition, Definition)
+    assert definition.model_dump()["globalArguments"] == {"count": 2}

@@ -1,7 +1,8 @@
-"""Finding definition files, and reading one on the fast path (no pydantic)
-for commands that only need a model's name, type and id, such as `data get`.
-The schema in definition_schema.py still speaks for any file that is not exactly
-as expected."""
+"""Finding definition files, and reading one on the fast path (no pydantic):
+``read_ref`` for commands that only need a model's name, type and id, such
+as `data get`, ``read_definition`` for a method run. Both accept on that
+path only a file exactly as the schema in definition_schema.py takes it;
+the schema speaks for any other."""
 
 from __future__ import annotations
 
@@ -10,14 +11,8 @@ from typing import Any, Callable
 
 from swamp.errors import NotFoundError, SwampError, ValidationError
 from swamp.util import yamlio
-from swamp.util.documents import DocView, read_light
+from swamp.util.documents import DocView
 from swamp.util.names import NAME_MAX, NAME_RE, TYPE_RE
-
-_FIELDS = {
-    "type": str, "typeVersion": (str, type(None)), "id": str, "name": str, "version": int,
-    "description": (str, type(None)), "tags": dict, "globalArguments": dict, "methods": dict,
-    "inputs": (dict, type(None)), "resources": (dict, type(None)), "files": (dict, type(None)),
-}
 
 
 def iter_definition_files(repo) -> list[Path]:
@@ -48,20 +43,6 @@ def _schema():
     from swamp.models.definition_schema import Definition
 
     return Definition
-
-
-def read_ref(path: Path) -> DocView:
-    raw = read_raw(path)
-    if isinstance(raw, dict) and isinstance(raw.get("name"), str) and isinstance(raw.get("type"), str) \
-            and NAME_RE.match(raw["name"]) and len(raw["name"]) <= NAME_MAX and TYPE_RE.match(raw["type"]) \
-            and ".." not in raw["type"]:
-        doc = read_light(raw, str(path), fields=_FIELDS, required=("type", "id", "name"), schema=_schema)
-    else:
-        from swamp.util.documents import validate
-
-        doc = DocView(validate(_schema(), raw, str(path)).model_dump())
-    check_file_name(path, doc.name)
-    return doc
 
 
 _NONE = type(None)
@@ -147,6 +128,20 @@ def read_definition(path: Path) -> Any:
         from swamp.util.documents import validate
 
         doc = validate(_schema(), raw, str(path))
+    check_file_name(path, doc.name)
+    return doc
+
+
+def read_ref(path: Path) -> DocView:
+    """The definition as a DocView, for commands that only need a model's
+    name, type and id (such as `data get`): on the fast path when the file
+    is exactly what the schema takes, else the schema's reading of it."""
+    raw = read_raw(path)
+    doc = light_definition(raw)
+    if doc is None:
+        from swamp.util.documents import validate
+
+        doc = DocView(validate(_schema(), raw, str(path)).model_dump())
     check_file_name(path, doc.name)
     return doc
 

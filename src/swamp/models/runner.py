@@ -20,6 +20,7 @@ from swamp.models.outputs import OutputRecord, write_record
 from swamp.models.registry import Registry, registry_for
 from swamp.util import clock, tracing
 from swamp.util.ids import new_id
+from swamp.util.documents import DocView
 from swamp.util.names import did_you_mean
 from swamp.util.plain import Plain
 from swamp.vault.redact import redact_text
@@ -48,14 +49,20 @@ class Runner:
         the definition, its type, the method and the inputs (no expression
         is evaluated). Returns (definition, model type). A model named here is
         read on the fast path when its file is exactly as expected (a
-        util/documents.DocView with the Definition's attributes), else as
-        the pydantic Definition."""
+        util/documents.DocView with the Definition's attributes) and its type
+        is a built-in that runs without pydantic; otherwise, and for any type
+        written with pydantic (whose checks see ``ctx.definition``), as the
+        pydantic Definition."""
         definition = find(self.repo, model, read_definition)[1] if isinstance(model, str) else model
         model_type = self.registry.get(definition.type)
         if method not in model_type.methods:
             raise NotFoundError(
                 f"model type {model_type.type!r} has no method {method!r}",
                 hint=did_you_mean(method, model_type.methods) or f"methods: {', '.join(sorted(model_type.methods))}")
+        if isinstance(definition, DocView) and model_type.fast_arguments(method) is None:
+            from swamp.models.definition_schema import Definition
+
+            definition = Definition.model_validate(definition)  # the same values, as the schema's instance
         check_inputs(definition, model_type, method, inputs)
         return definition, model_type
 
