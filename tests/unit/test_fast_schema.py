@@ -314,3 +314,46 @@ def test_a_plain_definition_takes_the_fast_path():
     assert light.methods["execute"].arguments == {"timeout": 5}
     assert light.resources["result"].garbageCollection is None
     assert light.reports is None and light.inputs is None
+
+
+class _Globals(BaseModel):
+    model_config = {"extra": "forbid"}
+    region: str = "eu"
+
+
+class _Own(BaseModel):
+    model_config = {"extra": "forbid"}
+    count: int = 1
+    region: str | None = None
+
+
+def test_a_method_declared_lazily_merges_its_arguments_over_the_global_ones():
+    t = ModelType("acme/lazy", version="2026.01.01.1",
+                  global_arguments=LazySchema(lambda: _Globals, {"region": FastField(str, default="eu")}))
+
+    @t.method(arguments=LazySchema(lambda: _Own, {"count": FastField(int, default=1),
+                                                  "region": FastField(str, None, default=None)}))
+    def run(args, ctx):
+        pass
+
+    fast = t.fast_arguments("run")
+    assert fast.fast({}) == {"count": 1, "region": None}  # the method's own field wins, as in the class
+    model = t.arguments_model("run")
+    assert fast.model() is model and model.model_validate({}).model_dump() == {"count": 1, "region": None}
+    assert t.methods["run"].arguments is _Own and t.global_arguments is _Globals
+    schema = ArgumentSchema(t, "run")
+    assert schema.validate({"count": "2"}, "x") == {"count": 2, "region": None}  # converted by the class
+    with pytest.raises(ValidationError, match="x: invalid arguments: other: unknown key"):
+        schema.validate({"other": 1}, "x")
+    assert t.describe()["methods"]["run"]["arguments"] == _Own.model_json_schema()
+
+
+def test_a_type_written_with_pydantic_has_no_fast_path():
+    t = ModelType("acme/plain", version="2026.01.01.1", global_arguments=_Globals)
+
+    @t.method()
+    def run(args, ctx):
+        pass
+
+    assert t.fast_arguments("run") is None
+    assert isinstance(ArgumentSchema(t, "run").validate({}, "x"), _Globals)
