@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
 import json
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
@@ -41,6 +40,8 @@ def encode(seq: int, tree: Tree, commit_id: str | None = None, fenced: dict | No
     body = {"seq": seq, "id": commit_id, "files": {p: _entry(*v) for p, v in sorted(tree.items())}}
     if fenced:
         body["fenced"] = fenced  # the log's fenced lease holdings as of this commit (commitlog.fenced_out)
+    import gzip  # here: only a checkpoint needs it
+
     return gzip.compress(json.dumps(body, separators=(",", ":")).encode("utf-8"), mtime=0)
 
 
@@ -55,6 +56,8 @@ def decode_full(seq: int, data: bytes) -> tuple[Tree, list[str], str | None, dic
     the tree of (None in a checkpoint from before the chain), and the
     fenced lease holdings as of that commit."""
     try:
+        import gzip
+
         body = json.loads(gzip.decompress(data))
         if body["seq"] != seq:
             raise ValueError(f"seq {body['seq']} in checkpoint {seq}")

@@ -6,7 +6,6 @@ every commit names as its parent the commit before it: an unbroken chain)."""
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -93,6 +92,8 @@ def verify(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor) -> dict
             if size > STREAM_OVER:
                 # streamed through a scratch file, hashed on the way: a
                 # large blob is never whole in memory
+                import tempfile  # here: verify only, and its import costs every command ~1 ms
+
                 with tempfile.TemporaryDirectory(prefix="swamp-verify-") as tmp:
                     got = store.get_file(layout.blob(sha), Path(tmp) / "blob", size_hint=size).sha256
             else:

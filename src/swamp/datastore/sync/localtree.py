@@ -17,14 +17,13 @@ import hashlib
 import itertools
 import os
 import stat as statmod
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 from swamp.util import atomic
-from swamp.util.atomic import TMP_PREFIX, DurableBatch, atomic_write, fsync_dir, temp_prefix
+from swamp.util.atomic import TMP_PREFIX, DurableBatch, atomic_write, fsync_dir, mkstemp, temp_prefix
 
 from .localonly import LOCAL_ONLY_DIRS
 from .state import SyncState
@@ -239,7 +238,7 @@ class LocalTree:
         replaces ``rel`` atomically. Returns the stat of the file put in
         place; the temp file is removed when ``fill`` raises."""
         path = self._checked_parent(rel, batch)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix())
+        fd, tmp = mkstemp(path.parent, temp_prefix())
         os.close(fd)
         try:
             fill(Path(tmp))
