@@ -195,6 +195,13 @@ def test_an_environment_that_changes_the_command_sends_it_to_click(variable):
         assert fast_lane.parse(argv, environ={variable: ""}) is None
 
 
+def test_arguments_that_are_not_strings_go_to_click():
+    from pathlib import Path
+
+    assert fast_lane.parse(["data", "get", Path("m"), "n"], environ={}) is None
+    assert fast_lane.parse(["--repo-dir", Path("/tmp"), "data", "get", "m", "n"], environ={}) is None
+
+
 def test_a_scheduler_in_the_environment_sends_a_method_run_to_click():
     env = {"SWAMP_SCHEDULER": "tcp://127.0.0.1:1"}
     assert fast_lane.parse(["model", "method", "run", "m", "execute"], environ=env) is None

@@ -143,6 +143,8 @@ def parse(args: list, environ=os.environ) -> Parsed | None:
     runs it, or None: click's."""
     if "SWAMP_NO_FAST_LANE" in environ or "SWAMP_SERVE_URL" in environ:
         return None
+    if not all(isinstance(a, str) for a in args):
+        return None  # main(argv) called with paths or numbers: click converts them
     state: dict = {}
     params: dict = {}
     multi: dict = {}
