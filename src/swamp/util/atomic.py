@@ -75,17 +75,19 @@ def _default_mode() -> int:
 
 
 def temp_beside(path: Path, makedirs: Callable[[Path], None]) -> tuple[int, str]:
-    """A new temp file in ``path``'s directory, made first: (fd, name). A
-    directory another process removes once it is empty (a marker's, a
-    pruned data directory) can vanish between the mkdir and the create;
-    then it is made again."""
-    for attempt in range(5):
-        makedirs(path.parent)
+    """A new temp file in ``path``'s directory, made when it is missing:
+    (fd, name). (Creating first and making the directory only when that
+    fails spares a mkdir per write, most of which go to a directory that
+    exists.) A directory another process removes once it is empty (a
+    marker's, a pruned data directory) can vanish between the mkdir and the
+    create; then it is made again."""
+    for attempt in range(6):
         try:
             return mkstemp(path.parent, temp_prefix())
-        except FileNotFoundError:
-            if attempt == 4:
+        except (FileNotFoundError, NotADirectoryError):
+            if attempt == 5:
                 raise
+            makedirs(path.parent)  # a file in the way raises here, as before
     raise AssertionError("unreachable")
 
 

@@ -141,10 +141,13 @@ class LocalDirObjectStore(ObjectStore):
         digest = sha256_hex(data)[:16] if isinstance(data, bytes) else "0" * 16
         etag = f"{digest}-{nonce}"
         header = json.dumps({"etag": etag, "parent": cur.etag if cur else None, "deleted": deleted})
-        directory.mkdir(parents=True, exist_ok=True)
         tmp = directory / f"{_TMP_PREFIX}{uuid4_hex()}"
         target = directory / _gen_name(gen)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:  # the directory exists but for an object's first write: no mkdir before each write
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileNotFoundError:
+            directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(header.encode() + b"\n")
