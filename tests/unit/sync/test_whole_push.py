@@ -4,6 +4,7 @@ a larger one streams from the file. A pull streams either into place."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 
 import pytest
@@ -63,3 +64,61 @@ def test_one_that_grew_past_the_limit_since_the_diff_streams(make_peer, store, m
     b.pull()
     assert files(b) == files(a)
     assert a.verify()["ok"]
+
+
+def test_one_emptied_since_the_diff_is_committed_empty(make_peer, store, monkeypatch):
+    a, b = make_peer("a"), make_peer("b")
+    write(a, "files/shrinks", os.urandom(MID))
+    real_diff = type(a)._diff
+
+    def diff_then_empty(self, cands):
+        out = real_diff(self, cands)
+        (self.root / "files/shrinks").write_bytes(b"")
+        return out
+
+    monkeypatch.setattr(type(a), "_diff", diff_then_empty)
+    a.push()
+    monkeypatch.undo()
+    b.pull()
+    assert read(b, "files/shrinks") == b""
+    assert a.verify()["ok"] and a.status()["dirtyFiles"] == []
+
+
+def test_read_whole_gives_the_bytes_and_teaches_the_stat_cache(make_peer):
+    a = make_peer("a")
+    content = os.urandom(MID)
+    write(a, "files/x", content)
+    buf, sha = a.tree.read_whole("files/x")
+    try:
+        assert bytes(buf) == content and sha == hashlib.sha256(content).hexdigest()
+    finally:
+        buf.close()
+    a.tree.flush_stats()
+    assert a.tree.current("files/x").sha256 == sha  # known now without hashing again
+
+
+def test_a_read_only_view_is_sent_as_it_is_and_a_lost_answer_still_compares():
+    from swamp.datastore.objectstore.memory import MemoryObjectStore
+    from swamp.datastore.objectstore.retry import RetryingObjectStore
+
+    sent = []
+
+    class AppliedThenLost(MemoryObjectStore):
+        """Stores the first PUT, then says it timed out."""
+
+        def put(self, key, data, **kw):
+            sent.append(data)
+            etag = super().put(key, bytes(data), **kw)
+            if len(sent) == 1:
+                from swamp.datastore.objectstore.base import TransientError
+
+                raise TransientError("timed out")
+            return etag
+
+    inner = AppliedThenLost()
+    store = RetryingObjectStore(inner, attempts=3, sleep=lambda s: None)
+    body = bytearray(os.urandom(1000))
+    view = memoryview(body).toreadonly()
+    etag = store.put("blobs/x", view, if_none_match=True)  # the retry finds our own bytes there
+    assert sent[0] is view  # not copied
+    assert inner.get("blobs/x") == (bytes(body), etag)

@@ -105,7 +105,8 @@ class RetryingObjectStore(ObjectStore):
 
     def put(self, key: str, data: bytes, *, if_none_match: bool = False,
             if_match: str | None = None) -> str:
-        data = bytes(data)
+        if not (isinstance(data, bytes) or (isinstance(data, memoryview) and data.readonly)):
+            data = bytes(data)  # a snapshot every attempt sends alike (a read-only view is one already)
 
         def after_lost_answer(e: PreconditionFailed) -> str:
             if if_none_match:

@@ -281,7 +281,8 @@ class S3ObjectStore(ObjectStore):
             mode = {"e_tag": if_match}
         check_key(key)
         try:
-            result = obstore.put(self._store, key, bytes(data), mode=mode, use_multipart=False)
+            body = data if isinstance(data, bytes) or (isinstance(data, memoryview) and data.readonly) else bytes(data)
+            result = obstore.put(self._store, key, body, mode=mode, use_multipart=False)
         except FileNotFoundError as e:
             # If-Match on a missing key: AWS answers 404, SeaweedFS 412.
             if if_match is not None and "NoSuchBucket" not in str(e):

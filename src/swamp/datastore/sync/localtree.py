@@ -121,6 +121,41 @@ class LocalTree:
             self._fresh.append((rel, after, sha, checked))
         return data, sha
 
+    def read_whole(self, rel: str):
+        """``read`` into an anonymous memory map instead of a bytes object:
+        (the map, its sha256); the caller closes the map. A map is returned
+        to the system when closed, where a large bytes object freed by one
+        of many threads stays in that thread's malloc arena (a push of many
+        files of a few MiB would keep one per transfer thread). An empty
+        file, or one that changes size while read, comes back as ``read``
+        gives it (bytes)."""
+        import mmap
+
+        checked = time.time_ns()
+        fd = os.open(self.abspath(rel), os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            before = os.fstat(fd)
+            if before.st_size == 0:
+                return self.read(rel)
+            buf = mmap.mmap(-1, before.st_size)
+            try:
+                with open(fd, "rb", buffering=0, closefd=False) as f:
+                    got = f.readinto(buf)
+                    more = f.read(1)
+                after = os.fstat(fd)
+            except BaseException:
+                buf.close()
+                raise
+        finally:
+            os.close(fd)
+        if got != before.st_size or more:
+            buf.close()
+            return self.read(rel)  # changed size while read: read it again, as bytes
+        sha = hashlib.sha256(buf).hexdigest()
+        if before.st_size == after.st_size and before.st_mtime_ns == after.st_mtime_ns:
+            self._fresh.append((rel, after, sha, checked))
+        return buf, sha
+
     def flush_stats(self) -> None:
         """Persist what hashing learnt (one transaction)."""
         fresh, self._fresh = self._fresh, []

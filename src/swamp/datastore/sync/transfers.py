@@ -9,6 +9,7 @@ A mixin of ``SyncEngine``."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -174,7 +175,19 @@ class Transfers:
             if st is not None and st.st_size > WHOLE_MAX:
                 return stream(ch)  # grew since the diff
             with _STREAMS:  # a few whole files in memory at once
-                return send(ch, read(ch))
+                try:
+                    buf, sha = self.tree.read_whole(ch.path)
+                except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                    return send(ch, None)  # gone since the diff; its delete is journaled for the next push
+                if isinstance(buf, bytes):
+                    return send(ch, read(ch, (buf, sha)))
+                try:
+                    # read-only: the store sends it as it is, without a copy
+                    with memoryview(buf).toreadonly() as view:
+                        return send(ch, read(ch, (view, sha)))
+                finally:
+                    with contextlib.suppress(BufferError):  # still referenced: freed with its last reference
+                        buf.close()
 
         lost: set[str] = set()  # contents whose file changed while it was sent
 
