@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from swamp.app.lifecycle import changing, reading
 from swamp.data import layout as data_layout
-from swamp.data import search as catalog
-from swamp.data.lifetimes import versions_to_collect
 from swamp.data.records import record_json
 from swamp.data.repository import DataRepository
 from swamp.data.walk import iter_models
@@ -173,6 +171,7 @@ def gc(repo, *, dry_run: bool) -> dict:
     read finds what to collect; only a model with something to collect is
     then collected, under its own lease and after a fresh look (a busy model
     with nothing to collect is never waited for)."""
+    from swamp.data.lifetimes import versions_to_collect  # here: data get need not load it (with durations)
     from swamp.workflows import records as run_records
 
     ds = repo.datastore
@@ -240,6 +239,8 @@ def search(repo, text: str | None, *, model: str | None = None, limit: int = 100
            all_versions: bool = False, tags: dict[str, str] | None = None) -> list[dict]:
     """Data whose name, spec, type or tags contain ``text`` and that carry
     every tag in ``tags`` (latest versions unless ``all_versions``)."""
+    from swamp.data import search as catalog
+
     model_id = _definition(repo, model).id if model else None
     with reading(repo):
         rows = catalog.catalog_rows(repo, names_by_id(repo), text=text, model_id=model_id,
@@ -253,6 +254,8 @@ def query(repo, predicate: str, *, limit: int = 100, all_versions: bool = False)
     """Data versions for which the CEL ``predicate`` is true; each field of
     a row (name, version, specName, kind, size, tags, model, ...) is a
     variable."""
+    from swamp.data import search as catalog
+
     with reading(repo):
         rows = catalog.catalog_rows(repo, names_by_id(repo), all_versions=all_versions)
     return catalog.matching(rows, predicate, limit)

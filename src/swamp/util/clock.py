@@ -7,7 +7,6 @@ it gives what ``datetime.fromtimestamp(ts, timezone.utc)
 
 from __future__ import annotations
 
-import math as _math
 import time as _time
 from typing import TYPE_CHECKING, Callable
 
@@ -25,7 +24,8 @@ def now() -> float:
 def isoformat(ts: float | None = None) -> str:
     """``YYYY-MM-DDTHH:MM:SS.mmmZ`` (UTC) of ``ts``, or of now."""
     ts = _now() if ts is None else ts
-    frac, whole = _math.modf(ts)
+    whole = float(int(ts))  # math.modf(ts), without loading math: both parts are exact
+    frac = ts - whole
     us = round(frac * 1e6)  # to the microsecond, half to even, as datetime.fromtimestamp
     if us >= 1_000_000:
         whole, us = whole + 1, us - 1_000_000
