@@ -99,25 +99,36 @@ def normal(text: str, repo: Path) -> str:
     return text
 
 
+def both(fn):
+    """``fn(lane)`` for the lane's repository and click's at the same time: {lane: result}."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        futures = {lane: pool.submit(fn, lane) for lane in (True, False)}
+        return {lane: f.result() for lane, f in futures.items()}
+
+
 @pytest.fixture(scope="module")
 def repos(tmp_path_factory):
-    out = {}
-    for name, lane in (("lane", True), ("click", False)):
-        repo = tmp_path_factory.mktemp(name)
+    out = {True: tmp_path_factory.mktemp("lane"), False: tmp_path_factory.mktemp("click")}
+
+    def setup(lane):
+        repo = out[lane]
         for args in SETUP:
             code, _, err, _ = swamp(repo, args, False, repo / ".mark")
             assert code == 0, err
         (repo / "message.txt").write_text("from a file\n")
-        out[lane] = repo
+
+    both(setup)
     return out
 
 
 def test_every_step_prints_and_exits_the_same_through_the_lane_and_through_click(repos, tmp_path):
     differences = []
     for args, taken in STEPS:
+        runs = both(lambda lane: swamp(repos[lane], args, lane, tmp_path / f"mark-{lane}"))
         results = {}
-        for lane in (True, False):
-            code, out, err, imported = swamp(repos[lane], args, lane, tmp_path / "mark")
+        for lane, (code, out, err, imported) in runs.items():
             results[lane] = (code, normal(out, repos[lane]), normal(err, repos[lane]))
             expected = "none" if lane and taken else "click"
             assert imported == expected, f"{args}: click imported? {imported}, expected {expected}"
