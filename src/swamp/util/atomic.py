@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
+from _thread import allocate_lock  # threading.Lock, without loading threading (data get never needs it)
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator
 
@@ -188,7 +188,7 @@ class DurableBatch:
 
     def __init__(self) -> None:
         self._dirs: set[Path] = set()
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
 
     def touched(self, directory: Path | str) -> None:
         """Entries of ``directory`` changed (a file removed or renamed, a

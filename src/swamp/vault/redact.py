@@ -4,7 +4,7 @@ error messages) passes its text through ``redact_text``."""
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock  # threading's Lock, without loading threading
 
 MASK = "***"
 # Very short values would mask ordinary words; they are still never written
@@ -12,7 +12,7 @@ MASK = "***"
 # free text such as a command's stdout.
 MIN_LEN = 4
 
-_lock = threading.Lock()
+_lock = allocate_lock()
 _secrets: set[str] = set()
 _ordered: list[str] = []
 

@@ -9,7 +9,7 @@ writes under (fencing.py)."""
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock, get_ident  # threading's Lock and get_ident, without loading threading
 
 
 class _Hold:  # not a dataclass: dataclasses imports inspect (~4 ms of a command)
@@ -22,10 +22,10 @@ class _Hold:  # not a dataclass: dataclasses imports inspect (~4 ms of a command
 class HeldLocks:
     def __init__(self) -> None:
         self._holds: dict[int, list[_Hold]] = {}
-        self._mutex = threading.Lock()
+        self._mutex = allocate_lock()
 
     def _mine(self) -> list[_Hold]:
-        return self._holds.setdefault(threading.get_ident(), [])
+        return self._holds.setdefault(get_ident(), [])
 
     def reenter(self, name: str) -> bool:
         """Take ``name`` once more if this thread holds it; False if not."""
@@ -54,9 +54,9 @@ class HeldLocks:
             mine = self._mine()
             mine[:] = [h for h in mine if h.handle is not handle]
             if not mine:
-                del self._holds[threading.get_ident()]
+                del self._holds[get_ident()]
 
     def handles_here(self) -> list:
         """The handles this thread holds, innermost last."""
         with self._mutex:
-            return [h.handle for h in self._holds.get(threading.get_ident(), ())]
+            return [h.handle for h in self._holds.get(get_ident(), ())]
