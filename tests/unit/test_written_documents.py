@@ -225,3 +225,11 @@ def test_a_no_op_run_imports_no_pydantic_and_writes_what_the_schemas_read(tmp_pa
         text = ds.read_bytes(rel).decode()
         model = documents.validate(DataMetadata, yamlio.loads(text), rel)
         assert text == yamlio.dumps(model.model_dump(exclude_none=True))
+
+
+def test_a_record_keeps_its_own_copies_as_the_schema_does():
+    tags, inputs = {"env": "prod"}, ["a"]
+    rec, model = _record(tags=tags, inputs=inputs), OutputRecordSchema(**{**_record().to_json(), "tags": tags})
+    tags["env"] = "dev"
+    inputs.append("b")
+    assert rec.tags == {"env": "prod"} == model.tags and rec.inputs == ["a"]

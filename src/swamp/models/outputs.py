@@ -47,7 +47,13 @@ class OutputRecord:
             setattr(self, name, values[name])
         for name, default in _DEFAULTS.items():
             value = values.get(name, default)
-            setattr(self, name, value() if value is list or value is dict else value)
+            if value is list or value is dict:
+                value = value()
+            elif name == "dataArtifacts":  # copies, as the schema's validation makes
+                value = [dict(a) for a in value]
+            elif type(value) is list or type(value) is dict:
+                value = value.copy()
+            setattr(self, name, value)
 
     @classmethod
     def from_schema(cls, model) -> "OutputRecord":
