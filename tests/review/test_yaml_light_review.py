@@ -136,3 +136,12 @@ def test_any_text_it_reads_is_read_as_ruamel_reads_it(lines, tail):
     ok, got = yaml_light.load(text)
     if ok:
         assert typed(got) == typed(ruamel_load(text)), text
+
+
+@pytest.mark.xfail(strict=True, reason="yaml_light.load recurses once per level and lets RecursionError out "
+                                       "(yamlio.loads raises) on a block document ~500 levels deep that ruamel reads")
+def test_a_deep_document_is_read_as_ruamel_reads_it():
+    depth = 700
+    text = "".join(" " * (2 * i) + "k:\n" for i in range(depth)) + " " * (2 * depth) + "v: 1\n"
+    want = ruamel_load(text)
+    assert typed(yamlio.loads(text)) == typed(want)
