@@ -145,3 +145,11 @@ def test_a_deep_document_is_read_as_ruamel_reads_it():
     text = "".join(" " * (2 * i) + "k:\n" for i in range(depth)) + " " * (2 * depth) + "v: 1\n"
     want = ruamel_load(text)
     assert typed(yamlio.loads(text)) == typed(want)
+
+
+@pytest.mark.xfail(strict=True, reason="yaml_light.dump writes a list or dict that appears twice in full; ruamel "
+                                       "writes an anchor and an alias (&id001 / *id001): different bytes")
+@pytest.mark.parametrize("shared", [["a"], {"k": "v"}, {}], ids=["list", "dict", "empty dict"])
+def test_a_container_shared_by_two_keys_is_written_as_ruamel_writes_it(shared):
+    doc = {"p": shared, "q": [shared]} if type(shared) is dict and shared else {"p": shared, "q": shared}
+    assert yamlio.dumps(doc) == ruamel_dump(doc)
