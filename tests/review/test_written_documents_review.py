@@ -136,3 +136,28 @@ def test_a_data_versions_metadata_is_the_schemas_document_and_bytes(fields):
     written, want_written = metadata_write.without_none(doc), want.model_dump(exclude_none=True)
     assert typed(written) == typed(want_written)
     assert yamlio.dumps(written) == ruamel_dump(want_written)
+
+
+def test_an_output_record_survives_pickle_copy_and_reads_back_equal():
+    """A record crosses processes (workers pickle it) and is read back from
+    its file: the same record each way, and the caller's lists are not its own."""
+    import copy
+    import pickle
+
+    from swamp.models.output_schema import OutputRecordSchema
+    from swamp.models.outputs import OutputRecord
+    from swamp.util import yamlio
+
+    tags = {"env": "prod"}
+    values = dict(id="e0cd1e6f-badf-42de-9e6f-6d21d08fcf9d", definitionId="d", modelName="m", modelType="command/shell",
+                  modelVersion="2026.11.30.1", methodName="execute", status="failed", startedAt="2026-12-01T01:02:03.456Z",
+                  completedAt="2026-12-01T01:02:04.000Z", durationMs=544, tags=tags, error="boom: 'x'\nline two",
+                  dataArtifacts=[{"name": "log", "version": 1, "kind": "file"}], pid=7)
+    rec = OutputRecord(**values)
+    tags["env"] = "changed"
+    assert rec.tags == {"env": "prod"}
+    for other in (pickle.loads(pickle.dumps(rec)), copy.deepcopy(rec), copy.copy(rec)):
+        assert other == rec and other.to_json() == rec.to_json() and repr(other) == repr(rec)
+    text = yamlio.dumps(rec.to_json())
+    back = OutputRecord.from_schema(OutputRecordSchema.model_validate(yamlio.loads(text)))
+    assert back == rec and yamlio.dumps(back.to_json()) == text
