@@ -156,3 +156,24 @@ def test_a_definition_is_read_on_the_fast_path_only_as_the_schema_reads_it(raw):
         return v
 
     assert unordered(plain(light)) == unordered(want)
+
+
+def _float_ge_schema():
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class Limits(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        ratio: float = Field(default=1.0, ge=0)
+
+    from swamp.util.fast_schema import FastField, LazySchema
+
+    return LazySchema(lambda: Limits, {"ratio": FastField(float, default=1.0, ge=0)}, name="Limits")
+
+
+@pytest.mark.xfail(strict=True, reason="latent (no built-in declares one yet): FastField.fits checks ge only for "
+                                       "an int, so a float field with ge takes -1.0 and NaN that pydantic refuses")
+@pytest.mark.parametrize("value", [-1.0, float("nan")])
+def test_a_float_field_with_a_lower_bound_refuses_what_pydantic_refuses(value):
+    lazy = _float_ge_schema()
+    assert _schema({"ratio": value}, lazy) == "refused"  # the table below passes the drift test's ge check
+    assert lazy.fast({"ratio": value}) is None
