@@ -161,3 +161,22 @@ def test_mkstemp_names_never_collide_under_concurrency(tmp_path):
     for t in threads:
         t.join()
     assert len(names) == len(set(names)) == 2000 == len(os.listdir(tmp_path))
+
+
+def test_sha256_hex_takes_every_buffer_hashlib_takes_and_refuses_the_rest_alike():
+    import array
+    import mmap
+
+    m = mmap.mmap(-1, 10)
+    m.write(b"0123456789")
+    for data in (bytearray(b"ab"), memoryview(b"abcdef"), memoryview(b"abcdef")[::2], m,
+                 array.array("I", range(300_000)), memoryview(array.array("I", [1, 2, 3])), "text", None):
+        got, want = outcome_any(digest.sha256_hex, data), outcome_any(lambda d: hashlib.sha256(d).hexdigest(), data)
+        assert got == want, type(data)
+
+
+def outcome_any(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as e:
+        return type(e).__name__
