@@ -35,8 +35,6 @@ def test_a_stream_past_the_small_limit_hashes_as_hashlib_does():
     assert ours.hexdigest() == theirs.hexdigest()
 
 
-@pytest.mark.xfail(strict=True, reason="_StreamHash keeps references to the chunks and hashes them at the end: "
-                                       "a buffer reused after write() is hashed as it is last, not as written")
 @pytest.mark.parametrize("view", [False, True], ids=["bytearray", "memoryview"])
 def test_a_reused_buffer_is_hashed_as_it_was_when_written(view):
     ours, theirs = _StreamHash(), hashlib.sha256()
@@ -72,8 +70,6 @@ BUFFER_TYPE = '''
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="a file streamed through a reused bytearray gets the sha256 of the last "
-                                       "chunk repeated in its metadata (models/context._StreamHash), not of its bytes")
 def test_a_streamed_files_recorded_sha256_is_the_digest_of_its_bytes(tmp_path):
     repo = init_repo(tmp_path / "r")
     write_type(repo, "buf.py", BUFFER_TYPE)

@@ -330,7 +330,8 @@ class EphemeralFileWriter:
         return self
 
     def write(self, chunk: bytes | str) -> None:
-        self._chunks.append(redact_bytes(chunk.encode() if isinstance(chunk, str) else chunk))
+        # bytes(): a copy of a bytearray or memoryview the method may reuse for its next chunk
+        self._chunks.append(bytes(redact_bytes(chunk.encode() if isinstance(chunk, str) else chunk)))
 
     def write_line(self, line: str) -> None:
         self.write(line.rstrip("\n") + "\n")
@@ -369,6 +370,8 @@ class _StreamHash:
         if self._big is not None:
             self._big.update(chunk)
             return
+        # Kept until the end, so a copy of what a reused buffer holds now (bytes: the same object).
+        chunk = bytes(chunk)
         self._chunks.append(chunk)
         self._size += len(chunk)
         if self._size > SMALL:
