@@ -91,8 +91,6 @@ def test_shell_result_fast_path_takes_only_what_pydantic_takes(data):
     assert unordered(fast.model_dump()) == unordered(want)
 
 
-@pytest.mark.xfail(strict=True, reason="LazySchema.fast lists the arguments in the input's order, "
-                                       "pydantic in the schema's declared order")
 @FEW
 @given(shell_args_valid.flatmap(lambda d: st.permutations(list(d.items())).map(dict)))
 @example({"run": "true", "timeout": 5})
@@ -102,8 +100,6 @@ def test_shell_arguments_fast_path_keeps_the_schemas_key_order(data):
     assert typed(fast.model_dump()) == typed(_schema(data, SHELL_ARGUMENTS))
 
 
-@pytest.mark.xfail(strict=True, reason="model evaluate --json lists a built-in's arguments in the definition's "
-                                       "order (fast path), no longer in the schema's order (pydantic, before)")
 def test_model_evaluate_lists_arguments_in_the_schemas_order(tmp_path):
     from swamp.models.builtin.shell_schemas import ShellArguments
 
@@ -170,8 +166,6 @@ def _float_ge_schema():
     return LazySchema(lambda: Limits, {"ratio": FastField(float, default=1.0, ge=0)}, name="Limits")
 
 
-@pytest.mark.xfail(strict=True, reason="latent (no built-in declares one yet): FastField.fits checks ge only for "
-                                       "an int, so a float field with ge takes -1.0 and NaN that pydantic refuses")
 @pytest.mark.parametrize("value", [-1.0, float("nan")])
 def test_a_float_field_with_a_lower_bound_refuses_what_pydantic_refuses(value):
     lazy = _float_ge_schema()
@@ -179,8 +173,6 @@ def test_a_float_field_with_a_lower_bound_refuses_what_pydantic_refuses(value):
     assert lazy.fast({"ratio": value}) is None
 
 
-@pytest.mark.xfail(strict=True, reason="latent (the built-ins use factory=): a FastField's default=[] or {} is one "
-                                       "object shared by every result; pydantic gives each instance its own copy")
 def test_a_mutable_default_is_not_shared_between_results():
     from pydantic import BaseModel, ConfigDict
 

@@ -47,7 +47,8 @@ class FastField:
         return self.default is _MISSING and self.factory is None
 
     def default_value(self) -> Any:
-        return self.factory() if self.factory is not None else self.default
+        # A fresh container each time, as pydantic copies a default for each instance.
+        return self.factory() if self.factory is not None else self.copy(self.default)
 
     def json_type(self) -> str | None:
         """The JSON-Schema type of its first non-null branch (what a
@@ -59,7 +60,7 @@ class FastField:
         t = type(value)
         if t not in self.types:
             return False
-        if t is int and self.ge is not None and value < self.ge:
+        if self.ge is not None and t in (int, float) and not value >= self.ge:  # (NaN is not >= anything)
             return False
         if t is dict:
             return all(type(k) is str for k in value) and (
@@ -135,16 +136,17 @@ class LazySchema:
         if type(data) is not dict:
             return None
         fields = self.fields
-        out = {}
         for k, v in data.items():
             f = fields.get(k) if type(k) is str else None
             if f is None or not f.fits(v):
                 return None
-            out[k] = f.copy(v)
-        for k, f in fields.items():
-            if k not in out:
-                if f.required:
-                    return None
+        out = {}
+        for k, f in fields.items():  # in the schema's order, as pydantic's model_dump lists them
+            if k in data:
+                out[k] = f.copy(data[k])
+            elif f.required:
+                return None
+            else:
                 out[k] = f.default_value()
         return Arguments(out)
 
