@@ -174,7 +174,7 @@ def load(text: str) -> tuple[bool, Any]:
         if reader.i != len(lines):
             return False, None
         return True, doc
-    except (_NotPlain, IndexError):
+    except (_NotPlain, IndexError, RecursionError):  # (nested deeper than Python's stack: ruamel reads it)
         return False, None
 
 
@@ -244,7 +244,20 @@ def dump(data: Any) -> str | None:
         return None
     out: list[str] = []
     try:
+        if _shares_a_container(data, set()):
+            return None  # ruamel writes an anchor and an alias for it
         _mapping_out(data, 0, out)
-    except _NotPlain:
+    except (_NotPlain, RecursionError):
         return None
     return "\n".join(out) + "\n"
+
+
+def _shares_a_container(value: Any, seen: set[int]) -> bool:
+    """Whether one list or dict appears twice in ``value``."""
+    t = type(value)
+    if t is not dict and t is not list:
+        return False
+    if id(value) in seen:
+        return True
+    seen.add(id(value))
+    return any(_shares_a_container(v, seen) for v in (value.values() if t is dict else value))

@@ -36,6 +36,9 @@ def loads(text: str, source: str = "<string>") -> Any:
         raise ValidationError(f"malformed YAML in {where}: {e.problem or e.context}") from None
     except YAMLError as e:
         raise ValidationError(f"malformed YAML in {source}: {e}") from None
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as e:
+        # A scalar its tag or form cannot be (a date 2026-13-45, `!!int x`): the constructor's own error.
+        raise ValidationError(f"malformed YAML in {source}: {e}") from None
 
 
 def load(path: Path | str) -> Any:
