@@ -32,6 +32,8 @@ def isoformat(ts: float | None = None) -> str:
     elif us < 0:
         whole, us = whole - 1, us + 1_000_000
     t = _time.gmtime(int(whole))
+    if not 1 <= t.tm_year <= 9999:  # datetime's range: what parse_iso can read back
+        raise ValueError(f"year {t.tm_year} is out of range")
     return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
             f".{us // 1000:03d}Z")
 

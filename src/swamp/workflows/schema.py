@@ -15,6 +15,9 @@ SEVERITIES = ("low", "medium", "high")
 IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+#: the longest approval or signal wait, in seconds (100 years)
+TIMEOUT_MAX = 100 * 365 * 24 * 3600
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -115,7 +118,8 @@ class Task(_Strict):
     workflowIdOrName: str | None = None
     inputs: dict[str, Any] | str | None = None
     prompt: str | None = None
-    timeout: int | None = Field(default=None, ge=1)
+    #: seconds; at most 100 years, so its deadline is a date (one far past that is a typo)
+    timeout: int | None = Field(default=None, ge=1, le=TIMEOUT_MAX)
     expr: str | bool | None = None
     message: str | None = None
     severity: Literal["low", "medium", "high"] | None = None
