@@ -18,7 +18,7 @@ jobs:
 """
 
 
-@pytest.mark.parametrize("kind,extra", [("wait_for_signal", ""), ("manual_approval", "prompt: go?, ")])
+@pytest.mark.parametrize("kind,extra", [("wait_for_signal", ""), ("manual_approval", "prompt: proceed, ")])
 def test_a_timeout_past_a_century_is_refused_at_validation(tmp_path, kind, extra):
     repo = init_repo(tmp_path / "repo")
     (repo / "workflows").mkdir(exist_ok=True)
