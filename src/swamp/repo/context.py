@@ -30,12 +30,22 @@ def config_lease(kind: str, name: str) -> str:
     return f"config/{kind}/{name}"
 
 
+def _shown(path: Path, limit: int = 200) -> str:
+    text = str(path)
+    return text if len(text) <= limit else text[:limit // 2] + "..." + text[-limit // 2:]
+
+
 def find_repo_root(repo_dir: str | Path | None = None) -> Path:
     if repo_dir is None:
         repo_dir = os.environ.get("SWAMP_REPO_DIR")
     if repo_dir is not None:
         root = Path(repo_dir).absolute()
-        if not (root / MARKER).is_file():
+        try:
+            found = (root / MARKER).is_file()
+        except OSError as e:  # a name too long, a loop of links: not a path to a repository
+            raise RepoNotFoundError(f"{_shown(root)} is not a usable directory: {e.strerror or e}",
+                                    hint="check --repo-dir or SWAMP_REPO_DIR") from None
+        if not found:
             raise RepoNotFoundError(f"{root} is not a swamp repository (no {MARKER})",
                                     hint="run 'swamp repo init' there first")
         return root
