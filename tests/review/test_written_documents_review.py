@@ -6,35 +6,15 @@ YAML bytes as ruamel.yaml wrote for it, and the same refusals."""
 
 from __future__ import annotations
 
-import io
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ruamel.yaml import YAML
 
 from swamp.data import metadata_write
 from swamp.util import yamlio
+from tests.yaml_reference import ruamel_dump, typed
 
 FEW = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def ruamel_dump(data) -> str:
-    y = YAML(typ="safe")
-    y.default_flow_style = False
-    y.sort_base_mapping_type_on_output = False
-    buf = io.StringIO()
-    y.dump(data, buf)
-    return buf.getvalue()
-
-
-def typed(v):
-    if isinstance(v, dict):
-        return ("dict", [(typed(k), typed(x)) for k, x in v.items()])
-    if isinstance(v, (list, tuple)):
-        return (type(v).__name__, [typed(x) for x in v])
-    if isinstance(v, float) and v != v:
-        return ("float", "nan")
-    return (type(v).__name__, v)
 
 
 class _Str(str):

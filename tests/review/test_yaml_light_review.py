@@ -7,38 +7,14 @@ length and depth."""
 
 from __future__ import annotations
 
-import io
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ruamel.yaml import YAML
 
 from swamp.errors import ValidationError
 from swamp.util import yaml_light, yamlio
-
-
-def ruamel_load(text):
-    return YAML(typ="safe").load(text)
-
-
-def ruamel_dump(data) -> str:
-    y = YAML(typ="safe")
-    y.default_flow_style = False
-    y.sort_base_mapping_type_on_output = False
-    buf = io.StringIO()
-    y.dump(data, buf)
-    return buf.getvalue()
-
-
-def typed(v):
-    if isinstance(v, dict):
-        return ("dict", [(typed(k), typed(x)) for k, x in v.items()])
-    if isinstance(v, list):
-        return ("list", [typed(x) for x in v])
-    if isinstance(v, float) and v != v:
-        return ("float", "nan")
-    return (type(v).__name__, v)
+from tests.yaml_reference import ruamel_dump, ruamel_load, typed
 
 
 TRAPS = [

@@ -9,33 +9,19 @@ from __future__ import annotations
 
 import datetime
 import glob
-import io
 import os
 import subprocess
 import sys
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from ruamel.yaml import YAML
 
 from swamp.util import yaml_light, yamlio
+from tests.yaml_reference import ruamel_dump, ruamel_load
 
 SRC = os.path.join(os.path.dirname(__file__), "..", "..", "src")
 MANY = settings(max_examples=600 if os.environ.get("CI") else 300, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
-
-
-def ruamel_load(text: str):
-    return YAML(typ="safe").load(text)
-
-
-def ruamel_dump(data) -> str:
-    y = YAML(typ="safe")
-    y.default_flow_style = False
-    y.sort_base_mapping_type_on_output = False
-    buf = io.StringIO()
-    y.dump(data, buf)
-    return buf.getvalue()
 
 
 def same(a, b) -> bool:

@@ -14,8 +14,11 @@ def run(state: CliState, model: str, name: str, version: int | None = None, no_c
     """Show one version of MODEL's data NAME (text, or --json)."""
     from swamp.app import data as app_data
 
-    result = app_data.get(state.repo(), model, name, version, content=not no_content, workflow=workflow)
+    show(state, app_data.get(state.repo(), model, name, version, content=not no_content, workflow=workflow))
 
+
+def show(state: CliState, result: dict) -> None:
+    """One data version as `data get` prints it (here or from a server)."""
     def human():
         say(f"{result['model']}/{result['name']} version {result['version']} "
             f"({result['kind']}, {human_size(result['size'])}, {result['createdAt']})")

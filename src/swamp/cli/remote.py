@@ -222,17 +222,9 @@ def data_get(client: Client, state, p: dict) -> None:
     _, result = client.call("GET", f"/data/{_q(p['model'])}/{_q(p['name'])}",
                             query={"version": p["version"], "content": False if p["no_content"] else None,
                                    "workflow": p.get("workflow")})
+    from swamp.cli.data_get import show
 
-    def human():
-        from swamp.cli.output import human_size
-
-        say(f"{result['model']}/{result['name']} version {result['version']} "
-            f"({result['kind']}, {human_size(result['size'])}, {result['createdAt']})")
-        if "content" in result:
-            c = result["content"]
-            say(c if isinstance(c, str) else json.dumps(c, indent=2, sort_keys=True))
-
-    emit(state, result, human)
+    show(state, result)
 
 
 def data_list(client: Client, state, p: dict) -> None:
