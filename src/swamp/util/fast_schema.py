@@ -25,13 +25,13 @@ _JSON = {str: "string", int: "integer", bool: "boolean", float: "number", dict: 
 
 class FastField:
     """One field: the exact value types it takes (``None`` for null), its
-    default (a value, or ``factory`` for a container), an ``ge`` bound for
-    an int, and for a dict or list the exact type of its values / items."""
+    default (a value, or ``factory`` for a container), a ``ge`` bound for
+    a number, and for a dict or list the exact type of its values / items."""
 
     __slots__ = ("types", "default", "factory", "ge", "values", "sensitive")
 
     def __init__(self, *types: Any, default: Any = _MISSING, factory: Callable[[], Any] | None = None,
-                 ge: int | None = None, values: type | None = None, sensitive: bool = False) -> None:
+                 ge: int | float | None = None, values: type | None = None, sensitive: bool = False) -> None:
         self.types = tuple(type(None) if t is None else t for t in types)
         for t in self.types:
             if t not in _EXACT:
