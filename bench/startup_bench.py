@@ -15,12 +15,13 @@ Each command runs `swamp.cli.main:main` as the console script does, with
 ``--baseline``, another checkout's (``swamp-base``): before and after in
 one run. Commands are interleaved round-robin (load drift hits all alike),
 after one warm-up each; medians. ``--importtime`` also prints the largest
-imports of each command (``python -X importtime``). ``--floor`` also times,
-in the same interleaved run, processes that only import the libraries a
-command cannot start without (click for any command but the top-level help;
-ruamel.yaml and pathlib for anything that reads the repository; pydantic, with one model
-built and validated, for a method run): what no change inside swamp can go
-below.
+imports of each command (``python -X importtime``). It also prints which of click, pydantic, ruamel.yaml, obstore,
+dataclasses and logging each command loaded (the fast paths keep them off
+`data get` and a plain method run). ``--floor`` also times, in the same
+interleaved run, processes that only import those libraries (click;
+click, ruamel.yaml and pathlib; these and pydantic with one model built and
+validated): what these commands cost when they went through click,
+ruamel.yaml and pydantic, before the fast paths.
 """
 
 from __future__ import annotations
@@ -113,6 +114,20 @@ def time_commands(commands: dict[str, tuple[list[str], dict]], runs: int, cwd: P
     return times
 
 
+#: the libraries whose import the fast paths keep off the hot commands
+WATCHED = ("click", "pydantic", "ruamel.yaml", "obstore", "dataclasses", "logging")
+_REPORT_LOADED = ("import atexit, sys; atexit.register(lambda: sys.stderr.write('LOADED ' + ' '.join("
+                  f"m for m in {WATCHED!r} if m in sys.modules) + chr(10))); ")
+
+
+def libraries_loaded(argv: list[str], env: dict, cwd: Path) -> list[str]:
+    """Which of WATCHED a command imported by the time it exited."""
+    p = subprocess.run([argv[0], "-c", _REPORT_LOADED + argv[2], *argv[3:]], cwd=cwd, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    line = next((ln for ln in p.stderr.splitlines() if ln.startswith("LOADED")), "LOADED")
+    return line.split()[1:]
+
+
 def import_profile(argv: list[str], env: dict, cwd: Path, top: int = 8) -> list[tuple[str, float]]:
     p = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], cwd=cwd, env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -153,6 +168,8 @@ def main() -> None:
             for shape, code in FLOORS.items():
                 commands[f"floor {shape}"] = ([PYTHON, "-c", code], env_for(None))
         times = time_commands(commands, args.runs, repo)
+        loaded = {f"{name} {shape}": libraries_loaded(commands[f"{name} {shape}"][0], commands[f"{name} {shape}"][1],
+                                                      repo) for name in srcs for shape in shapes}
         profiles = {}
         if args.importtime:
             for key, (argv, env) in commands.items():
@@ -177,8 +194,11 @@ def main() -> None:
         target = TARGETS.get(shape)
         line += f"{'<= ' + str(target) + 'x' if target else '-':>9}"
         print(line)
+    print(f"\nwhich of {', '.join(WATCHED)} each command loads:")
+    for key, names in loaded.items():
+        print(f"  {key:<24}{', '.join(names) or 'none'}")
     if args.floor:
-        print("\nlibraries alone (no swamp code), the floor of each command:")
+        print("\nthe libraries alone (no swamp code): the floor of each command when it went through them:")
         for shape in FLOORS:
             ms = med[f"floor {shape}"]
             rows[f"floor {shape}"] = {"ms": ms, "x": ms / base}
@@ -187,7 +207,8 @@ def main() -> None:
         print(f"\nlargest imports, {key}: " + ", ".join(f"{n} {ms:.0f} ms" for n, ms in top))
     out = HERE / "results" / f"startup_bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"pythonMs": base, "rows": rows, "runs": args.runs, "profiles": profiles}, indent=2))
+    out.write_text(json.dumps({"pythonMs": base, "rows": rows, "runs": args.runs, "profiles": profiles,
+                               "loaded": loaded}, indent=2))
     print(f"\nwrote {out.relative_to(ROOT)}")
 
 
