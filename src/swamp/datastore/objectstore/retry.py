@@ -30,7 +30,6 @@ through a hash, never held).
 from __future__ import annotations
 
 import os
-import random
 import threading
 import time
 from pathlib import Path
@@ -75,6 +74,8 @@ class RetryingObjectStore(ObjectStore):
     def _delay(self, attempt: int) -> float:
         # "equal jitter": at least half the exponential step, never zero, so
         # racing peers spread out.
+        import random  # here: a request that succeeds never waits (random costs a command ~1 ms)
+
         step = min(self.max_delay, self.base_delay * (2 ** attempt))
         return step / 2 + random.uniform(0, step / 2)
 

@@ -26,9 +26,8 @@ import os
 import threading
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-from . import diagnose
 from .base import (
     ObjectMeta,
     ObjectNotFound,
@@ -47,6 +46,9 @@ from .streams import (
     open_dest,
     transfer_timeout_s,
 )
+
+if TYPE_CHECKING:
+    from . import diagnose
 
 MIB = 1 << 20
 #: S3 allows at most 10,000 parts; parts grow past ``part_size`` to fit
@@ -167,6 +169,8 @@ class S3ObjectStore(ObjectStore):
             PreconditionError,
             UnauthenticatedError,
         )
+
+        from . import diagnose  # here: only a failure needs it (regexes, urllib.parse)
 
         where = f"{self.name}{key}"
         text = str(e)

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import time
-import uuid
 from pathlib import Path
 from typing import Iterable
 
 from swamp.datastore.objectstore.base import ObjectStoreError, PreconditionFailed
 from swamp.errors import SwampError, ValidationError
 from swamp.util import clock
+from swamp.util.ids import uuid4_hex
 from swamp.util.names import check_rel_path
 
 from . import checkpoint, commitlog, identity, scopes
@@ -36,6 +35,14 @@ from .localonly import is_synced
 from .localtree import FileState
 
 log = logging.getLogger(__name__)
+
+
+def _jitter(most: float) -> float:
+    """A random wait in [0, most] after a lost commit race."""
+    import random  # here: only a lost race waits (random costs a command ~1 ms)
+
+    return random.uniform(0, most)
+
 
 #: inline contents one checkpoint carries, at most (a newcomer reads it in
 #: one GET, and holds it in memory); past it, the writer stores blobs
@@ -169,7 +176,7 @@ class Committer:
                 head = self.state.head
                 # It names the commit it extends: a puller refuses it on any
                 # other chain (commitlog.check_chain).
-                commit = Commit(head + 1, head, uuid.uuid4().hex, commitlog.writer_info(self.peer),
+                commit = Commit(head + 1, head, uuid4_hex(), commitlog.writer_info(self.peer),
                                 clock.isoformat(), command, changes, parent_id=self.state.tip()[0],
                                 leases=self._leases_of(changes))
                 self.state.add_pending(commit.id, commit.seq)
@@ -185,7 +192,7 @@ class Committer:
                     if attempt >= MAX_COMMIT_ATTEMPTS:
                         raise SwampError(f"push gave up after losing {attempt} commit races in a row",
                                          hint="the datastore is very busy; try again", code="push_contended")
-                    time.sleep(random.uniform(0, min(1.0, 0.01 * 2 ** attempt)))
+                    time.sleep(_jitter(min(1.0, 0.01 * 2 ** attempt)))
                     since = self._pull_fresh(s, since)
                     cands |= self._candidates(self.renumbered, False)  # our versions it renumbered
                     changes, since = self._upload_timed(s, self._off_tree(s, self._diff(cands), refused),
@@ -338,7 +345,7 @@ class Committer:
                 if head == 0:
                     self._ensure_format(s, create=True)
                     identity.claim(self.state, s, self.layout)
-                commit = Commit(head + 1, head, uuid.uuid4().hex, commitlog.writer_info(self.peer),
+                commit = Commit(head + 1, head, uuid4_hex(), commitlog.writer_info(self.peer),
                                 clock.isoformat(), command, [], parent_id=self.state.tip()[0],
                                 fence=fence, upgrade=upgrade)
                 self.state.add_pending(commit.id, commit.seq)
@@ -346,7 +353,7 @@ class Committer:
                 try:
                     etag = s.put(self.layout.log(commit.seq), commit.encode(), if_none_match=True)
                 except PreconditionFailed:
-                    time.sleep(random.uniform(0, min(1.0, 0.01 * 2 ** attempt)))
+                    time.sleep(_jitter(min(1.0, 0.01 * 2 ** attempt)))
                     since = self._pull_fresh(s, since)
                     continue
                 self._record(s, commit, etag, put_at)

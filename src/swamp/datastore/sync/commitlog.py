@@ -46,13 +46,15 @@ import binascii
 import hashlib
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore
 from swamp.errors import ValidationError
 from swamp.util.ids import hostname
 from swamp.util.names import check_rel_path
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 #: How long a command may trust that the log continues from its head: a
 #: push commits at head+1 only if its engine saw that this recently (else it
@@ -83,14 +85,48 @@ INLINE_MAX_LAZY = 8 << 10
 INLINE_TOTAL = 4 << 20
 
 
-@dataclass(frozen=True)
 class Change:
+    """One entry of a commit: immutable, compared and hashed by (path, op,
+    sha256, size), as a frozen dataclass would be (a plain class: creating a
+    dataclass costs every command that opens the engine ~0.5 ms, and the
+    dataclasses module loads inspect)."""
+
+    __slots__ = ("path", "op", "sha256", "size", "inline")
     path: str
     op: str  # "put" | "delete"
-    sha256: str | None = None
-    size: int = 0
-    #: the content, when the record carries it inline (no blob)
-    inline: bytes | None = field(default=None, repr=False, compare=False)
+    sha256: str | None
+    size: int
+    #: the content, when the record carries it inline (no blob); not in ==, hash or repr
+    inline: bytes | None
+
+    def __init__(self, path: str, op: str, sha256: str | None = None, size: int = 0,
+                 inline: bytes | None = None) -> None:
+        _set = object.__setattr__
+        _set(self, "path", path)
+        _set(self, "op", op)
+        _set(self, "sha256", sha256)
+        _set(self, "size", size)
+        _set(self, "inline", inline)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __repr__(self) -> str:
+        return f"Change(path={self.path!r}, op={self.op!r}, sha256={self.sha256!r}, size={self.size!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.path, self.op, self.sha256, self.size) == (other.path, other.op, other.sha256, other.size)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.op, self.sha256, self.size))
+
+    def __reduce__(self):
+        return (Change, (self.path, self.op, self.sha256, self.size, self.inline))
 
     def to_json(self) -> dict:
         """The entry as ``datastore log`` shows it (without the content)."""
@@ -116,8 +152,10 @@ def decode_inline(path: str, sha256: str, size: int, data: object) -> bytes:
     return raw
 
 
-@dataclass
 class Commit:
+    """One record of the log. A plain class with a dataclass's constructor,
+    ``==`` (all fields) and repr, and like a mutable dataclass unhashable."""
+
     seq: int
     parent: int
     id: str
@@ -126,21 +164,52 @@ class Commit:
     command: str
     changes: list[Change]
     #: paths in the record that failed validation (never applied)
-    rejected: list[str] = field(default_factory=list)
+    rejected: list[str]
     #: the id of the commit at ``seq - 1`` this one extends (None: seq 1)
-    parent_id: str | None = None
+    parent_id: str | None
     #: the record's format: CHAIN_FORMAT when it names its parent's id,
     #: 0 for an older record (no ``parentId``: the link cannot be checked)
-    format: int = CHAIN_FORMAT
+    format: int
     #: lease name -> the nonce of the holding under which its paths were
     #: written (fencing: a commit under a holding fenced earlier is ignored)
-    leases: dict[str, str] = field(default_factory=dict)
+    leases: dict[str, str]
     #: an epoch record (no changes): ``{"lease", "from", "holder"}``, the
     #: holding ``from`` was taken over (or broken) and is fenced from here on
-    fence: dict | None = None
+    fence: dict | None
     #: an upgrade record (no changes): the sync format the remote moves to
     #: here; from this commit on, contents may travel inline
-    upgrade: int | None = None
+    upgrade: int | None
+
+    _FIELDS = ("seq", "parent", "id", "writer", "time", "command", "changes", "rejected", "parent_id", "format",
+               "leases", "fence", "upgrade")
+
+    def __init__(self, seq: int, parent: int, id: str, writer: dict, time: str, command: str,
+                 changes: list[Change], rejected: list[str] | None = None, parent_id: str | None = None,
+                 format: int = CHAIN_FORMAT, leases: dict[str, str] | None = None, fence: dict | None = None,
+                 upgrade: int | None = None) -> None:
+        self.seq = seq
+        self.parent = parent
+        self.id = id
+        self.writer = writer
+        self.time = time
+        self.command = command
+        self.changes = changes
+        self.rejected = [] if rejected is None else rejected
+        self.parent_id = parent_id
+        self.format = format
+        self.leases = {} if leases is None else leases
+        self.fence = fence
+        self.upgrade = upgrade
+
+    def __repr__(self) -> str:
+        return "Commit(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a dataclass with eq
 
     @property
     def peer(self) -> str:

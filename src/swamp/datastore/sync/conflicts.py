@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from .blobs import sha256_bytes
@@ -28,17 +27,25 @@ from .localonly import conflict_copy_name
 from .renumber import Renumberer
 from .rules import PathClass, PathRules
 from .state import Base, SyncState
+from .values import Frozen
 
 
-@dataclass(frozen=True)
-class Incoming:
+class Incoming(Frozen):
     """The net change a pull brings to one path, and the commit it came from."""
 
+    __slots__ = ("change", "seq", "peer", "commit")
     change: Change
     seq: int
     peer: str
     #: the id of that commit (of the checkpoint's commit), "" if unknown
-    commit: str = ""
+    commit: str
+
+    def __init__(self, change: Change, seq: int, peer: str, commit: str = "") -> None:
+        _set = object.__setattr__
+        _set(self, "change", change)
+        _set(self, "seq", seq)
+        _set(self, "peer", peer)
+        _set(self, "commit", commit)
 
 
 class Resolver:

@@ -28,7 +28,6 @@ import os
 import re
 import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
@@ -37,7 +36,7 @@ from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, Precon
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import SwampError, ValidationError
 from swamp.util import clock
-from swamp.util.ids import hostname
+from swamp.util.ids import hostname, uuid4_hex
 from swamp.util.names import check_rel_path
 
 from . import checkpoint, commitlog
@@ -384,7 +383,7 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
 
 def _default_peer() -> str:
     host = re.sub(r"[^A-Za-z0-9_.-]", "-", hostname())[:40] or "peer"
-    return f"{host}-{uuid.uuid4().hex[:8]}"
+    return f"{host}-{uuid4_hex()[:8]}"
 
 
 def _format_body() -> bytes:

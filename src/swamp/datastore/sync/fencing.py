@@ -11,12 +11,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from dataclasses import dataclass, field
 from typing import Iterator
 
 from swamp.datastore.objectstore.base import ObjectStoreError
 from swamp.errors import LeaseLostError, ValidationError
 from swamp.util import clock
+from swamp.util.plain import Plain
 
 from . import scopes
 from .compare import parents as _parents
@@ -261,16 +261,23 @@ class Fencing:
         return True
 
 
-@dataclass
-class _LeaseScope:
+class _LeaseScope(Plain):
     """What a thread wrote while holding a lease, and where it went if lost."""
 
-    written: set[str] = field(default_factory=set)
-    aside: str | None = None
+    __slots__ = ("written", "aside", "published", "file")
+    written: set[str]
+    aside: str | None
     #: seqs of the commits published under this holding
-    published: list[int] = field(default_factory=list)
+    published: list[int]
     #: the same record on disk, for the other processes on this cache
-    file: scopes.ScopeFile | None = None
+    file: scopes.ScopeFile | None
+
+    def __init__(self, written: set[str] | None = None, aside: str | None = None,
+                 published: list[int] | None = None, file: scopes.ScopeFile | None = None) -> None:
+        self.written = set() if written is None else written
+        self.aside = aside
+        self.published = [] if published is None else published
+        self.file = file
 
 
 def _written_in(rel: str, written: set[str]) -> bool:

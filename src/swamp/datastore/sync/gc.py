@@ -55,12 +55,12 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
 from swamp.errors import SwampError, ValidationError
 from swamp.util import clock
+from swamp.util.ids import uuid4_hex
 
 from . import checkpoint, commitlog
 from .commitlog import HEAD_CURRENT_S
@@ -220,7 +220,7 @@ def gc(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, *, retentio
     for seq in drop_ckpts:
         store.delete(layout.checkpoint(seq))
 
-    sweep_id = uuid.uuid4().hex
+    sweep_id = uuid4_hex()
     for _ in range(MARK_ATTEMPTS):
         doc, etag = _read_marks(store, layout)
         if _live_sweep(doc, now):

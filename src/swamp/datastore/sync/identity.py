@@ -25,11 +25,11 @@ held. So:
 from __future__ import annotations
 
 import json
-import uuid
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
 from swamp.errors import SwampError
 from swamp.util import clock
+from swamp.util.ids import uuid4_hex
 
 from .commitlog import list_from, same_etag
 from .errors import CorruptRemoteError
@@ -67,7 +67,7 @@ def read(store: ObjectStore, layout: Layout) -> str | None:
 
 def ensure(store: ObjectStore, layout: Layout) -> str:
     """The remote's identity, written now (create-only) if it has none."""
-    ident = uuid.uuid4().hex
+    ident = uuid4_hex()
     try:
         store.put(layout.identity_key, json.dumps({"id": ident, "createdAt": clock.isoformat()}).encode(),
                   if_none_match=True)

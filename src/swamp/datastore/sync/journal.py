@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from swamp.errors import ValidationError
 from swamp.util.names import check_rel_path
+from swamp.util.ids import uuid4_hex
+from swamp.util.plain import Plain
 
 BULK = "*"
 MAX_ENTRIES = 50_000
@@ -35,11 +35,16 @@ _TMP = "dirty.tmp-"
 _LIVE_TRIES = 20
 
 
-@dataclass
-class Taken:
-    files: list[Path] = field(default_factory=list)
-    paths: set[str] = field(default_factory=set)
-    bulk: bool = False
+class Taken(Plain):
+    __slots__ = ("files", "paths", "bulk")
+    files: list[Path]
+    paths: set[str]
+    bulk: bool
+
+    def __init__(self, files: list[Path] | None = None, paths: set[str] | None = None, bulk: bool = False) -> None:
+        self.files = [] if files is None else files
+        self.paths = set() if paths is None else paths
+        self.bulk = bulk
 
 
 class Journal:
@@ -55,10 +60,10 @@ class Journal:
         # Taken aside under us every time (a push loop racing a slow
         # writer): hand the mark over as a taken file of its own, which the
         # next take reads. It appears whole, by rename, or not at all.
-        tmp = self.dir / f"{_TMP}{uuid.uuid4().hex}"
+        tmp = self.dir / f"{_TMP}{uuid4_hex()}"
         with open(tmp, "wb") as f:
             f.write(line)
-        os.replace(tmp, self.dir / f"{_TAKEN}{uuid.uuid4().hex}")
+        os.replace(tmp, self.dir / f"{_TAKEN}{uuid4_hex()}")
 
     def _append_live(self, line: bytes) -> bool:
         """Append ``line`` to ``dirty``; True if it was still the live
@@ -99,7 +104,7 @@ class Journal:
 
     def take(self) -> Taken:
         with contextlib.suppress(FileNotFoundError):
-            os.replace(self.path, self.dir / f"{_TAKEN}{uuid.uuid4().hex}")
+            os.replace(self.path, self.dir / f"{_TAKEN}{uuid4_hex()}")
         files = self._taken_files()
         return self._read(files, Taken(files=files))
 

@@ -7,7 +7,6 @@ are content-addressed and leases are coordination, not state.
 from __future__ import annotations
 
 import re
-import urllib.parse
 
 from swamp.util.names import check_name
 
@@ -62,7 +61,11 @@ class Layout:
 
     def lease(self, name: str) -> str:
         # One object per lease even when the name has slashes (model/<type>/<id>).
-        return self.lease_prefix + urllib.parse.quote(name, safe="")
+        from urllib.parse import quote  # here: only leases need it (urllib.parse costs a pull ~2 ms)
+
+        return self.lease_prefix + quote(name, safe="")
 
     def lease_name(self, key: str) -> str:
-        return urllib.parse.unquote(key[len(self.lease_prefix):])
+        from urllib.parse import unquote
+
+        return unquote(key[len(self.lease_prefix):])

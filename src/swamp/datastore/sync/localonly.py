@@ -19,9 +19,9 @@ sync (``rules.PathRules``)."""
 from __future__ import annotations
 
 import re
-import uuid
 
 from swamp.util.atomic import TMP_PREFIX
+from swamp.util.ids import uuid4_hex
 
 #: top-level directories that never leave this machine
 LOCAL_ONLY_DIRS = frozenset({".sync", ".locks", "secrets", "cache"})
@@ -44,7 +44,7 @@ def conflict_copy_name(rel: str, peer: str, seq: int, commit_id: str) -> str:
     digits (a record from an older swamp) is replaced by a random one."""
     ident = commit_id.lower()[:COPY_ID_LEN]
     if len(ident) < COPY_ID_LEN or any(c not in "0123456789abcdef" for c in ident):
-        ident = uuid.uuid4().hex[:COPY_ID_LEN]
+        ident = uuid4_hex()[:COPY_ID_LEN]
     return f"{rel}.conflict-{peer}-{seq}-{ident}"
 
 

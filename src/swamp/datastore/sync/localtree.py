@@ -18,7 +18,6 @@ import itertools
 import os
 import stat as statmod
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -27,6 +26,7 @@ from swamp.util.atomic import TMP_PREFIX, DurableBatch, atomic_write, fsync_dir,
 
 from .localonly import LOCAL_ONLY_DIRS
 from .state import SyncState
+from .values import Frozen
 
 # A stat entry taken within this long of the file's mtime may hide a same-size
 # rewrite in the same timestamp tick, so it is re-hashed next time.
@@ -42,10 +42,14 @@ class BlockedPath(Exception):
     directory must be."""
 
 
-@dataclass(frozen=True)
-class FileState:
+class FileState(Frozen):
+    __slots__ = ("sha256", "size")
     sha256: str
     size: int
+
+    def __init__(self, sha256: str, size: int) -> None:
+        object.__setattr__(self, "sha256", sha256)
+        object.__setattr__(self, "size", size)
 
 
 class LocalTree:

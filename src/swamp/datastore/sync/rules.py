@@ -29,10 +29,10 @@ import enum
 import functools
 import importlib
 import re
-from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from .localonly import is_local_only
+from .values import Frozen
 
 FORMATS = ("json", "yaml")
 
@@ -71,19 +71,26 @@ def _any(patterns: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{c})" for c in compiled)) if compiled else None
 
 
-@dataclass(frozen=True)
-class PathRules:
-    immutable: tuple[str, ...] = ()
-    lazy: tuple[str, ...] = ()
-    mergeable: tuple[tuple[str, str], ...] = ()
-    renumber: tuple[str, ...] = ()
-    _compiled: tuple = field(init=False, repr=False, compare=False)
+class PathRules(Frozen):
+    __slots__ = ("immutable", "lazy", "mergeable", "renumber", "_compiled")
+    _hidden = ("_compiled",)
+    immutable: tuple[str, ...]
+    lazy: tuple[str, ...]
+    mergeable: tuple[tuple[str, str], ...]
+    renumber: tuple[str, ...]
+    _compiled: tuple
 
-    def __post_init__(self) -> None:
+    def __init__(self, immutable: tuple[str, ...] = (), lazy: tuple[str, ...] = (),
+                 mergeable: tuple[tuple[str, str], ...] = (), renumber: tuple[str, ...] = ()) -> None:
+        _set = object.__setattr__
+        _set(self, "immutable", immutable)
+        _set(self, "lazy", lazy)
+        _set(self, "mergeable", mergeable)
+        _set(self, "renumber", renumber)
         for pattern, fmt in self.mergeable:
             if fmt not in FORMATS:
                 raise ValueError(f"unknown mergeable format {fmt!r} for {pattern!r}")
-        object.__setattr__(self, "_compiled", (
+        _set(self, "_compiled", (
             _any(self.immutable), _any(self.lazy),
             tuple((compile_pattern(p), fmt) for p, fmt in self.mergeable)))
 

@@ -22,12 +22,11 @@ import contextlib
 import json
 import os
 import re
-import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from swamp.datastore.locks import holder_exited, machine_identity
-from swamp.util.ids import hostname
+from swamp.util.ids import hostname, uuid4_hex
+from swamp.util.plain import Plain
 
 DIR = "held"
 _SUFFIX = ".scope"
@@ -36,19 +35,31 @@ ALL = "*"
 _PUBLISHED = "/published "
 
 
-@dataclass
-class Holding:
+class Holding(Plain):
     """A holding as its scope file describes it."""
 
+    __slots__ = ("name", "nonce", "host", "pid", "machine", "written", "published", "path")
     name: str
     nonce: str
     host: str
     pid: int
-    machine: str | None = None
-    written: set[str] = field(default_factory=set)
+    machine: str | None
+    written: set[str]
     #: seqs of the commits made under it (by any process on the cache)
-    published: list[int] = field(default_factory=list)
-    path: Path | None = None
+    published: list[int]
+    path: Path | None
+
+    def __init__(self, name: str, nonce: str, host: str, pid: int, machine: str | None = None,
+                 written: set[str] | None = None, published: list[int] | None = None,
+                 path: Path | None = None) -> None:
+        self.name = name
+        self.nonce = nonce
+        self.host = host
+        self.pid = pid
+        self.machine = machine
+        self.written = set() if written is None else written
+        self.published = [] if published is None else published
+        self.path = path
 
     def alive(self) -> bool:
         """Whether its holder may still be running: judged as a lease's
@@ -65,7 +76,7 @@ class ScopeFile:
         d = sync_dir / DIR
         d.mkdir(exist_ok=True)
         self.path = d / f"{nonce}{_SUFFIX}"
-        tmp = d / f".tmp-{uuid.uuid4().hex}"
+        tmp = d / f".tmp-{uuid4_hex()}"
         header = json.dumps({"lease": name, "nonce": nonce, "host": hostname(), "pid": os.getpid(),
                              "machine": machine_identity(os.getpid())})
         with open(tmp, "wb") as f:

@@ -29,9 +29,10 @@ import json
 import os
 import sqlite3
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
+
+from .values import Frozen
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
@@ -49,22 +50,37 @@ CREATE TABLE IF NOT EXISTS conflict (
 """
 
 
-@dataclass(frozen=True)
-class Base:
+class Base(Frozen):
+    __slots__ = ("sha256", "size", "hydrated", "src")
     sha256: str
     size: int
-    hydrated: bool = True
+    hydrated: bool
     #: '' (a blob) or the record carrying the content inline (``log:<seq>``)
-    src: str = ""
+    src: str
+
+    def __init__(self, sha256: str, size: int, hydrated: bool = True, src: str = "") -> None:
+        _set = object.__setattr__
+        _set(self, "sha256", sha256)
+        _set(self, "size", size)
+        _set(self, "hydrated", hydrated)
+        _set(self, "src", src)
 
 
-@dataclass(frozen=True)
-class StatEntry:
+class StatEntry(Frozen):
+    __slots__ = ("size", "mtime_ns", "ino", "sha256", "checked_ns")
     size: int
     mtime_ns: int
     ino: int
     sha256: str
     checked_ns: int
+
+    def __init__(self, size: int, mtime_ns: int, ino: int, sha256: str, checked_ns: int) -> None:
+        _set = object.__setattr__
+        _set(self, "size", size)
+        _set(self, "mtime_ns", mtime_ns)
+        _set(self, "ino", ino)
+        _set(self, "sha256", sha256)
+        _set(self, "checked_ns", checked_ns)
 
 
 def _range_end(prefix: str) -> str:
