@@ -24,8 +24,11 @@ from swamp.datastore.sync.scopes import Holding
 from swamp.datastore.sync.state import Base, StatEntry
 
 #: loaded only when something needs them: a lost race or a retry (random),
-#: a failure to explain (diagnose); ids come from swamp.util.ids (not uuid)
-NOT_ON_OPEN = ("dataclasses", "inspect", "uuid", "platform", "random", "swamp.datastore.objectstore.diagnose")
+#: a failure to explain (diagnose), a warning to log (logging); ids come
+#: from swamp.util.ids (not uuid), the threads from sync/pool.py (not
+#: concurrent.futures, which imports logging)
+NOT_ON_OPEN = ("dataclasses", "inspect", "uuid", "platform", "random", "swamp.datastore.objectstore.diagnose",
+               "logging", "traceback", "concurrent.futures")
 
 
 def test_opening_the_engine_on_s3_loads_none_of_the_lazy_modules(tmp_path):

@@ -54,7 +54,7 @@ from swamp.util.ids import hostname
 from swamp.util.names import check_rel_path
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+    from .pool import Pool
 
 #: How long a command may trust that the log continues from its head: a
 #: push commits at head+1 only if its engine saw that this recently (else it
@@ -362,7 +362,7 @@ def fetch_one(store: ObjectStore, layout: Layout, seq: int) -> Commit:
     return decode(seq, data)
 
 
-def fetch(store: ObjectStore, layout: Layout, seqs: list[int], pool: ThreadPoolExecutor) -> list[Commit]:
+def fetch(store: ObjectStore, layout: Layout, seqs: list[int], pool: Pool) -> list[Commit]:
     return list(pool.map(lambda seq: fetch_one(store, layout, seq), seqs))
 
 

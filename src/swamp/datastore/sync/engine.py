@@ -28,7 +28,6 @@ import os
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
@@ -54,6 +53,7 @@ from .layout import FORMAT_VERSION, INLINE_FORMAT, Layout
 from .lease import Lease, lease_status
 from .localonly import is_synced
 from .localtree import BlockedPath, LocalTree
+from .pool import Pool
 from .progress import ProgressHook
 from .pull import Puller
 from .rules import NO_RULES, PathRules
@@ -99,7 +99,7 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
             self.state.set_meta("peer", self.peer)
         self.journal = Journal(sync_dir)
         self.tree = LocalTree(self.root, self.state)
-        self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="sync")
+        self._pool = Pool(max(1, concurrency), thread_name_prefix="sync")
         self._lock_path = sync_dir / "lock"
         self._mutex = threading.RLock()
         self._depth = 0

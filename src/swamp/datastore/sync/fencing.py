@@ -9,7 +9,6 @@ A mixin of ``SyncEngine``."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import re
 from typing import Iterator
 
@@ -25,7 +24,10 @@ from .errors import CorruptRemoteError
 from .lease import DEFAULT_TTL_MS, Lease, force_release, read_lease
 from .localtree import BlockedPath
 
-log = logging.getLogger(__name__)
+def _log():
+    import logging  # here: a sync that goes well logs nothing (logging costs a command ~2 ms)
+
+    return logging.getLogger(__name__)
 
 
 class Fencing:
@@ -248,7 +250,7 @@ class Fencing:
                 else:
                     st = self.tree.write(ch.path, self._content(s, ch.path, base))
             except (ObjectStoreError, CorruptRemoteError, BlockedPath) as e:
-                log.warning("could not restore %s after losing lease %r (%s); it is fetched on first read",
+                _log().warning("could not restore %s after losing lease %r (%s); it is fetched on first read",
                             ch.path, name, e)
                 unfetched.append(ch.path)
             else:
@@ -256,7 +258,7 @@ class Fencing:
         with self.state.transaction():
             self.state.set_bases((rel, bases[rel].sha256, bases[rel].size, False, bases[rel].src) for rel in unfetched)
             self.tree.flush_stats()
-        log.warning("lease %r was lost: %d change(s) made under it were not published; kept in %s",
+        _log().warning("lease %r was lost: %d change(s) made under it were not published; kept in %s",
                     name, len(changes), scope.aside)
         return True
 

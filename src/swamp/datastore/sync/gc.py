@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
 from swamp.errors import SwampError, ValidationError
@@ -65,6 +64,7 @@ from swamp.util.ids import uuid4_hex
 from . import checkpoint, commitlog
 from .commitlog import HEAD_CURRENT_S
 from .layout import Layout
+from .pool import Pool
 
 DEFAULT_GRACE_S = 24 * 3600.0
 #: the shortest retention gc accepts: the HEAD_CURRENT_S (10 minutes) a
@@ -110,7 +110,7 @@ def _live_sweep(doc: dict, now: float) -> dict | None:
     return sweep if now - float(sweep.get("startedAt", 0)) <= window + STALE_SWEEP_S else None
 
 
-def protect(store: ObjectStore, layout: Layout, shas: set[str], pool: ThreadPoolExecutor) -> set[str]:
+def protect(store: ObjectStore, layout: Layout, shas: set[str], pool: Pool) -> set[str]:
     """A push is about to commit referencing ``shas``, blobs it found already
     stored (412) instead of uploading. Clear their gc marks, and return those
     that a gc swept since (or is sweeping): the push must upload them again.
@@ -173,7 +173,7 @@ def server_now(store: ObjectStore, layout: Layout) -> float:
     return meta.last_modified
 
 
-def gc(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, *, retention_days: float = 30,
+def gc(store: ObjectStore, layout: Layout, pool: Pool, *, retention_days: float = 30,
        grace_s: float = DEFAULT_GRACE_S, dry_run: bool = False) -> dict:
     retention_s = check_retention(retention_days)
     now = clock.now()

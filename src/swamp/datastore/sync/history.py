@@ -6,7 +6,6 @@ every commit names as its parent the commit before it: an unbroken chain)."""
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore
@@ -14,10 +13,11 @@ from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore
 from . import checkpoint, commitlog
 from .errors import CorruptRemoteError
 from .layout import CHAIN_FORMAT, Layout
+from .pool import Pool
 from .transfers import SMALL_FILE as STREAM_OVER  # a blob larger than this is verified streaming
 
 
-def history(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, limit: int | None = None) -> list[dict]:
+def history(store: ObjectStore, layout: Layout, pool: Pool, limit: int | None = None) -> list[dict]:
     """Commits, newest first."""
     seqs = commitlog.list_seqs(store, layout, 0)
     if limit is not None:
@@ -29,7 +29,7 @@ def history(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor, limit:
     return out
 
 
-def verify(store: ObjectStore, layout: Layout, pool: ThreadPoolExecutor) -> dict:
+def verify(store: ObjectStore, layout: Layout, pool: Pool) -> dict:
     errors: list[str] = []
     seqs = commitlog.list_seqs(store, layout, 0)
     ckpts = checkpoint.seqs(store, layout)

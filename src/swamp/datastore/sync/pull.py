@@ -10,7 +10,6 @@ journal, rules, pool and transfer helpers."""
 
 from __future__ import annotations
 
-import logging
 import time
 
 from swamp.util.atomic import DurableBatch
@@ -27,7 +26,10 @@ from .renumber import Renumberer
 from .state import Base
 from .transfers import _copy_checked
 
-log = logging.getLogger(__name__)
+def _log():
+    import logging  # here: a sync that goes well logs nothing (logging costs a command ~2 ms)
+
+    return logging.getLogger(__name__)
 
 
 class Puller:
@@ -128,7 +130,7 @@ class Puller:
             if commitlog.fenced_out(c, fenced):
                 # Made under a lease holding fenced earlier in the log: every
                 # peer ignores it alike (a holder that lost its lease).
-                log.warning("commit %d by %s was made under a lease taken over before it; ignored", c.seq, c.peer)
+                _log().warning("commit %d by %s was made under a lease taken over before it; ignored", c.seq, c.peer)
                 continue
             commitlog.add_fence(c, fenced)
             if c.upgrade is not None:

@@ -14,7 +14,6 @@ everything it changed so the next push publishes it.
 
 from __future__ import annotations
 
-import logging
 from typing import Callable, Iterable, Protocol
 
 from .journal import Journal
@@ -23,7 +22,10 @@ from .localtree import LocalTree
 from .rules import PathRules
 from .state import SyncState
 
-log = logging.getLogger(__name__)
+def _log():
+    import logging  # here: a sync that goes well logs nothing (logging costs a command ~2 ms)
+
+    return logging.getLogger(__name__)
 
 
 class LocalFiles(Protocol):
@@ -142,7 +144,7 @@ class Renumberer:
             self.moved[(versions, v)] = new
             if self.report is not None:
                 self.report({"versions": versions, "from": v, "to": new})
-            log.info("renumbered our unpublished version %s/%d to %d (a peer published %d first)",
+            _log().info("renumbered our unpublished version %s/%d to %d (a peer published %d first)",
                      versions, v, new, old)
         return self.moved[key]
 

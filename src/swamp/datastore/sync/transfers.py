@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import os
 import threading
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Callable
 
@@ -27,6 +26,7 @@ from .commitlog import INLINE_MAX_LAZY, INLINE_TOTAL, Change
 from .counting import Session
 from .gc import protect
 from .localtree import BlockedPath
+from .pool import Future
 from .progress import Progress
 
 #: files up to this size are read whole (and hashed) by a transfer thread;
