@@ -20,6 +20,11 @@ import time
 
 def main(argv: list[str]) -> None:
     op, src, config, cache = argv
+    # As an installed swamp runs: from bytecode. With PYTHONDONTWRITEBYTECODE
+    # set (as in this project's dev shells) a checkout whose __pycache__ is
+    # stale or missing (a fresh worktree for --baseline, a file just edited)
+    # would compile those modules again in every run (~7 ms for s3.py alone).
+    sys.dont_write_bytecode = False
     sys.path.insert(0, src)
     t0 = time.perf_counter()
     from pathlib import Path
