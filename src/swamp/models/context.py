@@ -117,6 +117,14 @@ class Context:
         if self.on_log is not None:
             self.on_log(line)
 
+    def progress(self, message: str) -> None:
+        """A line shown while the method runs (a terminal's activity line,
+        `swamp serve`'s log events, a worker's step log), not kept in the
+        run's log: for output the method keeps elsewhere, as command/shell
+        keeps its command's in the ``log`` file."""
+        if self.on_log is not None:
+            self.on_log(redact_text(str(message)))
+
     @property
     def log_lines(self) -> list[str]:
         return list(self._log)

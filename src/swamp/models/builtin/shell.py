@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError
 from swamp.models.api import ModelType
-from swamp.util import clock, processes, tracing
+from swamp.util import clock, process_output, processes, tracing
 from swamp.util.fast_schema import FastField, LazySchema
 from swamp.vault.sentinel import describe_sentinels
 
@@ -71,19 +71,18 @@ def execute(args: ShellArguments, ctx: Context) -> None:
     cwd = args.workingDir or (str(ctx.repo_dir) if ctx.repo_dir else None)
     executed_at = clock.isoformat()
     t0 = time.perf_counter()
-    timed_out = False
     # A session of its own, so a timeout stops what the command started too:
     # killing only `sh` would leave a child holding the output pipes open.
     proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
-        out, err = proc.communicate(timeout=args.timeout / 1000 if args.timeout else None)
+        # Each line as it comes, shown live (ctx.progress); all of it kept for the log and the result.
+        out, err, timed_out = process_output.collect(
+            proc, args.timeout / 1000 if args.timeout else None, ctx.progress,
+            on_timeout=lambda: processes.stop(proc, grace=0))  # the group and every descendant, at once
         code = proc.returncode
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        processes.stop(proc, grace=0)  # the group and every descendant, at once
-        out, err = proc.communicate()
-        code, err = -1, err + f"\ntimed out after {args.timeout} ms\n".encode()
+        if timed_out:
+            code, err = -1, err + f"\ntimed out after {args.timeout} ms\n".encode()
     except BaseException:  # Ctrl-C while waiting: nothing of the command outlives us
         processes.stop(proc, grace=0)
         raise
