@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from swamp.util.plain import Frozen
+
 from .blobs import sha256_bytes
 from .commitlog import Change
 from .errors import CorruptRemoteError
@@ -27,7 +29,6 @@ from .localonly import conflict_copy_name
 from .renumber import Renumberer
 from .rules import PathClass, PathRules
 from .state import Base, SyncState
-from .values import Frozen
 
 
 class Incoming(Frozen):

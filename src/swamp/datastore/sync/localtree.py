@@ -23,10 +23,10 @@ from typing import Callable, Iterator
 
 from swamp.util import atomic
 from swamp.util.atomic import TMP_PREFIX, DurableBatch, atomic_write, fsync_dir, mkstemp, temp_prefix
+from swamp.util.plain import Frozen
 
 from .localonly import LOCAL_ONLY_DIRS
 from .state import SyncState
-from .values import Frozen
 
 # A stat entry taken within this long of the file's mtime may hide a same-size
 # rewrite in the same timestamp tick, so it is re-hashed next time.

@@ -31,8 +31,9 @@ import importlib
 import re
 from typing import Iterable, Mapping
 
+from swamp.util.plain import Frozen
+
 from .localonly import is_local_only
-from .values import Frozen
 
 FORMATS = ("json", "yaml")
 

@@ -32,7 +32,7 @@ import threading
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from .values import Frozen
+from swamp.util.plain import Frozen
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
