@@ -1,4 +1,4 @@
-"""Review of models/context._StreamHash, which stands for ``hashlib.sha256()``
+"""Review of util/digest.Sha256Stream, which stands for ``hashlib.sha256()``
 while a method streams a file (ctx.file_writer): the sha256 recorded in the
 version's metadata.yaml must be the digest of the bytes written, as
 hashlib's was, whatever the method hands to ``write``: bytes, a bytearray,
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swamp.models.context import _StreamHash
+from swamp.util.digest import Sha256Stream as _StreamHash
 from swamp.util.digest import SMALL
 from tests.helpers import cli, init_repo, write_type
 

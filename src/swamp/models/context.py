@@ -13,7 +13,7 @@ from swamp.data.repository import DataRepository
 from swamp.errors import NotFoundError, ValidationError
 from swamp.models.api import ModelType
 from swamp.util import clock
-from swamp.util.digest import SMALL, sha256_hex
+from swamp.util.digest import Sha256Stream, sha256_hex
 from swamp.util.ids import new_id
 from swamp.util.names import check_data_name
 from swamp.util.plain import Plain
@@ -268,7 +268,7 @@ class FileWriter:
     def __init__(self, ctx: Context, spec_name: str, name: str, spec, settings: tuple) -> None:
         self._ctx, self._spec_name, self._name, self._spec = ctx, spec_name, name, spec
         self._settings = settings
-        self._hash = _StreamHash()
+        self._hash = Sha256Stream()
         self._size = 0
         self._cm = None
         self._f = None
@@ -361,39 +361,6 @@ class EphemeralFileWriter:
             "tags": dict(sorted(meta["tags"].items())), "lifetime": "ephemeral", "content": content,
             "model": ctx.definition.name, "id": meta["id"]}
         self.artifact = Artifact(self._name, self._spec_name, 0, "file")
-
-
-class _StreamHash:
-    """``hashlib.sha256()`` of a stream, without loading hashlib (OpenSSL,
-    about 2 ms of a run's start) for a small one: up to util/digest.SMALL
-    bytes are kept and hashed at the end by CPython's builtin SHA-256; a
-    larger stream goes to hashlib. The same digest either way."""
-
-    def __init__(self) -> None:
-        self._chunks: list[bytes] = []
-        self._size = 0
-        self._big: Any = None
-
-    def update(self, chunk: bytes) -> None:
-        if self._big is not None:
-            self._big.update(chunk)
-            return
-        # Kept until the end, so a copy of what a reused buffer holds now (bytes: the same object).
-        chunk = bytes(chunk)
-        self._chunks.append(chunk)
-        self._size += len(chunk)
-        if self._size > SMALL:
-            import hashlib
-
-            self._big = hashlib.sha256()
-            for c in self._chunks:
-                self._big.update(c)
-            self._chunks = []
-
-    def hexdigest(self) -> str:
-        if self._big is not None:
-            return self._big.hexdigest()
-        return sha256_hex(b"".join(self._chunks))
 
 
 def _is_model(value: Any) -> bool:

@@ -3,18 +3,14 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from swamp.datastore.objectstore.base import ObjectNotFound, PreconditionFailed
+from swamp.util.digest import sha256_hex as sha256_bytes  # the one SHA-256 of bytes in memory
 
 from .counting import Session
 from .errors import CorruptRemoteError
 from .layout import Layout
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def upload_blob(s: Session, layout: Layout, sha256: str, data: bytes) -> bool:
