@@ -58,6 +58,9 @@ class _Noop:
     def set(self, **attrs) -> None:
         pass
 
+    def fail(self, description: str) -> None:
+        pass
+
     def counts(self, counts):
         return counts
 
@@ -229,11 +232,12 @@ def _parent_context():
 
 class _Attached:
     """The context of a W3C ``traceparent`` made current: what follows is
-    its child (a step run on a worker, whose dispatcher sent its span)."""
+    its child (a step run on a worker, whose dispatcher sent its span).
+    With none, an empty context: what follows starts a trace of its own."""
 
     __slots__ = ("_value", "_token")
 
-    def __init__(self, value: str) -> None:
+    def __init__(self, value: str | None) -> None:
         self._value = value
         self._token = None
 
@@ -241,7 +245,8 @@ class _Attached:
         from opentelemetry import context as otel_context
         from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-        ctx = TraceContextTextMapPropagator().extract({"traceparent": self._value})
+        ctx = TraceContextTextMapPropagator().extract({"traceparent": self._value}) if self._value \
+            else otel_context.Context()
         self._token = otel_context.attach(ctx)
         return self
 
@@ -260,6 +265,16 @@ def attached(traceparent: str | None):
             _tracer if _tracer is not None else _get()):
         return _NOOP
     return _Attached(traceparent)
+
+
+def as_parent(traceparent: str | None):
+    """What a request that came from elsewhere runs under: its W3C
+    ``traceparent`` as the parent of the spans inside, or, with none (or one
+    that is not a traceparent), a trace of its own, never the current span.
+    Nothing when tracing is off."""
+    if not (_tracer if _tracer is not None else _get()):
+        return _NOOP
+    return _Attached(traceparent.strip() if traceparent and valid_traceparent(traceparent) else None)
 
 
 def child_env() -> dict[str, str]:
@@ -305,6 +320,12 @@ class _Span:
             from opentelemetry.trace import Status, StatusCode
 
             self._span.set_status(Status(StatusCode.ERROR, attrs["status"]))
+
+    def fail(self, description: str) -> None:
+        """Mark the span failed (status ERROR) with ``description``: a code, never a message."""
+        from opentelemetry.trace import Status, StatusCode
+
+        self._span.set_status(Status(StatusCode.ERROR, description))
 
     def counts(self, counts):
         self.set(requests=counts.requests, bytes_pulled=counts.bytesPulled, bytes_pushed=counts.bytesPushed,
@@ -439,9 +460,7 @@ def run_command(root, argv, run) -> int:
                 s._span.update_name(command_path(root, args))
                 s.set(command=command_path(root, args), exit_code=code)
                 if code:
-                    from opentelemetry.trace import Status, StatusCode
-
-                    s._span.set_status(Status(StatusCode.ERROR, f"exit code {code}"))
+                    s.fail(f"exit code {code}")
     finally:
         if token is not None:
             otel_context.detach(token)
