@@ -178,27 +178,19 @@ def remove(repo, name: str) -> dict:
     install.remove(repo, name)
     return {"name": name, "version": removed[0], "lockfile": lockfile.location(repo),
             "types": removed[1], "vaultTypes": removed[2],
-            "usedBy": _definitions_of(repo, removed[1]) + _vaults_of(repo, removed[2]), "sync": counts.to_json()}
+            "usedBy": _configs_of(repo.models_dir, removed[1]) + _configs_of(repo.vaults_dir, removed[2], "vault "),
+            "sync": counts.to_json()}
 
 
-def _definitions_of(repo, types: list[str]) -> list[str]:
-    """Definitions (models/<type>/<name>.yaml) of these types: they stop
-    working once the extension is gone."""
+def _configs_of(root, types: list[str], label: str = "") -> list[str]:
+    """The config files (``<root>/<type>/<name>.yaml``) of these types, as
+    ``[label ]name (type)``: definitions under models/, vault configs under
+    vaults/. They stop working once the extension is gone."""
     out = []
     for t in types:
-        d = repo.models_dir / t
+        d = root / t
         if d.is_dir():
-            out += [f"{p.stem} ({t})" for p in sorted(d.glob("*.yaml"))]
-    return out
-
-
-def _vaults_of(repo, vault_types: list[str]) -> list[str]:
-    """Vault configs (vaults/<type>/<name>.yaml) of these types."""
-    out = []
-    for t in vault_types:
-        d = repo.vaults_dir / t
-        if d.is_dir():
-            out += [f"vault {p.stem} ({t})" for p in sorted(d.glob("*.yaml"))]
+            out += [f"{label}{p.stem} ({t})" for p in sorted(d.glob("*.yaml"))]
     return out
 
 
