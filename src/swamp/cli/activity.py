@@ -36,6 +36,11 @@ class Activity:
         with self._lock:
             self._what = what
 
+    @property
+    def listener(self):
+        """What to hand a run as its ``on_log``: ``logged``."""
+        return self.logged
+
     def logged(self, line: str) -> None:
         with self._lock:
             self._last = line.strip().splitlines()[-1] if line.strip() else self._last
@@ -100,6 +105,9 @@ class _Quiet:
 
     def logged(self, line: str) -> None:
         pass
+
+    #: nothing shows a run's lines: a run given no listener does not cut its output into lines for it
+    listener = None
 
     def say(self, text: str) -> None:
         sys.stderr.write(text + "\n")

@@ -40,14 +40,14 @@ def run(state: CliState, model_name: str, method_name: str, direct_name: str | N
                              "not available with it yet", hint="run it without --placement")
         if placement:  # on a worker (swamp.workers)
             results = _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler,
-                                  parse_pairs(tag, "--tag"), activity.logged)
+                                  parse_pairs(tag, "--tag"), activity.listener)
         elif direct:
             results = run_direct(repo, model_name, method_name, direct_name, batch,
-                                 tags=parse_pairs(tag, "--tag"), on_log=activity.logged,
+                                 tags=parse_pairs(tag, "--tag"), on_log=activity.listener,
                                  reports=reports, checks=checks)
         else:
             results = run_batch(repo, model_name, method_name, batch, tags=parse_pairs(tag, "--tag"),
-                                on_log=activity.logged, reports=reports, checks=checks)
+                                on_log=activity.listener, reports=reports, checks=checks)
 
     def human():
         for result in results:

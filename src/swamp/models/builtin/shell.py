@@ -77,8 +77,9 @@ def execute(args: ShellArguments, ctx: Context) -> None:
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
         # Each line as it comes, shown live (ctx.progress); all of it kept for the log and the result.
+        # Lines are cut out of the output only for a listener (a terminal, a serve client, a worker's step log).
         out, err, timed_out = process_output.collect(
-            proc, args.timeout / 1000 if args.timeout else None, ctx.progress,
+            proc, args.timeout / 1000 if args.timeout else None, ctx.progress if ctx.on_log is not None else None,
             on_timeout=lambda: processes.stop(proc, grace=0))  # the group and every descendant, at once
         code = proc.returncode
         if timed_out:
