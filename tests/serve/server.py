@@ -27,8 +27,20 @@ class Reply:
 
 
 class Serve:
-    def __init__(self, repo: Path, *args: str, env: dict | None = None, ca_file: Path | None = None) -> None:
+    """A `swamp serve` process. Unless a test passes its own --auth-mode it
+    runs with --auth-mode none (what every test did before the default
+    became token); ``default_auth=True`` starts it as a user would, with
+    the local user's token (``local_token``). Its user config
+    (XDG_CONFIG_HOME, where that token is kept) is a folder beside the
+    repository, never the real one."""
+
+    def __init__(self, repo: Path, *args: str, env: dict | None = None, ca_file: Path | None = None,
+                 default_auth: bool = False) -> None:
         self.repo = repo
+        self.config_home = repo.parent / f"{repo.name}-xdg-config"
+        env = {"XDG_CONFIG_HOME": str(self.config_home), **(env or {})}
+        if "--auth-mode" not in args and not default_auth:
+            args = (*args, "--auth-mode", "none")
         self.port = free_port()
         self.context = None
         if ca_file is not None:  # HTTPS: trust this certificate
@@ -40,6 +52,13 @@ class Serve:
         argv = [PYTHON, "-m", "swamp", "serve", "--port", str(self.port), "--repo-dir", str(repo), *args]
         self.proc = _spawn(argv, self.log, env=_env(env))
         wait_until("swamp serve", lambda: self.get("/health").status == 200, [self.proc], self.log, 30)
+
+    @property
+    def local_token(self) -> str:
+        """The local user's token this server made (default auth only)."""
+        from swamp.serve.local_token import token_path
+
+        return token_path("127.0.0.1", self.port, {"XDG_CONFIG_HOME": str(self.config_home)}).read_text().strip()
 
     def request(self, method: str, path: str, body=None, *, token: str | None = None, raw: bytes | None = None,
                 headers: dict | None = None, timeout: float = 60) -> Reply:

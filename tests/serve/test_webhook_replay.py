@@ -44,14 +44,14 @@ def test_a_replayed_or_stale_delivery_is_refused_on_every_replica(tmp_path, seaw
     a, b = Serve(first, "--webhook", "gh=greet", env=env), Serve(second, "--webhook", "gh=greet", env=env)
     try:
         body = json.dumps({"who": "once"}).encode()
-        headers = signed_headers(SECRET, body, delivery="evt-0001")
+        headers = signed_headers(SECRET, body, webhook="gh", delivery="evt-0001")
         assert a.request("POST", "/hooks/gh", raw=body, headers=headers).status == 202
         for server in (a, b):  # the same request again, to either replica
             again = server.request("POST", "/hooks/gh", raw=body, headers=headers)
             assert again.status == 409 and again.error["code"] == "conflict"
             assert "evt-0001" in again.error["error"] and "already received" in again.error["error"]
 
-        stale = signed_headers(SECRET, body, timestamp=int(time.time()) - 3600, delivery="evt-0002")
+        stale = signed_headers(SECRET, body, webhook="gh", timestamp=int(time.time()) - 3600, delivery="evt-0002")
         old = b.request("POST", "/hooks/gh", raw=body, headers=stale)
         assert old.status == 401 and " s old; at most 300 s" in old.error["error"] and old.error["hint"]
 
@@ -59,10 +59,10 @@ def test_a_replayed_or_stale_delivery_is_refused_on_every_replica(tmp_path, seaw
         forged = dict(stale, **{"X-Swamp-Timestamp": str(int(time.time()))})
         assert b.request("POST", "/hooks/gh", raw=body, headers=forged).status == 401
         # The body alone signed (no timestamp, no delivery): refused, with the scheme in the hint.
-        bare = b.request("POST", "/hooks/gh", raw=body, headers={"X-Swamp-Signature-256": sign(SECRET, body)})
+        bare = b.request("POST", "/hooks/gh", raw=body, headers={"X-Swamp-Signature-256": sign(SECRET, body, webhook="gh")})
         assert bare.status == 401 and "X-Swamp-Timestamp".lower() in bare.error["hint"].lower()
 
-        assert b.request("POST", "/hooks/gh", raw=body, headers=signed_headers(SECRET, body)).status == 202
+        assert b.request("POST", "/hooks/gh", raw=body, headers=signed_headers(SECRET, body, webhook="gh")).status == 202
     finally:
         a.stop()
         b.stop()

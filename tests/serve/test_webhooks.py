@@ -44,14 +44,14 @@ def test_a_signed_webhook_runs_the_workflow_and_a_bad_one_runs_nothing(tmp_path)
         unsigned = server.request("POST", "/hooks/gh", raw=body, headers=headers)
         assert unsigned.status == 401 and unsigned.error["code"] == "unauthorized"
         wrong = server.request("POST", "/hooks/gh", raw=body,
-                               headers={**headers, "X-Swamp-Signature-256": sign("not-the-secret", body)})
+                               headers={**headers, "X-Swamp-Signature-256": sign("not-the-secret", body, webhook="gh")})
         assert wrong.status == 401
         tampered = server.request("POST", "/hooks/gh", raw=body.replace(b"world", b"WORLD"),
-                                  headers={**headers, "X-Swamp-Signature-256": sign(SECRET, body)})
+                                  headers={**headers, "X-Swamp-Signature-256": sign(SECRET, body, webhook="gh")})
         assert tampered.status == 401
         assert server.request("POST", "/hooks/nope", raw=body, headers=headers).status == 404
 
-        ok = server.request("POST", "/hooks/gh", raw=body, headers={**headers, **signed_headers(SECRET, body)})
+        ok = server.request("POST", "/hooks/gh", raw=body, headers={**headers, **signed_headers(SECRET, body, webhook="gh")})
         assert ok.status == 202 and ok.doc == {"webhook": "gh", "workflow": "greet", "accepted": True}
         deadline = time.monotonic() + 30
         while True:

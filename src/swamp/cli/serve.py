@@ -6,24 +6,42 @@ import click
 
 from swamp.cli.options import CliState, global_options
 
+#: runs at once per caller unless --max-runs-per-caller says otherwise: enough for a team's
+#: parallel jobs, few enough that one caller cannot take every thread of the server
+DEFAULT_RUNS_PER_CALLER = 8
+
 
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True, help="The TCP port to listen on.")
 @click.option("--cert-file", type=click.Path(dir_okay=False, exists=True), help="TLS certificate (PEM).")
 @click.option("--key-file", type=click.Path(dir_okay=False, exists=True), help="TLS private key (PEM).")
-@click.option("--auth-mode", type=click.Choice(["none", "token"]), default=None,
-              help="token: every request needs a token and a grant. Default: none on a loopback "
-                   "address, token elsewhere.")
+@click.option("--auth-mode", type=click.Choice(["none", "token"]), default="token", show_default=True,
+              help="token: every request needs a token (the local user's, made at start, or a minted one "
+                   "with a grant). none: anyone who can connect may do anything.")
 @click.option("--insecure", is_flag=True, help="Allow --auth-mode none on a non-loopback address.")
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME[:PORT]",
+              help="Also answer requests whose Host is NAME (any port) or NAME:PORT, e.g. the name a proxy "
+                   "in front uses; '*' answers any Host. Repeatable.")
+@click.option("--allow-origin", "allow_origins", multiple=True, metavar="ORIGIN",
+              help="Also take state-changing requests from web pages of ORIGIN (scheme://host[:port]). "
+                   "Repeatable.")
 @click.option("--max-body", type=click.IntRange(1), default=1024 * 1024, show_default=True, metavar="BYTES",
               help="The largest request body accepted.")
 @click.option("--shutdown-timeout", type=click.FloatRange(0), default=30.0, show_default=True, metavar="SECONDS",
               help="On SIGTERM, how long runs in flight may finish before they are asked to stop.")
 @click.option("--max-runs", type=click.IntRange(1), metavar="N",
               help="At most N runs (methods, workflows) at once; more get 429.")
-@click.option("--max-runs-per-caller", type=click.IntRange(1), metavar="N",
+@click.option("--max-runs-per-caller", type=click.IntRange(1), metavar="N", default=DEFAULT_RUNS_PER_CALLER,
+              show_default=True,
               help="At most N runs at once per caller (token; everyone is one caller with --auth-mode none).")
+@click.option("--header-timeout", type=click.FloatRange(0, min_open=True), default=10.0, show_default=True,
+              metavar="SECONDS", help="Close a connection whose request headers take longer to arrive.")
+@click.option("--body-timeout", type=click.FloatRange(0, min_open=True), default=60.0, show_default=True,
+              metavar="SECONDS", help="Close a connection whose request body takes longer to arrive.")
+@click.option("--max-connections", type=click.IntRange(1), default=1000, show_default=True, metavar="N",
+              help="At most N connections at once (fewer if the open-file limit is lower); over it, the oldest "
+                   "idle or half-sent one is closed.")
 @click.option("--max-run-duration", type=click.FloatRange(0, min_open=True), metavar="SECONDS",
               help="Ask a workflow run going longer to stop (its steps in flight are stopped; recorded cancelled).")
 @click.option("--webhook", "webhooks", multiple=True, metavar="NAME=WORKFLOW[:INPUT]",
@@ -44,20 +62,23 @@ from swamp.cli.options import CliState, global_options
 @click.pass_obj
 def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
           max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, dashboard, audit_log,
-          scheduler=None, remote_only=False):
+          scheduler=None, remote_only=False, allow_hosts=(), allow_origins=(), header_timeout=10.0,
+          body_timeout=60.0, max_connections=1000):
     """Serve this repository's use cases as an HTTP JSON API.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
     from pathlib import Path
 
     from swamp.errors import UsageError
-    from swamp.serve.runner import LOOPBACK, check_exposure
+    from swamp.serve.runner import check_exposure
 
     if bool(cert_file) != bool(key_file):
         raise UsageError("--cert-file and --key-file go together")
-    if auth_mode is None:
-        auth_mode = "none" if host in LOOPBACK else "token"
     check_exposure(host, auth_mode, insecure)
+    for origin in allow_origins:
+        if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
+            raise UsageError(f"--allow-origin {origin!r} is not an origin",
+                             hint="an origin is scheme://host[:port], e.g. https://ops.example.com")
     try:
         from swamp.serve.app import Settings
         from swamp.serve.runner import serve as run
@@ -87,5 +108,11 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
     settings = Settings(webhooks=hooks, schedules=timed, auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
                         audit_path=Path(audit_log).absolute() if audit_log else None, max_runs=max_runs,
                         max_runs_per_principal=max_runs_per_caller, max_run_duration=max_run_duration,
-                        dashboard=dashboard)
+                        dashboard=dashboard, bind_host=host, port=port, allow_hosts=tuple(allow_hosts),
+                        allow_origins=tuple(allow_origins), header_timeout=header_timeout,
+                        body_timeout=body_timeout, max_connections=max_connections)
+    if auth_mode == "token" and port:
+        from swamp.serve import local_token
+
+        settings.local_token, settings.local_token_file = local_token.ensure(host, port)
     run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file)

@@ -35,11 +35,13 @@ from swamp.serve.wire import KEEPALIVE_S, _check_segments, _frame, _log, _read_r
 MAX_BODY = 1024 * 1024
 #: at shutdown, how long runs asked to stop may take to stop
 CANCEL_GRACE_S = 30.0
+#: threads for runs at once (the run limits admit fewer unless raised past it)
+RUN_THREADS = 1000
 
 
 @dataclass
 class Settings:
-    auth_mode: str = "none"  # none | token
+    auth_mode: str = "token"  # token | none
     max_body: int = MAX_BODY
     #: at shutdown, how long requests in flight may finish before runs are asked to stop
     shutdown_timeout: float = 30.0
@@ -55,6 +57,18 @@ class Settings:
     max_run_duration: float | None = None
     #: serve the dashboard's pages under /ui/ too
     dashboard: bool = False
+    #: the front door (front_door.py): where it listens, and the Host and Origin values it also accepts
+    bind_host: str = "127.0.0.1"
+    port: int | None = None
+    allow_hosts: tuple = ()
+    allow_origins: tuple = ()
+    #: the local user's token (local_token.py), full access; None: none
+    local_token: str | None = None
+    local_token_file: Any = None
+    #: the HTTP server's bounds (http_limits.py)
+    header_timeout: float = 10.0
+    body_timeout: float = 60.0
+    max_connections: int = 1000
 
 
 @dataclass
@@ -69,6 +83,17 @@ class ServeState:
     cond: threading.Condition = field(default_factory=threading.Condition)
     next_id: int = 0
     running: dict = field(default_factory=dict)  # caller -> runs now
+    _run_threads: Any = None
+
+    def threads_for(self, route: Route):
+        """The worker threads a request waits for: runs have their own, so
+        that however many runs are going, reads never queue behind them
+        (reads keep anyio's default pool; the runs are bounded by admit())."""
+        if not route.runs:
+            return None
+        if self._run_threads is None:  # made in the event loop, at the first run
+            self._run_threads = anyio.CapacityLimiter(RUN_THREADS)
+        return self._run_threads
 
     # --------------------------------------------------------------- limits
     def admit(self, who: str) -> None:
@@ -181,14 +206,24 @@ class ServeState:
             raise HttpError("unauthorized", "this server needs a token",
                             hint="pass --token (or SWAMP_SERVE_TOKEN); an admin mints one with "
                                  "'swamp access token mint NAME'")
-        found = self.tokens.check(presented.strip())
+        found = self.check_token(presented.strip())
         if found is None:
             raise HttpError("unauthorized", "the token is unknown or revoked",
                             hint="ask for a new one ('swamp access token mint' or 'rotate')")
-        return found[1]
+        return found
+
+    def check_token(self, presented: str) -> list[str] | None:
+        """The subjects of a token (the local user's or a minted one), or None."""
+        import hmac
+
+        local = self.settings.local_token
+        if local and hmac.compare_digest(presented.encode(), local.encode()):
+            return local_subjects()
+        found = self.tokens.check(presented)
+        return found[1] if found else None
 
     def allowed(self, subjects: list[str], action: str, resource: str) -> bool:
-        if self.settings.auth_mode == "none":
+        if self.settings.auth_mode == "none" or LOCAL_SUBJECT in subjects:
             return True
         return self.grants.allowed(subjects, action, resource)
 
@@ -197,6 +232,21 @@ class ServeState:
             raise HttpError("forbidden", f"{action} on {resource} is not allowed",
                             hint="an admin adds a grant in grants/*.yaml; check with "
                                  f"'swamp access can-i {action} {resource} --token NAME'")
+
+
+#: the subject only the local user's token carries: full access (no grant names it)
+LOCAL_SUBJECT = "local"
+
+
+def local_subjects() -> list[str]:
+    """Who the local token acts for: the user who started the server."""
+    import getpass
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = "local"
+    return [f"user:{user}", LOCAL_SUBJECT]
 
 
 # ------------------------------------------------------------ rendering
@@ -260,10 +310,7 @@ async def _read_body(route: Route, request: Request, limit: int) -> dict:
     if not raw.strip():
         doc: Any = {}
     else:
-        try:
-            doc = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise HttpError("validation", f"the request body is not valid JSON: {getattr(e, 'msg', e)}") from None
+        doc = parse_json(raw)
     if not isinstance(doc, dict):
         raise HttpError("validation", "the request body must be a JSON object")
     fields = route.body.fields
@@ -281,6 +328,40 @@ async def _read_body(route: Route, request: Request, limit: int) -> dict:
             want = {dict: "an object", list: "a list", str: "a string", int: "an integer", bool: "true or false"}
             raise HttpError("validation", f"the field {name!r} must be {want.get(kind, kind)}")
     return doc
+
+
+#: how deep a request body's arrays and objects may nest (a method's inputs need a few levels)
+MAX_JSON_DEPTH = 64
+
+
+def parse_json(raw: bytes, what: str = "the request body") -> Any:
+    """A body as JSON, or a 400: not JSON, or nested deeper than MAX_JSON_DEPTH
+    (which would otherwise exhaust the parser's or a later walk's stack)."""
+    try:
+        doc = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise HttpError("validation", f"{what} is not valid JSON: {getattr(e, 'msg', e)}") from None
+    except RecursionError:
+        doc = None
+        depth = MAX_JSON_DEPTH + 1
+    else:
+        depth = _depth(doc)
+    if depth > MAX_JSON_DEPTH:
+        raise HttpError("validation", f"{what} nests arrays and objects more than {MAX_JSON_DEPTH} deep",
+                        hint="send a flatter document")
+    return doc
+
+
+def _depth(doc: Any) -> int:
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        value, level = todo.pop()
+        if isinstance(value, (dict, list)):
+            deepest = max(deepest, level)
+            if level > MAX_JSON_DEPTH:
+                return level
+            todo.extend((v, level + 1) for v in (value.values() if isinstance(value, dict) else value))
+    return deepest
 
 
 # --------------------------------------------------------------- endpoints
@@ -350,10 +431,10 @@ def _endpoint(state: ServeState, route: Route):
                     state.release(subjects[0])
 
         if route.stream and "text/event-stream" in request.headers.get("accept", ""):
-            return StreamingResponse(_stream(call, work, route, done), media_type="text/event-stream",
+            return StreamingResponse(_stream(call, work, route, done, state.threads_for(route)), media_type="text/event-stream",
                                      headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
         try:
-            status, doc = await anyio.to_thread.run_sync(work)
+            status, doc = await anyio.to_thread.run_sync(work, limiter=state.threads_for(route))
         except asyncio.CancelledError:
             # Shutdown waited past its bound: the client is cut off, the run
             # goes on in its thread (drain() asks it to stop).
@@ -367,7 +448,7 @@ def _endpoint(state: ServeState, route: Route):
     return endpoint
 
 
-async def _stream(call: Call, work, route: Route, done):
+async def _stream(call: Call, work, route: Route, done, limiter=None):
     """Server-sent events: ``accepted`` at once, then ``log`` and ``step``
     events as they happen, then ``result`` (HTTP-like status and the
     document the plain request would return) or ``error``."""
@@ -375,7 +456,7 @@ async def _stream(call: Call, work, route: Route, done):
     queue: asyncio.Queue = asyncio.Queue()
     call.emit = lambda event, data: loop.call_soon_threadsafe(queue.put_nowait, (event, data))
     yield _frame("accepted", {"op": route.op, **call.path})
-    task = asyncio.ensure_future(anyio.to_thread.run_sync(work))
+    task = asyncio.ensure_future(anyio.to_thread.run_sync(work, limiter=limiter))
     status, doc = 499, {"code": "client_gone"}  # unless the run's end is sent: the client left first
     try:
         while True:
@@ -424,7 +505,7 @@ def _webhook(state: ServeState):
             if not hook.verify(raw, request.headers.get(HEADER), stamp, delivery):
                 raise HttpError("unauthorized", "the webhook's signature is missing or wrong",
                                 hint=f"send {TIMESTAMP} (Unix seconds), {DELIVERY} (a new id per event) and "
-                                     f"{HEADER}: sha256=<HMAC-SHA256 of '<timestamp>.<delivery>.<body>' with "
+                                     f"{HEADER}: sha256=<HMAC-SHA256 of '<name>.<timestamp>.<delivery>.<body>' with "
                                      "the secret> (docs/serve.md#webhooks)")
             try:
                 skew = time.time() - int(stamp)
@@ -435,10 +516,7 @@ def _webhook(state: ServeState):
                                 f"{'old' if skew > 0 else 'in the future'}; at most {WINDOW_S} s is accepted",
                                 hint="sign each delivery when it is sent, with the current time "
                                      "(and check the sender's clock)")
-            try:
-                payload = json.loads(raw) if raw.strip() else {}
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                raise HttpError("validation", "the webhook's body is not valid JSON") from None
+            payload = parse_json(raw, what="the webhook's body") if raw.strip() else {}
             if hook.input:
                 inputs = {hook.input: payload}
             elif isinstance(payload, dict):
@@ -563,6 +641,13 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
         await anyio.to_thread.run_sync(replicas.stop)
         await anyio.to_thread.run_sync(state.drain)
 
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
+    from starlette.middleware import Middleware
+
+    from swamp.serve.front_door import DoorPolicy, FrontDoor
+
+    door = DoorPolicy(bind_host=settings.bind_host, port=settings.port or None,
+                      allow_hosts=tuple(settings.allow_hosts), allow_origins=tuple(settings.allow_origins))
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found},
+                    middleware=[Middleware(FrontDoor, policy=door, audit=state.audit)])
     app.state.serve = state
     return app

@@ -12,6 +12,10 @@ forbidden                 403     a grant denies it, or none allows it
 not_found                 404
 conflict, lease_lost      409     the state changed under the request
 too_large                 413     the body is over the limit
+host_refused              403     a Host the server does not answer for
+origin_refused            403     a state-changing request from a foreign web page
+unsupported_media_type    415     an API body that is not application/json
+timeout                   408     the request did not arrive in time
 too_many_runs             429     over --max-runs or --max-runs-per-caller
 lock_timeout              503     a lease stayed busy; retry (Retry-After)
 shutting_down             503     the server is stopping; retry elsewhere
@@ -31,7 +35,8 @@ from swamp.errors import SwampError
 
 STATUS = {
     "usage": 400, "validation": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404,
-    "conflict": 409, "lease_lost": 409, "too_large": 413, "too_many_runs": 429, "lock_timeout": 503, "shutting_down": 503,
+    "conflict": 409, "lease_lost": 409, "too_large": 413, "host_refused": 403, "origin_refused": 403,
+    "unsupported_media_type": 415, "timeout": 408, "too_many_runs": 429, "lock_timeout": 503, "shutting_down": 503,
     "unavailable": 503,
     "unpublished": 202, "repo_not_found": 500, "internal": 500,
 }

@@ -40,12 +40,18 @@ def serve(repo, *, host: str, port: int, settings, cert_file: str | None = None,
             # A stop asked for is a clean exit (0), not death by the signal uvicorn would re-raise.
             self._captured_signals.clear()
 
+    from swamp.serve.http_limits import Limits, protocol
+
+    limits = Limits(header_timeout=settings.header_timeout, body_timeout=settings.body_timeout,
+                    max_connections=settings.max_connections)
     config = uvicorn.Config(app, host=host, port=port, ssl_certfile=cert_file, ssl_keyfile=key_file,
-                            log_level="warning", access_log=False, lifespan="on",
+                            log_level="warning", access_log=False, lifespan="on", http=protocol(limits),
                             timeout_graceful_shutdown=max(settings.shutdown_timeout, 0.1))
     scheme = "https" if cert_file else "http"
     print(f"swamp serve: {scheme}://{host}:{port} (auth {settings.auth_mode}, repository {repo.root})",
           file=sys.stderr, flush=True)
+    if settings.local_token:
+        _print_login(scheme, host, port, settings)
     Server(config).run()
     if state.inflight:
         # Past every bound: exit now rather than wait on worker threads forever.
@@ -54,3 +60,15 @@ def serve(repo, *, host: str, port: int, settings, cert_file: str | None = None,
 
         os._exit(1)
     print("swamp serve: stopped", file=sys.stderr, flush=True)
+
+
+def _print_login(scheme: str, host: str, port: int, settings) -> None:
+    """Where the local user's token is, and the dashboard's login link (the
+    token in it becomes a session cookie and leaves the address bar)."""
+    name = host if host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    name = f"[{name}]" if ":" in name else name
+    print(f"swamp serve: your token is in {settings.local_token_file} ('swamp --server {scheme}://{name}:{port}' "
+          "uses it)", file=sys.stderr, flush=True)
+    if settings.dashboard:
+        print(f"swamp serve: open the dashboard: {scheme}://{name}:{port}/ui/login?token={settings.local_token}",
+              file=sys.stderr, flush=True)

@@ -6,7 +6,9 @@ The secret comes from the environment, ``SWAMP_WEBHOOK_<NAME>_SECRET``
 user of the machine could read it). Each request carries
 ``X-Swamp-Timestamp`` (Unix seconds), ``X-Swamp-Delivery`` (the sender's
 unique id for this event) and ``X-Swamp-Signature-256: sha256=<hex
-HMAC-SHA256(secret, "<timestamp>.<delivery>." + body)>``. A missing or
+HMAC-SHA256(secret, "<name>.<timestamp>.<delivery>." + body)>``: the
+webhook's name is signed, so a delivery to one webhook is not accepted by
+another that shares its secret; the timestamp is ASCII digits only. A missing or
 wrong signature is 401 and nothing runs; so is a timestamp more than
 WINDOW_S seconds away from the server's clock; a delivery id already
 received (on any replica: app/webhook_deliveries.py) is 409. The JSON body is the
@@ -42,12 +44,16 @@ class Webhook:
     def verify(self, body: bytes, signature: str | None, timestamp: str | None, delivery: str | None) -> bool:
         if not signature or not signature.startswith("sha256=") or not timestamp or not delivery:
             return False
-        want = hmac.new(self.secret, signed_bytes(timestamp, delivery, body), hashlib.sha256).hexdigest()
+        if not (timestamp.isascii() and timestamp.isdigit()):
+            return False
+        want = hmac.new(self.secret, signed_bytes(self.name, timestamp, delivery, body), hashlib.sha256).hexdigest()
         return hmac.compare_digest(want, signature[len("sha256="):].strip().lower())
 
 
-def signed_bytes(timestamp: str, delivery: str, body: bytes) -> bytes:
-    return f"{timestamp}.{delivery}.".encode() + body
+def signed_bytes(webhook: str, timestamp: str, delivery: str, body: bytes) -> bytes:
+    """What the signature covers. A webhook name has no dot and a timestamp
+    only digits, so the fields cannot be shifted into one another."""
+    return f"{webhook}.{timestamp}.{delivery}.".encode() + body
 
 
 def secret_variable(name: str) -> str:
@@ -68,13 +74,13 @@ def parse(spec: str, env=os.environ) -> Webhook:
     return Webhook(name, workflow, input_name or None, secret.encode())
 
 
-def sign(secret: str | bytes, body: bytes, timestamp: str = "", delivery: str = "") -> str:
-    """The signature header's value (for senders and tests)."""
+def sign(secret: str | bytes, body: bytes, timestamp: str = "", delivery: str = "", *, webhook: str) -> str:
+    """The signature header's value of a delivery to ``webhook`` (for senders and tests)."""
     key = secret.encode() if isinstance(secret, str) else secret
-    return "sha256=" + hmac.new(key, signed_bytes(timestamp, delivery, body), hashlib.sha256).hexdigest()
+    return "sha256=" + hmac.new(key, signed_bytes(webhook, timestamp, delivery, body), hashlib.sha256).hexdigest()
 
 
-def signed_headers(secret: str | bytes, body: bytes, *, timestamp: int | None = None,
+def signed_headers(secret: str | bytes, body: bytes, *, webhook: str, timestamp: int | None = None,
                    delivery: str | None = None) -> dict:
     """The three headers of a delivery of ``body``: now, a new id (for
     senders and tests)."""
@@ -84,4 +90,4 @@ def signed_headers(secret: str | bytes, body: bytes, *, timestamp: int | None = 
     ts = str(int(time.time()) if timestamp is None else timestamp)
     delivery = delivery or str(uuid.uuid4())
     return {"X-Swamp-Timestamp": ts, "X-Swamp-Delivery": delivery,
-            "X-Swamp-Signature-256": sign(secret, body, ts, delivery)}
+            "X-Swamp-Signature-256": sign(secret, body, ts, delivery, webhook=webhook)}

@@ -42,11 +42,17 @@ async def _read_raw(request: Request, limit: int) -> bytes:
     if length is not None and length.isdigit() and int(length) > limit:
         raise HttpError("too_large", f"the request body is {length} bytes; the limit is {limit}",
                         hint="send data by reference (a file the method reads), or raise serve's --max-body")
+    from starlette.requests import ClientDisconnect
+
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HttpError("too_large", f"the request body is over the limit of {limit} bytes",
-                            hint="raise serve's --max-body")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HttpError("too_large", f"the request body is over the limit of {limit} bytes",
+                                hint="raise serve's --max-body")
+            chunks.append(chunk)
+    except ClientDisconnect:  # gone, or cut off by serve's --body-timeout (http_limits.py)
+        raise HttpError("timeout", "the request body did not arrive in time, or the client left",
+                        hint="send the whole body at once") from None
     return b"".join(chunks)

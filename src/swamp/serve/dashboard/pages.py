@@ -34,7 +34,7 @@ _HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
                                "frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # so that a form sends its page's Origin (no-referrer sends "null")
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
@@ -185,6 +185,8 @@ class Dashboard:
     async def login_page(self, request: Request) -> Response:
         if not self.sessions.tokens_needed:
             return RedirectResponse("/ui/", 303)
+        if "token" in request.query_params:  # the login link serve prints: the token becomes the session cookie
+            return self._log_in(request, request.query_params["token"].strip(), time.monotonic())
         return self.render(request, Page("login.html", {"title": "Log in", "message": ""}), None)
 
     async def login(self, request: Request) -> Response:
@@ -200,14 +202,16 @@ class Dashboard:
         except SwampError as e:
             self.audit(request, [], status_of(e.code), e.code, t0, op="login")
             return self.error(request, e, None)
-        token = (form.get("token") or "").strip()
-        found = self.state.tokens.check(token) if token else None
+        return self._log_in(request, (form.get("token") or "").strip(), t0)
+
+    def _log_in(self, request: Request, token: str, t0: float) -> Response:
+        found = self.state.check_token(token) if token else None
         if found is None:
             self.audit(request, [], 401, "unauthorized", t0, op="login")
             page = Page("login.html", {"title": "Log in", "message": "That token is unknown or revoked."})
             return self.render(request, page, None, 401)
-        self.audit(request, found[1], 303, None, t0, op="login")
-        response = RedirectResponse("/ui/", 303)
+        self.audit(request, found, 303, None, t0, op="login")
+        response = RedirectResponse("/ui/", 303)  # the token leaves the address bar (and the history) here
         set_cookie(response, token, secure=request.url.scheme == "https")
         return response
 

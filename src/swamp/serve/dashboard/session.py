@@ -41,8 +41,7 @@ class Sessions:
         value = self.session_value(request)
         if not value:
             return None
-        found = self.state.tokens.check(value)
-        return found[1] if found else None
+        return self.state.check_token(value)
 
     def csrf(self, request) -> str:
         value = self.session_value(request) or ANONYMOUS
