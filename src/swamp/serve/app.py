@@ -204,8 +204,9 @@ class ServeState:
         scheme, _, presented = header.partition(" ")
         if scheme.lower() != "bearer" or not presented.strip():
             raise HttpError("unauthorized", "this server needs a token",
-                            hint="pass --token (or SWAMP_SERVE_TOKEN); an admin mints one with "
-                                 "'swamp access token mint NAME'")
+                            hint="pass --token (or SWAMP_SERVE_TOKEN): the user who started the server has "
+                                 "one in ~/.config/swamp/serve/ (which --server on that machine uses), and an "
+                                 "admin mints others with 'swamp access token mint NAME'")
         found = self.check_token(presented.strip())
         if found is None:
             raise HttpError("unauthorized", "the token is unknown or revoked",
