@@ -56,11 +56,11 @@ class Browsers:
         self._pw = sync_playwright().start()
         self._contexts: list = []
 
-    def context(self):
+    def context(self, extra_args: tuple[str, ...] = ()):
         profile = self.root / f"profile-{len(self._contexts)}"
         profile.mkdir(parents=True)
         ctx = self._pw.chromium.launch_persistent_context(
-            str(profile), executable_path=chromium_path(), headless=True, args=FLAGS,
+            str(profile), executable_path=chromium_path(), headless=True, args=[*FLAGS, *extra_args],
             viewport={"width": 1280, "height": 900})
         ctx.set_default_timeout(20_000)
         self._contexts.append(ctx)
