@@ -59,10 +59,12 @@ def test_a_replayed_or_stale_delivery_is_refused_on_every_replica(tmp_path, seaw
         forged = dict(stale, **{"X-Swamp-Timestamp": str(int(time.time()))})
         assert b.request("POST", "/hooks/gh", raw=body, headers=forged).status == 401
         # The body alone signed (no timestamp, no delivery): refused, with the scheme in the hint.
-        bare = b.request("POST", "/hooks/gh", raw=body, headers={"X-Swamp-Signature-256": sign(SECRET, body, webhook="gh")})
+        bare = b.request("POST", "/hooks/gh", raw=body,
+                         headers={"X-Swamp-Signature-256": sign(SECRET, body, webhook="gh")})
         assert bare.status == 401 and "X-Swamp-Timestamp".lower() in bare.error["hint"].lower()
 
-        assert b.request("POST", "/hooks/gh", raw=body, headers=signed_headers(SECRET, body, webhook="gh")).status == 202
+        assert b.request("POST", "/hooks/gh", raw=body,
+                         headers=signed_headers(SECRET, body, webhook="gh")).status == 202
     finally:
         a.stop()
         b.stop()

@@ -51,7 +51,8 @@ def test_a_signed_webhook_runs_the_workflow_and_a_bad_one_runs_nothing(tmp_path)
         assert tampered.status == 401
         assert server.request("POST", "/hooks/nope", raw=body, headers=headers).status == 404
 
-        ok = server.request("POST", "/hooks/gh", raw=body, headers={**headers, **signed_headers(SECRET, body, webhook="gh")})
+        ok = server.request("POST", "/hooks/gh", raw=body,
+                            headers={**headers, **signed_headers(SECRET, body, webhook="gh")})
         assert ok.status == 202 and ok.doc == {"webhook": "gh", "workflow": "greet", "accepted": True}
         deadline = time.monotonic() + 30
         while True:

@@ -432,7 +432,8 @@ def _endpoint(state: ServeState, route: Route):
                     state.release(subjects[0])
 
         if route.stream and "text/event-stream" in request.headers.get("accept", ""):
-            return StreamingResponse(_stream(call, work, route, done, state.threads_for(route)), media_type="text/event-stream",
+            return StreamingResponse(_stream(call, work, route, done, state.threads_for(route)),
+                                     media_type="text/event-stream",
                                      headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
         try:
             status, doc = await anyio.to_thread.run_sync(work, limiter=state.threads_for(route))
