@@ -178,4 +178,7 @@ def test_the_login_link_becomes_a_session_cookie_and_leaves_the_address(servers)
     assert status == 200
     status, _, headers = raw(default, "GET", "/ui/login?token=local.not-the-token")
     assert status == 401 and "set-cookie" not in headers
+    # a link on another site would log the browser in as that token's owner (login CSRF)
+    status, _, headers = raw(default, "GET", f"/ui/login?token={default.local_token}", Sec_Fetch_Site="cross-site")
+    assert status == 403 and "set-cookie" not in headers
     assert f"/ui/login?token={default.local_token}" in default.log.read_text()

@@ -99,6 +99,20 @@ def test_many_slow_connections_do_not_keep_a_quick_request_out(bounded):
             c.close()
 
 
+def test_many_slowly_sent_bodies_do_not_keep_a_quick_request_out(bounded):
+    slow = []
+    for _ in range(100):
+        c = socket.create_connection(("127.0.0.1", bounded.port))
+        c.sendall(f"POST /api/v1/data/query HTTP/1.1\r\nHost: 127.0.0.1:{bounded.port}\r\n"
+                  "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{".encode())
+        slow.append(c)
+    try:
+        assert bounded.get("/health").status == 200
+    finally:
+        for c in slow:
+            c.close()
+
+
 def test_deeply_nested_json_is_a_400_with_an_audit_line(bounded):
     deep = ('{"inputs": {"a": ' + "[" * 100000 + "]" * 100000 + "}}").encode()
     reply = bounded.request("POST", "/api/v1/models/hello/methods/execute/run", raw=deep)

@@ -93,8 +93,13 @@ def protocol(limits: Limits) -> type:
                 self._timer = None
 
         def _idle(self) -> bool:
-            """Nothing of this connection is being answered: closing it loses no work."""
+            """Between requests, or still sending a request's headers: nothing is being answered."""
             return self._reading == "headers" and (self.cycle is None or self.cycle.response_complete)
+
+        def _evictable(self) -> bool:
+            """Closing it loses no work: idle, or its request not whole yet (a
+            handler reads the whole body before it runs anything)."""
+            return self._idle() or self._reading == "body"
 
         def _too_slow(self) -> None:
             self._timer = None
@@ -105,7 +110,8 @@ def protocol(limits: Limits) -> type:
             self.transport.close()  # a body half-sent: the handler reading it sees the client gone
 
         def _make_room(self, cap: int) -> None:
-            idle = sorted((c for c in self.connections if c is not self and getattr(c, "_idle", None) and c._idle()),
+            idle = sorted((c for c in self.connections
+                           if c is not self and getattr(c, "_evictable", None) and c._evictable()),
                           key=lambda c: c._since)
             for victim in idle[:len(self.connections) - cap]:
                 victim._disarm()

@@ -186,6 +186,12 @@ class Dashboard:
         if not self.sessions.tokens_needed:
             return RedirectResponse("/ui/", 303)
         if "token" in request.query_params:  # the login link serve prints: the token becomes the session cookie
+            if request.headers.get("sec-fetch-site") == "cross-site":
+                # another site's link would log this browser in as whoever's token it carries
+                e = HttpError("forbidden", "a login link is taken only when opened directly, not from another site",
+                              hint="paste the link serve printed into the address bar")
+                self.audit(request, [], 403, e.code, time.monotonic(), op="login")
+                return self.error(request, e, None)
             return self._log_in(request, request.query_params["token"].strip(), time.monotonic())
         return self.render(request, Page("login.html", {"title": "Log in", "message": ""}), None)
 
