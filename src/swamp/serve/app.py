@@ -1,8 +1,9 @@
 """The starlette application: one endpoint per route of ``routes.ROUTES``,
 ``/health`` and ``/openapi.json``.
 
-A request goes through, in order: refused while shutting down (if it
-changes state), authenticated (token mode), its path names, query and body
+A request goes through, in order: the front door (front_door.py: its
+``Host``, its ``Origin`` if it changes state, its body's type), refused
+while shutting down (if it changes state), authenticated (token mode), its path names, query and body
 checked (nothing runs on a malformed request), authorized by the grants,
 counted against the run limits (if it runs something), then its use case
 runs in a worker thread. Every request to an API route or a webhook,
