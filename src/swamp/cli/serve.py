@@ -37,7 +37,7 @@ DEFAULT_RUNS_PER_CALLER = 8
               help="At most N runs at once per caller (token; everyone is one caller with --auth-mode none).")
 @click.option("--header-timeout", type=click.FloatRange(0, min_open=True), default=10.0, show_default=True,
               metavar="SECONDS", help="Close a connection whose request headers take longer to arrive.")
-@click.option("--body-timeout", type=click.FloatRange(0, min_open=True), default=60.0, show_default=True,
+@click.option("--body-timeout", type=click.FloatRange(0, min_open=True), default=20.0, show_default=True,
               metavar="SECONDS", help="Close a connection whose request body takes longer to arrive.")
 @click.option("--max-connections", type=click.IntRange(1), default=1000, show_default=True, metavar="N",
               help="At most N connections at once (fewer if the open-file limit is lower); over it, the oldest "
@@ -63,7 +63,7 @@ DEFAULT_RUNS_PER_CALLER = 8
 def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
           max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, dashboard, audit_log,
           scheduler=None, remote_only=False, allow_hosts=(), allow_origins=(), header_timeout=10.0,
-          body_timeout=60.0, max_connections=1000):
+          body_timeout=20.0, max_connections=1000):
     """Serve this repository's use cases as an HTTP JSON API.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""

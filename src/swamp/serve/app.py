@@ -68,7 +68,7 @@ class Settings:
     local_token_file: Any = None
     #: the HTTP server's bounds (http_limits.py)
     header_timeout: float = 10.0
-    body_timeout: float = 60.0
+    body_timeout: float = 20.0
     max_connections: int = 1000
 
 

@@ -27,7 +27,7 @@ FD_RESERVE = 128
 @dataclass(frozen=True)
 class Limits:
     header_timeout: float = 10.0
-    body_timeout: float = 60.0
+    body_timeout: float = 20.0
     max_connections: int = 1000
 
     def connection_cap(self) -> int:
