@@ -157,7 +157,7 @@ def _authorize_method_inputs(call: Call, inputs_list: list[dict]) -> None:
         if not replaced:
             return
         why = (f"the inputs replace {', '.join(replaced)}, which the definition of model {model!r} fixes "
-               f"({'they are' if len(replaced) > 1 else 'it is'} not inputs it declares)")
+               f"({'they are not inputs' if len(replaced) > 1 else 'it is not an input'} it declares)")
     try:
         call.authorize("write", f"model:{model}")
     except HttpError:
