@@ -222,3 +222,15 @@ def test_shell_quote_makes_one_word_the_shell_reads_back_as_the_text(text):
     word = Expressions(None).render("${{ shell.quote(inputs.x) }}", {"inputs": {"x": text}}, source="t", field="f")
     out = subprocess.run(["sh", "-c", f"printf '%s' {word}"], capture_output=True, text=True, check=True).stdout
     assert out == text
+
+
+def test_model_create_takes_an_env_map_of_expressions_the_shell_safe_way(repo):
+    r = invoke(repo, "model", "create", "command/shell", "safe", "--input", "message",
+               "--global-arg", "run=printf '%s' \"$MESSAGE\" | base64",
+               "--global-arg", 'env={"MESSAGE": "${{ inputs.message }}"}')
+    assert r.code == 0, r
+    from swamp.util import yamlio
+
+    assert yamlio.load(repo / r.data["path"])["globalArguments"]["env"] == {"MESSAGE": "${{ inputs.message }}"}
+    assert invoke(repo, "model", "method", "run", "safe", "execute", "--input", "message=$(id -u); `id` 'x'").code == 0
+    assert decoded(repo, "safe") == "$(id -u); `id` 'x'"
