@@ -234,3 +234,36 @@ def test_model_create_takes_an_env_map_of_expressions_the_shell_safe_way(repo):
     assert yamlio.load(repo / r.data["path"])["globalArguments"]["env"] == {"MESSAGE": "${{ inputs.message }}"}
     assert invoke(repo, "model", "method", "run", "safe", "execute", "--input", "message=$(id -u); `id` 'x'").code == 0
     assert decoded(repo, "safe") == "$(id -u); `id` 'x'"
+
+
+def test_validate_warns_of_a_value_pasted_into_a_shell_command(repo):
+    write_shell(repo, "pasted", """
+        type: command/shell
+        name: pasted
+        inputs:
+          properties: {x: {type: string}}
+        globalArguments:
+          run: "echo ${{ inputs.x }} ${{ shell.quote(inputs.x) }} ${{ 1 + 2 }}"
+    """)
+    write_workflow(repo, "pastes", """
+        inputs:
+          properties: {who: {type: string}}
+        jobs:
+          - name: main
+            steps:
+              - name: say
+                task: {type: model_method, modelIdOrName: open, methodName: execute,
+                       inputs: {run: "echo ${{ inputs.who }}"}}
+              - name: safe
+                task: {type: model_method, modelIdOrName: open, methodName: execute,
+                       inputs: {run: 'echo "$WHO"', env: {WHO: "${{ inputs.who }}"}}}
+    """)
+    models = {m["name"]: m for m in invoke(repo, "model", "validate").data["models"]}
+    assert models["pasted"]["valid"] is True  # a warning: the author may know the value is safe
+    assert len(models["pasted"]["warnings"]) == 1
+    assert models["pasted"]["warnings"][0].startswith("globalArguments.run: ${{ inputs.x }} pastes a value")
+    assert models["greet"]["warnings"] == [] and models["deploy"]["warnings"] == []  # env: is the safe way
+    wf = invoke(repo, "workflow", "validate", "pastes").data["workflows"][0]
+    assert wf["valid"] is True
+    assert [w.split(":")[0] for w in wf["warnings"]] == ["jobs[0].steps[0].task.inputs.run"]
+    assert "env:" in wf["warnings"][0] and "shell.quote" in wf["warnings"][0]

@@ -168,6 +168,17 @@ def _check_overrides(d: Definition, model_type) -> list[str]:
     return issues
 
 
+def _shell_warnings(d: Definition) -> list[str]:
+    """A command/shell definition pasting a value into its `run`."""
+    from swamp.models.shell_injection import warning
+
+    if d.type != "command/shell":
+        return []
+    places = [("globalArguments.run", (d.globalArguments or {}).get("run"))]
+    places += [(f"methods.{m}.arguments.run", (c.arguments or {}).get("run")) for m, c in sorted(d.methods.items())]
+    return [w for field, run in places if (w := warning(field, run))]
+
+
 def validate_models(repo, name: str | None) -> dict:
     reg = registry_for(repo)
     if name:
@@ -182,6 +193,7 @@ def validate_models(repo, name: str | None) -> dict:
         try:
             d = load_definition(p)
             entry["errors"] = _validate_definition(repo, d, reg.get(d.type))
+            entry["warnings"] = _shell_warnings(d)
         except SwampError as e:
             # a did-you-mean rides along, as in workflow validate's report
             close = e.hint if e.hint and e.hint.startswith("did you mean") else None
