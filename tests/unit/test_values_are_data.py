@@ -267,3 +267,11 @@ def test_validate_warns_of_a_value_pasted_into_a_shell_command(repo):
     assert wf["valid"] is True
     assert [w.split(":")[0] for w in wf["warnings"]] == ["jobs[0].steps[0].task.inputs.run"]
     assert "env:" in wf["warnings"][0] and "shell.quote" in wf["warnings"][0]
+
+
+@pytest.mark.parametrize("predicate", ["env.SWAMP_TEST_ENV_SECRET != ''", "vault.get('prod', 'api.token') != ''",
+                                       "data.latest('deploy', 'result') != null"])
+def test_a_data_query_predicate_sees_the_records_fields_only(repo, predicate):
+    r = invoke(repo, "data", "query", predicate)
+    assert r.code == 1 and "undeclared reference" in r.error["error"], r
+    assert SECRET not in r.stdout + r.stderr and ENV_SECRET not in r.stdout + r.stderr
