@@ -76,6 +76,8 @@ FORMS = {
                        "runner"),
     "ui:rejectStep": ("/ui/workflows/gated/runs/{run}/reject", {"step": "main/wait"}, "approve workflow:gated",
                       "runner"),
+    "ui:signalStep": ("/ui/workflows/gated/runs/{run}/signal", {"step": "main/wait", "message": "true"},
+                      "approve workflow:gated", "runner"),
 }
 
 
