@@ -175,6 +175,30 @@ def split_inputs(definition: Definition, model_type: ModelType, method: str,
     return declared, arguments
 
 
+def fixed_arguments(definition: Definition, model_type: ModelType, method: str, inputs: dict | None) -> list[str]:
+    """The arguments that ``inputs`` would replace although the definition
+    gives them a value: a run that changes what the definition fixes (a
+    command/shell model's ``run``) is a change of the definition, not a
+    use of it. Declared inputs, and arguments the definition leaves open,
+    are not among them. Sorted."""
+    _declared, arguments = split_inputs(definition, model_type, method, inputs)
+    fixed = method_values(definition, method)
+    return sorted(k for k in arguments if k in fixed)
+
+
+def is_automatic(definition: Definition) -> bool:
+    """An automatic definition (models/auto_definitions.py): its values came
+    from the callers of ``model method run TYPE ...`` or from a workflow
+    step's rendered ``globalArgs``, so they are data, never rendered."""
+    return (definition.tags or {}).get("automatic") == "true" and definition.id == _auto_id(definition)
+
+
+def _auto_id(definition: Definition) -> str:
+    from swamp.models.auto_definitions import auto_id
+
+    return auto_id(definition.type, definition.name)
+
+
 def missing_arguments(definition: Definition, model_type: ModelType, method: str,
                       given: dict | None = None) -> list[str]:
     """The required arguments of ``method`` that neither the definition nor
@@ -186,13 +210,10 @@ def missing_arguments(definition: Definition, model_type: ModelType, method: str
 def _check_field(definition: Definition, method: str, schema_model: type[BaseModel], key: str, value) -> None:
     """An input's value against its argument's type, now: a wrongly typed
     input fails before anything is written (and, in a batch, before any run).
-    A value holding an expression is checked once it is resolved."""
+    A value given at run time is data (never rendered), so it is checked
+    as it is, `${{` or not."""
     from pydantic import TypeAdapter, ValidationError as PydanticError
 
-    from swamp.expr import has_expressions
-
-    if has_expressions(value):
-        return
     field = schema_model.model_fields[key]
     try:
         TypeAdapter(field.annotation).validate_python(value, strict=False)
@@ -217,7 +238,6 @@ def resolve_arguments(
     schema = ArgumentSchema(model_type, method)
     raw = method_values(definition, method)
     declared, arguments = split_inputs(definition, model_type, method, inputs)
-    raw.update(arguments)  # each argument given at run time overrides the definition's value
     _refuse_missing(definition, model_type, method, arguments)
     used_inputs = {**declared, **arguments}
     ctx_vars = {
@@ -227,7 +247,16 @@ def resolve_arguments(
         **(variables or {}),
     }
     render = renderer or _verbatim
-    resolved = render(raw, ctx_vars, source or f"models/{definition.type}/{definition.name}.yaml",
-                      "globalArguments")
+    # Values are data, never templates: only the definition's own text is
+    # rendered (an automatic definition holds nothing but values callers
+    # gave, so none of it is). The arguments a caller gives at run time are
+    # put in afterwards, as they are, where no renderer ever sees them; a
+    # declared input reaches the text only through ``inputs.x``, whose
+    # value an expression gets as a value, never as text to evaluate.
+    own = {k: v for k, v in raw.items() if k not in arguments}
+    if not is_automatic(definition):
+        own = render(own, ctx_vars, source or f"models/{definition.type}/{definition.name}.yaml",
+                     "globalArguments")
+    resolved = {**own, **arguments}  # each argument given at run time overrides the definition's value
     args = schema.validate(resolved, f"model {definition.name!r} method {method!r}")
     return args, used_inputs

@@ -12,6 +12,7 @@ from typing import Any
 from swamp import expr
 from swamp.data import provider as data_namespace
 from swamp.errors import SwampError
+from swamp.models import shell_namespace
 from swamp.models.definition_files import find, iter_definition_files, names_by_id
 from swamp.vault import expressions as vault_namespace
 
@@ -30,7 +31,7 @@ MODEL_NAMESPACE = expr.Namespace("model", (
     expr.Function("method", ("string", "string", "map"), _probe, usage="model.method(name, method[, inputs])"),
 ))
 
-for _namespace in (data_namespace.NAMESPACE, vault_namespace.NAMESPACE, MODEL_NAMESPACE):
+for _namespace in (data_namespace.NAMESPACE, vault_namespace.NAMESPACE, MODEL_NAMESPACE, shell_namespace.NAMESPACE):
     expr.register_namespace(_namespace)
 
 

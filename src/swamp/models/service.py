@@ -33,9 +33,17 @@ def _coerce_global_args(model_type, pairs: dict[str, str]) -> dict:
             raise ValidationError(f"{model_type.type} has no global argument {key!r}",
                                   hint=did_you_mean(key, props) or f"arguments: {', '.join(sorted(props))}")
         # An expression is kept verbatim; it is resolved, and its result
-        # validated, when a method runs.
-        out[key] = value if "${{" in value else coerce_field(key, CliString(value), props[key])
+        # validated, when a method runs. A JSON map or list holding
+        # expressions is parsed (`env={"WHO": "${{ inputs.who }}"}`, the
+        # shell-safe way to hand an input to a command).
+        kept = "${{" in value and not _json_container(value, props[key])
+        out[key] = value if kept else coerce_field(key, CliString(value), props[key])
     return out
+
+
+def _json_container(text: str, prop: dict) -> bool:
+    wants = {p.get("type") for p in prop.get("anyOf", [prop])}
+    return bool(wants & {"object", "array"}) and text.lstrip()[:1] in ("{", "[")
 
 
 def create_model(repo, type_name: str, name: str, global_args: dict[str, str], inputs: dict | None = None) -> dict:
@@ -160,6 +168,17 @@ def _check_overrides(d: Definition, model_type) -> list[str]:
     return issues
 
 
+def _shell_warnings(d: Definition) -> list[str]:
+    """A command/shell definition pasting a value into its `run`."""
+    from swamp.models.shell_injection import warning
+
+    if d.type != "command/shell":
+        return []
+    places = [("globalArguments.run", (d.globalArguments or {}).get("run"))]
+    places += [(f"methods.{m}.arguments.run", (c.arguments or {}).get("run")) for m, c in sorted(d.methods.items())]
+    return [w for field, run in places if (w := warning(field, run))]
+
+
 def validate_models(repo, name: str | None) -> dict:
     reg = registry_for(repo)
     if name:
@@ -174,6 +193,7 @@ def validate_models(repo, name: str | None) -> dict:
         try:
             d = load_definition(p)
             entry["errors"] = _validate_definition(repo, d, reg.get(d.type))
+            entry["warnings"] = _shell_warnings(d)
         except SwampError as e:
             # a did-you-mean rides along, as in workflow validate's report
             close = e.hint if e.hint and e.hint.startswith("did you mean") else None

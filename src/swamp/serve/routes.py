@@ -123,6 +123,7 @@ def method_run(call: Call):
         inputs_list = [_inputs(call, b, "batch") for b in batch]  # cliStrings apply to each
     else:
         inputs_list = [_inputs(call)]
+    _authorize_method_inputs(call, inputs_list)
     on_log = lambda line: call.emit("log", {"line": line})  # noqa: E731
     if call.body.get("type"):  # the type run directly as the model named in the path
         from swamp.app.methods import run_direct
@@ -137,6 +138,32 @@ def method_run(call: Call):
     if results and results[0].unpublished is not None:
         return _unpublished(results[0].unpublished.with_value(doc))
     return doc
+
+
+def _authorize_method_inputs(call: Call, inputs_list: list[dict]) -> None:
+    """``run`` covers the inputs a definition declares and the arguments it
+    leaves open; replacing an argument it fixes, or running a ``type``
+    directly (which writes an automatic definition with the caller's
+    values), needs ``write`` on the model (app/run_grants.py)."""
+    from swamp.serve.errors import HttpError
+
+    model = call.path["model"]
+    if call.body.get("type"):
+        why = f"running the type {call.body['type']!r} directly as model {model!r}"
+    else:
+        from swamp.app.run_grants import replaced_arguments
+
+        replaced = replaced_arguments(call.repo, model, call.path["method"], inputs_list)
+        if not replaced:
+            return
+        why = (f"the inputs replace {', '.join(replaced)}, which the definition of model {model!r} fixes "
+               f"({'they are not inputs' if len(replaced) > 1 else 'it is not an input'} it declares)")
+    try:
+        call.authorize("write", f"model:{model}")
+    except HttpError:
+        raise HttpError("forbidden", f"{why}: that needs write on model:{model}",
+                        hint="give only the inputs the definition declares and the arguments it leaves open "
+                             "(swamp model get NAME shows them), or ask an admin for write on the model") from None
 
 
 def outputs_list(call: Call):

@@ -31,7 +31,40 @@ def review_workflow(repo, wf: Workflow) -> tuple[list[str], list[str]]:
     problems += input_reference_problems(wf)
     problems += signal_problems(wf)
     errors, warnings = reference_problems(repo, wf)
-    return problems + errors, warnings
+    return problems + errors, warnings + shell_warnings(repo, wf)
+
+
+def shell_warnings(repo, wf: Workflow) -> list[str]:
+    """A step handing a command/shell model a `run` that pastes a value
+    (an input, data, a forEach item) into the command
+    (models/shell_injection.py)."""
+    from swamp.models.shell_injection import warning
+
+    out = []
+    for i, job in enumerate(wf.jobs):
+        for k, step in enumerate(job.steps):
+            t = step.task
+            if t.type != "model_method" or _type_of(repo, t) != "command/shell":
+                continue
+            where = f"jobs[{i}].steps[{k}].task"
+            for field, args in (("inputs", t.inputs), ("globalArgs", t.globalArgs)):
+                w = warning(f"{where}.{field}.run", args.get("run")) if isinstance(args, dict) else None
+                if w:
+                    out.append(w)
+    return out
+
+
+def _type_of(repo, t) -> str | None:
+    if t.modelType is not None:
+        return t.modelType if _literal(t.modelType) else None
+    if not _literal(t.modelIdOrName):
+        return None
+    from swamp.models.definitions import find_definition
+
+    try:
+        return find_definition(repo, t.modelIdOrName)[1].type
+    except SwampError:
+        return None
 
 
 _EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.S)
