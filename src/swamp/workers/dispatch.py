@@ -28,10 +28,16 @@ DEFAULT_QUEUE_TIMEOUT = 60.0
 _POLL = 1.0
 #: how often a waiting step looks for a cancel of its run
 _CANCEL_POLL = 0.2
+#: the team certificate a dispatching process presents unless told another (--cert-name)
+DISPATCHER_CERT = "dispatcher"
 
 
 class SchedulerUnreachableError(SwampError):
     code = "scheduler_unreachable"
+
+
+UNREACHABLE_HINT = ("start one with 'swamp worker scheduler'; check the address, and that the scheduler and this "
+                    "machine hold certificates of the same team CA ('swamp worker cert list')")
 
 
 def _no_rerun_on_worker_loss(dask_scheduler=None) -> int:
@@ -39,24 +45,26 @@ def _no_rerun_on_worker_loss(dask_scheduler=None) -> int:
     return 0
 
 
-def connect(address: str, *, timeout: float = 10.0):
-    """A Dask client on ``address`` (tcp://HOST:PORT or tls://...; TLS
-    settings come from Dask's configuration, see docs/workers.md)."""
+def connect(address: str, *, link=None, timeout: float = 10.0):
+    """A Dask client on ``address``: tls:// with this machine's team
+    certificate, or tcp:// only when ``link`` (links.LinkSettings) allows it."""
     from distributed import Client
 
+    from swamp.workers.links import security_for
+
+    security = security_for(address, link, default_name=DISPATCHER_CERT)
     try:
-        return Client(address, timeout=timeout, set_as_default=False)
+        return Client(address, timeout=timeout, set_as_default=False, security=security)
     except (OSError, TimeoutError) as e:
-        raise SchedulerUnreachableError(f"cannot reach the Dask scheduler at {address}: {e}",
-                                        hint="start one with 'dask scheduler', and check the address") from None
+        raise SchedulerUnreachableError(f"cannot reach the Dask scheduler at {address}: {e}", hint=UNREACHABLE_HINT) from None
 
 
 class DaskDispatcher:
     """Runs steps on the workers of one Dask scheduler (app/remote_steps.Dispatcher)."""
 
-    def __init__(self, address: str, *, client=None) -> None:
+    def __init__(self, address: str, *, client=None, link=None) -> None:
         self.address = address
-        self.client = client or connect(address)
+        self.client = client or connect(address, link=link)
         self.client.run_on_scheduler(_no_rerun_on_worker_loss)
         self._mutex = threading.Lock()
         self._workers: dict = {}

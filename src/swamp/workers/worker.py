@@ -21,27 +21,36 @@ def check_repo(repo) -> None:
                             hint="run 'swamp datastore setup s3 ...' (the same as the dispatching side's) first")
 
 
+#: the team certificate a worker without --name (or --cert-name) presents
+WORKER_CERT = "worker"
+
+
 def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1, name: str | None = None,
-          on_ready=None) -> None:
+          link=None, host: str | None = None, on_ready=None) -> None:
     """Run a worker until it is stopped (SIGINT or SIGTERM) or its scheduler
-    goes away for good. Blocks."""
+    goes away for good. Blocks. It presents this machine's team certificate
+    (its name, or ``link.cert_name``) on a tls:// scheduler, and listens
+    where that scheduler reaches it (``host``, else links.bind_host)."""
     check_repo(repo)
     from swamp.workers import task
+    from swamp.workers.links import bind_host, security_for
 
+    security = security_for(scheduler, link, default_name=name or WORKER_CERT)
+    host = host or bind_host(scheduler)
     task.serve(repo)
     try:
-        asyncio.run(_run(repo, scheduler, labels, concurrency, name, on_ready))
+        asyncio.run(_run(repo, scheduler, labels, concurrency, name, on_ready, security, host))
     except (OSError, TimeoutError) as e:
-        from swamp.workers.dispatch import SchedulerUnreachableError
+        from swamp.workers.dispatch import UNREACHABLE_HINT, SchedulerUnreachableError
 
         raise SchedulerUnreachableError(f"the worker could not reach the Dask scheduler at {scheduler}: {e}",
-                                        hint="start one with 'dask scheduler', and check the address") from None
+                                        hint=UNREACHABLE_HINT) from None
 
 
-async def _run(repo, scheduler, labels, concurrency, name, on_ready) -> None:
+async def _run(repo, scheduler, labels, concurrency, name, on_ready, security, host) -> None:
     from distributed import Worker
 
-    worker = Worker(scheduler, name=name, nthreads=concurrency,
+    worker = Worker(scheduler, name=name, nthreads=concurrency, host=host, security=security,
                     resources=placement.worker_resources(labels, concurrency),
                     local_directory=str(repo.local_dir / "cache" / "worker"),
                     dashboard=False, death_timeout=DEATH_TIMEOUT)
@@ -63,12 +72,12 @@ async def _run(repo, scheduler, labels, concurrency, name, on_ready) -> None:
         steps.cancel_all()  # no step's process outlives its worker
 
 
-def list_workers(scheduler: str) -> list[dict]:
+def list_workers(scheduler: str, *, link=None) -> list[dict]:
     """The swamp workers connected to ``scheduler``: name, address, labels,
     concurrency and the steps each runs now."""
     from swamp.workers.dispatch import connect
 
-    client = connect(scheduler)
+    client = connect(scheduler, link=link)
     try:
         info = client.scheduler_info(n_workers=-1).get("workers", {})
         running = client.processing()
