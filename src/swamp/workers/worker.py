@@ -11,6 +11,8 @@ from swamp.workers import placement
 
 #: how long a worker tries to reach (or reach again) its scheduler before it stops
 DEATH_TIMEOUT = 60
+#: how long a starting worker tries to reach its scheduler the first time
+CONNECT_TIMEOUT = 10
 
 
 def check_repo(repo) -> None:
@@ -31,25 +33,41 @@ def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1,
     goes away for good. Blocks. It presents this machine's team certificate
     (its name, or ``link.cert_name``) on a tls:// scheduler, and listens
     where that scheduler reaches it (``host``, else links.bind_host)."""
-    check_repo(repo)
     from swamp.workers import task
     from swamp.workers.links import bind_host, security_for
 
-    security = security_for(scheduler, link, default_name=name or WORKER_CERT)
+    security = security_for(scheduler, link, default_name=name or WORKER_CERT)  # refused before anything else
+    check_repo(repo)
     host = host or bind_host(scheduler)
     task.serve(repo)
     try:
         asyncio.run(_run(repo, scheduler, labels, concurrency, name, on_ready, security, host))
-    except (OSError, TimeoutError) as e:
+    except (OSError, TimeoutError, EOFError) as e:
         from swamp.workers.dispatch import UNREACHABLE_HINT, SchedulerUnreachableError
 
         raise SchedulerUnreachableError(f"the worker could not reach the Dask scheduler at {scheduler}: {e}",
                                         hint=UNREACHABLE_HINT) from None
 
 
+async def _reach(scheduler: str, security) -> None:
+    """One connection to the scheduler first: a scheduler that is not there,
+    or refuses this machine's certificate, is an error within
+    CONNECT_TIMEOUT rather than after the worker's DEATH_TIMEOUT."""
+    from distributed.comm import connect
+
+    kwargs = security.get_connection_args("worker") if security is not None else {}
+    comm = await connect(scheduler, timeout=CONNECT_TIMEOUT, **kwargs)
+    try:
+        await comm.write({"op": "identity"})
+        await asyncio.wait_for(comm.read(), CONNECT_TIMEOUT)  # a refused certificate ends the link here
+    finally:
+        await comm.close()
+
+
 async def _run(repo, scheduler, labels, concurrency, name, on_ready, security, host) -> None:
     from distributed import Worker
 
+    await _reach(scheduler, security)
     worker = Worker(scheduler, name=name, nthreads=concurrency, host=host, security=security,
                     resources=placement.worker_resources(labels, concurrency),
                     local_directory=str(repo.local_dir / "cache" / "worker"),
