@@ -3,7 +3,8 @@
 process presents, and the explicit flag that allows a plain tcp:// link.
 
 Decorating a command with ``link_options(...)`` gives its callback one
-``link`` argument (a links.LinkSettings) instead of three."""
+``link`` argument instead of three: a links.LinkSettings, or None when none
+of them was given (the defaults; what the fast lane passes too)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def link_options(insecure_flag: str = "--insecure"):
             from swamp.workers.links import LinkSettings
 
             insecure = bool(kwargs.pop(dest))
-            kwargs["link"] = LinkSettings(certs_dir=team_certs, cert_name=cert_name, insecure=insecure,
-                                          insecure_flag=insecure_flag)
+            given = team_certs is not None or cert_name is not None or insecure
+            kwargs["link"] = LinkSettings(certs_dir=team_certs, cert_name=cert_name, insecure=insecure) \
+                if given else None
             return f(*args, **kwargs)
 
         return wrapper

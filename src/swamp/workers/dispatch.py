@@ -45,14 +45,15 @@ def _no_rerun_on_worker_loss(dask_scheduler=None) -> int:
     return 0
 
 
-def connect(address: str, *, link=None, timeout: float = 10.0):
+def connect(address: str, *, link=None, timeout: float = 10.0, insecure_flag: str = "--insecure-scheduler"):
     """A Dask client on ``address``: tls:// with this machine's team
-    certificate, or tcp:// only when ``link`` (links.LinkSettings) allows it."""
+    certificate, or tcp:// only when ``link`` (links.LinkSettings) allows it
+    (the command's ``insecure_flag``)."""
     from distributed import Client
 
     from swamp.workers.links import security_for
 
-    security = security_for(address, link, default_name=DISPATCHER_CERT)
+    security = security_for(address, link, default_name=DISPATCHER_CERT, insecure_flag=insecure_flag)
     try:
         return Client(address, timeout=timeout, set_as_default=False, security=security)
     except (OSError, TimeoutError) as e:

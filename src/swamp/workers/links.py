@@ -30,14 +30,13 @@ SECURE_SCHEME = "tls"
 
 @dataclass(frozen=True)
 class LinkSettings:
-    """What a command was told about its link to the scheduler: where the
-    team's certificates are, which one it presents, whether plain TCP is
-    allowed, and the flag that allows it (for the messages)."""
+    """What a command was told about its link to the scheduler (None: the
+    defaults): where the team's certificates are, which one it presents,
+    whether plain TCP is allowed."""
 
     certs_dir: Path | None = None
     cert_name: str | None = None
     insecure: bool = False
-    insecure_flag: str = "--insecure"
 
 
 class InsecureLinkError(UsageError):
@@ -49,9 +48,11 @@ def scheme_of(address: str) -> str:
     return scheme.lower() if sep else "tcp"
 
 
-def security_for(address: str, settings: LinkSettings | None, *, default_name: str):
+def security_for(address: str, settings: LinkSettings | None, *, default_name: str,
+                 insecure_flag: str = "--insecure"):
     """The ``distributed.security.Security`` to reach ``address`` with, or
-    None for a plain link the user allowed."""
+    None for a plain link the user allowed (``insecure_flag``: the flag that
+    allows it on this command, for the message)."""
     settings = settings or LinkSettings()
     scheme = scheme_of(address)
     if scheme != SECURE_SCHEME:
@@ -60,7 +61,7 @@ def security_for(address: str, settings: LinkSettings | None, *, default_name: s
                 f"refused: {address} is a {scheme}:// link, neither authenticated nor encrypted; anyone who "
                 "reaches it could run code on the workers and read the secrets sent with placed steps",
                 hint=f"use the team's certificates and a tls:// address (docs/workers.md, 'Enrolling'), or "
-                     f"pass {settings.insecure_flag} on a network only you can reach")
+                     f"pass {insecure_flag} on a network only you can reach")
         warn_insecure(address)
         return None
     from distributed.security import Security

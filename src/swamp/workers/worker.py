@@ -95,7 +95,7 @@ def list_workers(scheduler: str, *, link=None) -> list[dict]:
     concurrency and the steps each runs now."""
     from swamp.workers.dispatch import connect
 
-    client = connect(scheduler, link=link)
+    client = connect(scheduler, link=link, insecure_flag="--insecure")
     try:
         info = client.scheduler_info(n_workers=-1).get("workers", {})
         running = client.processing()
