@@ -189,3 +189,67 @@ def test_a_tcp_scheduler_is_refused_without_the_insecure_flag(cluster):
         r = cli(cluster.origin, *args, "--scheduler", tcp)
         assert r.code == 2, (args, r)
         assert r.error["code"] == "insecure_link" and flag in r.error["hint"], r
+
+
+# An enrolled party (here: with the team's dispatcher certificate) reads the
+# scheduler's task state while a placed step that carries a secret is queued
+# and runs, the way P7 did. Prints {"steps seen": n, "secret found": bool}.
+TASK_STATE_READER = r'''
+import json, pickle, sys, time
+from distributed import Client
+from distributed.security import Security
+
+scheduler, team_dir, secret, deadline = sys.argv[1], sys.argv[2], sys.argv[3].encode(), time.monotonic() + 60
+sec = Security(require_encryption=True, tls_ca_file=f"{team_dir}/ca.pem",
+               tls_client_cert=f"{team_dir}/dispatcher.pem", tls_client_key=f"{team_dir}/dispatcher-key.pem")
+client = Client(scheduler, security=sec, timeout=20)
+
+def grab(dask_scheduler=None):
+    out = []
+    for key, ts in dask_scheduler.tasks.items():
+        try:
+            blob = pickle.dumps(ts.run_spec, protocol=5)
+        except Exception as e:  # noqa: BLE001
+            blob = repr(e).encode()
+        out.append((str(key), blob))
+    return out
+
+seen, found = set(), False
+while time.monotonic() < deadline:
+    steps = [(key, blob) for key, blob in client.run_on_scheduler(grab) if key.startswith("swamp-step-")]
+    if seen and not steps:
+        break  # the step came and went: its whole life in the scheduler was read
+    for key, blob in steps:
+        seen.add(key)
+        found = found or secret in blob
+    time.sleep(0.1)
+print(json.dumps({"steps seen": len(seen), "secret found": found}))
+client.close()
+'''
+
+
+def test_a_placed_steps_secret_is_not_in_the_schedulers_task_state_in_clear(cluster):
+    import time
+
+    from tests.helpers import popen
+
+    model = cluster.origin / "models" / "command" / "shell" / "lingering.yaml"
+    model.write_text("type: command/shell\nname: lingering\nglobalArguments:\n"
+                     "  run: 'sleep 4; printf %s \"$TOKEN\" | sha256sum | cut -c1-64'\n"
+                     "  env:\n    TOKEN: \"${{ vault.get('main', 'token') }}\"\n")
+    (cluster.origin / "workflows" / "workflow-lingering.yaml").write_text(
+        "name: lingering\njobs:\n  - name: j\n    steps:\n      - name: use\n"
+        "        placement: {labels: {region: us}, queueTimeout: 20}\n"
+        "        task: {type: model_method, modelIdOrName: lingering, methodName: execute}\n")
+    reader = subprocess.Popen([sys.executable, "-c", TASK_STATE_READER, cluster.scheduler, str(cluster.certs),
+                               SECRET], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    time.sleep(3)  # the reader is connected and looking before the step is sent
+    run = popen(cluster.origin, "workflow", "run", "lingering", *cluster.link)
+    out, err = run.communicate(timeout=120)
+    got, rerr = reader.communicate(timeout=120)
+    assert json.loads(out)["status"] == "succeeded", (out, err)
+    seen = json.loads(got.strip().splitlines()[-1])
+    assert seen["steps seen"] >= 1, (got, rerr[-2000:])  # it did read the step's task
+    assert seen["secret found"] is False
+    digest = cli(cluster.origin, "data", "get", "lingering", "result").data["content"]["stdout"].strip()
+    assert digest == hashlib.sha256(SECRET.encode()).hexdigest()  # the worker opened it

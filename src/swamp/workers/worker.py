@@ -39,7 +39,7 @@ def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1,
     security = security_for(scheduler, link, default_name=name or WORKER_CERT)  # refused before anything else
     check_repo(repo)
     host = host or bind_host(scheduler)
-    task.serve(repo)
+    task.serve(repo, identity=_identity(security))
     try:
         asyncio.run(_run(repo, scheduler, labels, concurrency, name, on_ready, security, host))
     except (OSError, TimeoutError, EOFError) as e:
@@ -47,6 +47,21 @@ def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1,
 
         raise SchedulerUnreachableError(f"the worker could not reach the Dask scheduler at {scheduler}: {e}",
                                         hint=UNREACHABLE_HINT) from None
+
+
+def _identity(security):
+    """(certificate DER, private key) this worker presents: what opens the
+    secrets dispatchers seal to it (workers/sealed.py). None on a plain link."""
+    if security is None:
+        return None
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    with open(security.tls_worker_cert, "rb") as f:
+        der = x509.load_pem_x509_certificate(f.read()).public_bytes(serialization.Encoding.DER)
+    with open(security.tls_worker_key, "rb") as f:
+        key = serialization.load_pem_private_key(f.read(), password=None)
+    return der, key
 
 
 async def _reach(scheduler: str, security) -> None:
