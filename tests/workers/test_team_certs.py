@@ -119,3 +119,16 @@ def test_a_worker_never_listens_on_every_interface_by_default():
         assert "--host" in e.hint
         return
     assert host not in ("0.0.0.0", "::", "")
+
+
+def test_keys_are_not_written_where_git_would_commit_them(tmp_path):
+    import subprocess
+
+    checkout = init_repo(tmp_path / "repo")
+    subprocess.run(["git", "init", "-q", str(checkout)], check=True)
+    r = cli(None, "worker", "ca", "create", "--dir", str(checkout / "certs"))
+    assert r.code == 1 and r.error["code"] == "conflict" and ".gitignore" in r.error["hint"], r
+    assert not (checkout / "certs").exists()
+    ignored = checkout / ".swamp" / "team-certs"  # swamp's own .gitignore keeps .swamp/ out of git
+    assert cli(None, "worker", "ca", "create", "--dir", str(ignored)).code == 0
+    assert cli(None, "worker", "cert", "issue", "eu-1", "--dir", str(ignored)).code == 0

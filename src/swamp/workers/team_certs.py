@@ -182,9 +182,32 @@ def _now() -> dt.datetime:
 
 
 def _folder(folder: Path) -> Path:
-    folder = Path(folder).expanduser()
+    """The folder keys are written to, made 0700; refused inside a git
+    checkout unless git ignores it (a key there would be one commit away
+    from everyone who clones the repository)."""
+    folder = Path(folder).expanduser().absolute()
+    _not_tracked(folder)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     return folder
+
+
+def _not_tracked(folder: Path) -> None:
+    import subprocess
+
+    checkout = next((p for p in (folder, *folder.parents) if (p / ".git").exists()), None)
+    if checkout is None:
+        return
+    probe = folder / key_path(folder, CA_NAME).name  # what git would say of a key written there
+    try:
+        ignored = subprocess.run(["git", "-C", str(checkout), "check-ignore", "-q", str(probe)],
+                                 capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ignored = False  # cannot ask git: assume the worst
+    if not ignored:
+        raise ConflictError(f"{folder} is inside the git checkout {checkout} and git does not ignore it: "
+                            "a key written there could be committed",
+                            hint="keep the team's certificates outside checkouts (the default is "
+                                 "~/.config/swamp/team-certs), or add the folder to .gitignore")
 
 
 def _load_ca(folder: Path):
