@@ -253,3 +253,39 @@ def test_a_placed_steps_secret_is_not_in_the_schedulers_task_state_in_clear(clus
     assert seen["secret found"] is False
     digest = cli(cluster.origin, "data", "get", "lingering", "result").data["content"]["stdout"].strip()
     assert digest == hashlib.sha256(SECRET.encode()).hexdigest()  # the worker opened it
+
+
+def test_with_the_insecure_flags_a_plain_tcp_setup_still_works_and_says_so(cluster, tmp_path):
+    import socket
+
+    from tests.fixtures.servers import _spawn, free_port, stop_processes, wait_until
+
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    log = tmp_path / "scheduler.log"
+    procs = [_spawn([sys.executable, "-m", "swamp", "worker", "scheduler", "--port", str(port), "--insecure"],
+                    log, env=_env())]
+    try:
+        wait_until("the plain scheduler", lambda: socket.create_connection(("127.0.0.1", port), 1).close(),
+                   procs, log)
+        repo = cluster.peer("worker-plain")
+        wlog = tmp_path / "worker.log"
+        procs.append(_spawn([sys.executable, "-m", "swamp", "worker", "start", "--scheduler", address, "--insecure",
+                             "--name", "plain-1", "--label", "region=plain", "--repo-dir", str(repo)], wlog,
+                            env=_env()))
+
+        def listed() -> None:
+            r = cli(cluster.origin, "worker", "list", "--scheduler", address, "--insecure")
+            assert [w["name"] for w in r.data] == ["plain-1"], r
+
+        wait_until("the plain worker", listed, procs, wlog)
+        r = cli(cluster.origin, "model", "method", "run", "hello", "execute", "--placement", "region=plain",
+                "--scheduler", address, "--insecure-scheduler", timeout=120)
+        assert r.code == 0 and r.data["worker"] == "plain-1", r
+        assert "warning: INSECURE link" in r.stderr
+        for text in (log.read_text(), wlog.read_text()):
+            assert "warning: INSECURE link" in text
+        row = cli(cluster.origin, "worker", "list", "--scheduler", address, "--insecure").data[0]
+        assert row["address"].startswith("tcp://127.0.0.1:")  # still on loopback, not every interface
+    finally:
+        stop_processes(procs)
