@@ -14,7 +14,11 @@
    pushed, the run sees it on its next pull, at most a second later).
    Each also until the cancelled command has exited.
 
-    .venv/bin/python bench/workers_bench.py [--steps 200] [--runs 15] [--cancels 3]
+    .venv/bin/python bench/workers_bench.py [--steps 200] [--runs 15] [--cancels 3] [--link tls|tcp]
+
+`--link tls` (the default) is the secure setup of docs/workers.md: a team
+CA made here, `swamp worker scheduler`, mutual TLS everywhere; `--link tcp`
+the plain links (`--insecure`) the figures before TLS were taken on.
 
 Prints a table and writes bench/results/workers-<time>.json.
 """
@@ -88,7 +92,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--cancels", type=int, default=3)
+    ap.add_argument("--link", choices=("tls", "tcp"), default="tls")
     opts = ap.parse_args()
+    LINK["kind"] = opts.link
     tmp = Path(tempfile.mkdtemp(prefix="swamp-workers-bench-"))
     server = servers.start_seaweed_mini(tmp)
     procs: list = []
@@ -101,22 +107,38 @@ def main() -> None:
     (out / f"workers-{time.strftime('%Y%m%dT%H%M%S')}.json").write_text(json.dumps(results, indent=2))
 
 
+#: the links the cluster runs on: "tls" (team certificates) or "tcp" (--insecure); and their options
+LINK: dict = {"kind": "tls", "worker": [], "dispatch": [], "certs": None}
+
+
 def start_cluster(tmp: Path, origin: Path, setup: list[str], procs: list) -> str:
     port = servers.free_port()
     log = tmp / "scheduler.log"
-    procs.append(servers._spawn([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                                 "--port", str(port), "--no-dashboard"], log))
+    if LINK["kind"] == "tls":
+        from swamp.workers import team_certs
+
+        certs = LINK["certs"] = tmp / "certs"
+        team_certs.create_ca(certs)
+        for name in ("scheduler", "dispatcher", "w1", "w2"):
+            team_certs.issue(certs, name)
+        LINK["worker"] = LINK["dispatch"] = ["--team-certs", str(certs)]
+        cmd = [sys.executable, "-m", "swamp", "worker", "scheduler", "--port", str(port), *LINK["worker"]]
+    else:
+        LINK["worker"], LINK["dispatch"] = ["--insecure"], ["--insecure-scheduler"]
+        cmd = [sys.executable, "-m", "swamp", "worker", "scheduler", "--port", str(port), "--insecure"]
+    procs.append(servers._spawn(cmd, log))
     servers.wait_until("scheduler", lambda: socket.create_connection(("127.0.0.1", port), 1).close(), procs, log)
-    address = f"tcp://127.0.0.1:{port}"
+    address = f"{LINK['kind']}://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SWAMP_")}
     for n in (1, 2):
         repo = checkout(tmp / f"worker-{n}", origin, setup)
         procs.append(servers._spawn([sys.executable, "-m", "swamp", "worker", "start", "--scheduler", address,
-                                     "--label", "pool=bench", "--name", f"w{n}", "--concurrency", "2",
-                                     "--repo-dir", str(repo)], tmp / f"worker-{n}.log", env=env))
+                                     *LINK["worker"], "--label", "pool=bench", "--name", f"w{n}",
+                                     "--concurrency", "2", "--repo-dir", str(repo)], tmp / f"worker-{n}.log",
+                                    env=env))
 
     def two() -> None:
-        rows = json.loads(swamp(origin, "worker", "list", "--scheduler", address).stdout)
+        rows = json.loads(swamp(origin, "worker", "list", "--scheduler", address, *LINK["worker"]).stdout)
         assert len(rows) == 2
 
     servers.wait_until("two workers", two, procs, tmp / "worker-1.log")
@@ -146,7 +168,7 @@ def run(server, tmp: Path, steps: int, runs: int, cancels: int, procs: list) -> 
     address = start_cluster(tmp, origin, setup, procs)
 
     local_s, _ = timed_run(origin, "local")
-    placed_s, placed_run = timed_run(origin, "placed", "--scheduler", address)
+    placed_s, placed_run = timed_run(origin, "placed", "--scheduler", address, *LINK["dispatch"])
     by_worker: dict[str, int] = {}
     for job in placed_run["jobs"]:
         for s in job["steps"]:
@@ -201,7 +223,7 @@ def cancel_latency(origin: Path, address: str, pids: Path, n: int) -> dict:
             elif how == "local-workflow":
                 argv = ["workflow", "run", "sleepy-local", "--input", f"tag={tag}"]
             else:
-                argv = ["workflow", "run", "sleepy", "--input", f"tag={tag}", "--scheduler", address]
+                argv = ["workflow", "run", "sleepy", "--input", f"tag={tag}", "--scheduler", address, *LINK["dispatch"]]
             proc = subprocess.Popen([sys.executable, "-m", "swamp", *argv, "--repo-dir", str(origin), "--json"],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
             pid_file = pids / tag
@@ -249,7 +271,10 @@ def dispatch_latency(origin: Path, address: str, runs: int) -> dict:
 
     repo = Repo.open(origin)
     definition = find_definition(repo, "h0")[1]
-    client = Client(address, set_as_default=False)
+    from swamp.workers.links import LinkSettings, security_for
+
+    link = LinkSettings(certs_dir=LINK["certs"], insecure=LINK["kind"] == "tcp")
+    client = Client(address, set_as_default=False, security=security_for(address, link, default_name="dispatcher"))
     dispatcher = DaskDispatcher(address, client=client)
     placement = Placement(labels={"pool": "bench"})
 

@@ -6,7 +6,7 @@ import pytest
 
 from tests.helpers import cli, init_repo
 from tests.helpers import ok, s3_setup_args
-from tests.workers.cluster import Cluster, start_scheduler
+from tests.workers.cluster import Cluster, start_scheduler, team
 
 SECRET = "s3cr3t-W0rker-Value-91"
 
@@ -99,8 +99,9 @@ def cluster(tmp_path_factory, seaweedfs):
     assert cli(origin, "vault", "put", "main", "token", input=SECRET).code == 0
     setup = s3_setup_args(seaweedfs)
     ok(origin, "datastore", "setup", *setup)
-    scheduler, procs, log = start_scheduler(root)
-    c = Cluster(scheduler, origin, setup, root, log, procs=list(procs))
+    certs = team(root / "certs")
+    scheduler, procs, log = start_scheduler(root, certs)
+    c = Cluster(scheduler, origin, setup, root, log, certs, procs=list(procs))
     try:
         c.start_worker("eu-1", "region=eu")
         c.start_worker("us-1", "region=us")

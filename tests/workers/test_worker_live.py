@@ -190,7 +190,7 @@ def test_a_cancel_stops_the_step_on_its_worker(live, how):
     cluster, tmp = live
     before = _sleeper_versions(cluster)
     proc = popen(cluster.origin, "workflow", "run", "sleepy", "--input", f"tag={how[0]}",
-                 "--scheduler", cluster.scheduler)
+                 *cluster.link)
     try:
         pid = _wait_for("the step's process on the worker", lambda: _pid(tmp / f"pid-{how[0]}"))
         assert _alive(pid)
@@ -215,7 +215,7 @@ def test_a_cancel_stops_the_step_on_its_worker(live, how):
     assert _sleeper_versions(cluster) == before  # nothing of it published, on any peer
     # The worker is free: the next step placed on it runs.
     got = ok(cluster.origin, "model", "method", "run", "hello", "execute", "--input", "run=echo next",
-             "--placement", "region=live", "--scheduler", cluster.scheduler)
+             "--placement", "region=live", *cluster.link)
     assert got["status"] == "succeeded" and got["worker"] == "live-1"
     # Nothing the cancelled step wrote turns up later either: the version
     # numbers stay contiguous (only this test's own runs wrote any).
@@ -231,7 +231,7 @@ def test_a_worker_stopped_mid_step_takes_the_steps_process_with_it(live):
     pid_file = tmp / "pid-stopping"
     proc = popen(cluster.origin, "model", "method", "run", "sleeper", "execute", "--input",
                  f"run=echo $$ > {pid_file}; exec sleep 120", "--placement", "region=stopping",
-                 "--scheduler", cluster.scheduler)
+                 *cluster.link)
     try:
         pid = _wait_for("the step's process on the worker", lambda: _pid(pid_file))
         stopping.proc.send_signal(signal.SIGTERM)  # the worker is stopped (as its service manager would)
@@ -249,7 +249,7 @@ def test_a_worker_stopped_mid_step_takes_the_steps_process_with_it(live):
 def test_a_placed_steps_log_lines_reach_the_run_while_it_runs(live):
     cluster, tmp = live
     proc = popen(cluster.origin, "workflow", "run", "chatty", "--input", f"gate={tmp}/gate-cli",
-                 "--scheduler", cluster.scheduler)
+                 *cluster.link)
     try:
         def first_line():
             r = cli(cluster.origin, "workflow", "logs", "chatty")
@@ -281,7 +281,7 @@ def test_the_status_line_of_workflow_run_shows_a_placed_steps_line_while_it_runs
     if pid == 0:  # `swamp workflow run` on a terminal, whose status line shows the last line logged
         os.chdir(cluster.origin)
         os.execve(sys.executable, [sys.executable, "-m", "swamp", "workflow", "run", "chatty", "--input",
-                                   f"gate={gate}", "--scheduler", cluster.scheduler], _env(None))
+                                   f"gate={gate}", *cluster.link], _env(None))
     out, deadline = b"", time.monotonic() + 90
     try:
         while time.monotonic() < deadline:
@@ -310,7 +310,7 @@ def test_serves_run_stream_carries_a_placed_steps_log_lines_as_they_come(live):
     from tests.serve.server import Serve
 
     cluster, tmp = live
-    server = Serve(cluster.origin, "--scheduler", cluster.scheduler)
+    server = Serve(cluster.origin, *cluster.link)
     seen = []
     try:
         for event, data in server.events("/api/v1/workflows/chatty/run", {"inputs": {"gate": f"{tmp}/gate-serve"}}):

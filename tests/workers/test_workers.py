@@ -70,7 +70,7 @@ def test_unplaced_steps_are_refused_with_remote_only(cluster, tmp_path):
 
 def test_a_worker_killed_mid_step_fails_the_step_and_publishes_nothing(cluster):
     doomed = cluster.start_worker("doomed-1", "region=doomed", concurrency=1)
-    proc = popen(cluster.origin, "workflow", "run", "doomed", "--scheduler", cluster.scheduler)
+    proc = popen(cluster.origin, "workflow", "run", "doomed", *cluster.link)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -134,7 +134,7 @@ def _files_containing(root, needle: str) -> list[str]:
 
 def test_a_method_run_with_placement_runs_on_a_worker_with_that_label(cluster):
     got = ok(cluster.origin, "model", "method", "run", "hello", "execute", "--input", "run=echo placed",
-             "--placement", "region=eu", "--scheduler", cluster.scheduler)
+             "--placement", "region=eu", *cluster.link)
     assert got["status"] == "succeeded" and got["worker"] == "eu-1"
     latest = ok(cluster.workers["us-1"].repo, "data", "get", "hello", "result")
     assert latest["content"]["stdout"].strip() == "placed"  # published: another peer sees it
@@ -144,7 +144,7 @@ def test_serve_with_a_scheduler_dispatches_placed_steps(cluster):
     from tests.fixtures.servers import stop_processes
     from tests.serve.server import Serve
 
-    server = Serve(cluster.origin, "--scheduler", cluster.scheduler)
+    server = Serve(cluster.origin, *cluster.link)
     try:
         reply = server.post("/api/v1/workflows/secret/run", {"inputs": {}})
     finally:

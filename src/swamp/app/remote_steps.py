@@ -11,8 +11,9 @@ worker only never touches the run record, whose lease it does not hold.
 
 Secrets: a worker holds no vault key. The dispatching side finds the
 vault references the step's arguments make, resolves them, and sends the
-values with that step only; the worker's vault lookups answer from them
-for that step and nothing is written to disk.
+values with that step only (sealed to the fitting workers' keys on the way,
+swamp.workers.sealed); the worker's vault lookups answer from them for that
+step and nothing is written to disk.
 
 Cancel: a cancelled run cancels its placed steps' Dask futures; on the
 worker the step's processes are killed (swamp.workers.steps) and what it
@@ -76,6 +77,8 @@ class StepJob:
     variables: dict = field(default_factory=dict)
     #: (vault, key) -> value, for this step only; never written on the worker
     secrets: dict = field(default_factory=dict)
+    #: the secrets sealed to the workers that may run the step, in their place on the way (workers/sealed.py)
+    sealed_secrets: dict | None = None
     overrides: dict = field(default_factory=dict)
     #: a type run directly: its automatic definition is saved in the step's session
     auto: bool = False

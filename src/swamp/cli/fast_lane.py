@@ -66,7 +66,7 @@ COMMANDS = (
     _Spec(("model", "method", "run"), ("model_name", "method_name"),
           multiple={"--input": "input_", "--tag": "tag"},
           defaults={"direct_name": None, "input_": (), "input_file": None, "stdin_input": False, "tag": (),
-                    "placement": (), "scheduler": None, "report_": (), "skip_reports": False,
+                    "placement": (), "scheduler": None, "link": None, "report_": (), "skip_reports": False,
                     "skip_report": (), "skip_checks": False, "skip_check": ()}),
     _Spec(("data", "list"), ("model",), required=0, defaults={"model": None}),
     _Spec(("model", "get"), ("name",)),

@@ -14,7 +14,7 @@ from swamp.errors import UsageError
 
 def run(state: CliState, model_name: str, method_name: str, direct_name: str | None, input_: tuple[str, ...],
         input_file: str | None, stdin_input: bool, tag: tuple[str, ...], placement: tuple[str, ...] = (),
-        scheduler: str | None = None, **options) -> None:
+        scheduler: str | None = None, link=None, **options) -> None:
     """Run METHOD of MODEL (or a TYPE directly as NAME) and print its output
     record(s); exits 1 if a run fails. ``options``: run_options' report and
     check selections."""
@@ -40,7 +40,7 @@ def run(state: CliState, model_name: str, method_name: str, direct_name: str | N
                              "not available with it yet", hint="run it without --placement")
         if placement:  # on a worker (swamp.workers)
             results = _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler,
-                                  parse_pairs(tag, "--tag"), activity.listener)
+                                  parse_pairs(tag, "--tag"), activity.listener, link=link)
         elif direct:
             results = run_direct(repo, model_name, method_name, direct_name, batch,
                                  tags=parse_pairs(tag, "--tag"), on_log=activity.listener,
@@ -69,7 +69,7 @@ def run(state: CliState, model_name: str, method_name: str, direct_name: str | N
         sys.exit(1)
 
 
-def _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler, tags, on_log=None):
+def _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler, tags, on_log=None, link=None):
     from swamp.app.remote_steps import Placement, run_method
     from swamp.workers.dispatch import DaskDispatcher
     from swamp.workers.placement import parse_labels
@@ -79,7 +79,7 @@ def _placed_run(repo, model_name, method_name, direct, batch, placement, schedul
         raise UsageError("--placement needs --scheduler (or $SWAMP_SCHEDULER)")
     if direct or len(batch) != 1:
         raise UsageError("--placement runs one method of a model: no type run directly, no --stdin batch")
-    dispatcher = DaskDispatcher(scheduler)
+    dispatcher = DaskDispatcher(scheduler, link=link)
     try:
         return [run_method(repo, model_name, method_name, inputs=batch[0], placement=Placement(labels=labels),
                            dispatcher=dispatcher, tags=tags, on_log=on_log)]

@@ -6,6 +6,7 @@ from swamp.cli.inputs import collect_batch, input_options, parse_pairs
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, table
 from swamp.cli.report import run_options
+from swamp.cli.worker_links import link_options
 from swamp.errors import UsageError
 
 
@@ -202,11 +203,12 @@ def method():
               help="Run on a worker with this label (docs/workers.md; needs --scheduler). Repeatable.")
 @click.option("--scheduler", envvar="SWAMP_SCHEDULER", metavar="ADDRESS",
               help="The Dask scheduler of the workers --placement picks from. Default: $SWAMP_SCHEDULER.")
+@link_options("--insecure-scheduler")
 @run_options
 @global_options
 @click.pass_obj
 def method_run(state: CliState, model_name, method_name, direct_name, input_, input_file, stdin_input, tag,
-               placement=(), scheduler=None, **options):
+               placement=(), scheduler=None, link=None, **options):
     """Run METHOD of MODEL and print its output record. Exits 1 if it fails.
 
     With a TYPE and a NAME instead, runs the type directly as the model
@@ -224,7 +226,7 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
     from swamp.cli import method_run as body
 
     body.run(state, model_name, method_name, direct_name, input_, input_file, stdin_input, tag,
-             placement, scheduler, **options)
+             placement, scheduler, link=link, **options)
 
 
 @model.command("cancel")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from swamp.cli.options import CliState, global_options
+from swamp.cli.worker_links import link_options
 
 #: runs at once per caller unless --max-runs-per-caller says otherwise: enough for a team's
 #: parallel jobs, few enough that one caller cannot take every thread of the server
@@ -56,6 +57,7 @@ DEFAULT_RUNS_PER_CALLER = 8
               help="Dispatch placed workflow steps to the workers of this Dask scheduler (docs/workers.md).")
 @click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement instead of "
               "running it in this process.")
+@link_options("--insecure-scheduler")
 @click.option("--audit-log", type=click.Path(dir_okay=False), help="Where the audit log goes "
               "(default .swamp/cache/serve/audit.jsonl).")
 @global_options
@@ -63,7 +65,7 @@ DEFAULT_RUNS_PER_CALLER = 8
 def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
           max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, dashboard, audit_log,
           scheduler=None, remote_only=False, allow_hosts=(), allow_origins=(), header_timeout=10.0,
-          body_timeout=20.0, max_connections=1000):
+          body_timeout=20.0, max_connections=1000, link=None):
     """Serve this repository's use cases as an HTTP JSON API.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
@@ -103,7 +105,7 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
         if scheduler:
             from swamp.workers.dispatch import DaskDispatcher
 
-            dispatcher = DaskDispatcher(scheduler)
+            dispatcher = DaskDispatcher(scheduler, link=link)
         remote_steps.use(dispatcher, remote_only=remote_only)
     settings = Settings(webhooks=hooks, schedules=timed, auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
                         audit_path=Path(audit_log).absolute() if audit_log else None, max_runs=max_runs,

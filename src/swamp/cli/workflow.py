@@ -9,6 +9,7 @@ from swamp.cli.options import CliState, global_options
 from swamp.cli.groups import CommandWithSubcommands, DefaultCommandGroup
 from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, table
 from swamp.cli.report import run_options, say_reports, selections
+from swamp.cli.worker_links import link_options
 
 
 @click.group()
@@ -178,11 +179,12 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
                    "docs/workers.md). Default: $SWAMP_SCHEDULER.")
 @click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement "
               "instead of running it on this machine.")
+@link_options("--insecure-scheduler")
 @run_options
 @global_options
 @click.pass_obj
 def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, scheduler=None, remote_only=False,
-        **options):
+        link=None, **options):
     """Run workflow NAME and print its run record. Exits 1 when the run fails.
 
     With --stdin holding NDJSON (one JSON object a line), runs it once per
@@ -210,7 +212,7 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
         if scheduler:
             from swamp.workers.dispatch import DaskDispatcher
 
-            dispatcher = DaskDispatcher(scheduler)
+            dispatcher = DaskDispatcher(scheduler, link=link)
         remote_steps.use(dispatcher, remote_only=remote_only)
     try:
         if len(batch) > 1:

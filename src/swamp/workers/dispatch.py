@@ -28,10 +28,16 @@ DEFAULT_QUEUE_TIMEOUT = 60.0
 _POLL = 1.0
 #: how often a waiting step looks for a cancel of its run
 _CANCEL_POLL = 0.2
+#: the team certificate a dispatching process presents unless told another (--cert-name)
+DISPATCHER_CERT = "dispatcher"
 
 
 class SchedulerUnreachableError(SwampError):
     code = "scheduler_unreachable"
+
+
+UNREACHABLE_HINT = ("start one with 'swamp worker scheduler'; check the address, and that the scheduler and this "
+                    "machine hold certificates of the same team CA ('swamp worker cert list')")
 
 
 def _no_rerun_on_worker_loss(dask_scheduler=None) -> int:
@@ -39,24 +45,41 @@ def _no_rerun_on_worker_loss(dask_scheduler=None) -> int:
     return 0
 
 
-def connect(address: str, *, timeout: float = 10.0):
-    """A Dask client on ``address`` (tcp://HOST:PORT or tls://...; TLS
-    settings come from Dask's configuration, see docs/workers.md)."""
+def connect(address: str, *, link=None, timeout: float = 10.0, insecure_flag: str = "--insecure-scheduler"):
+    """A Dask client on ``address``: tls:// with this machine's team
+    certificate, or tcp:// only when ``link`` (links.LinkSettings) allows it
+    (the command's ``insecure_flag``)."""
+    from swamp.workers.links import security_for
+
+    return _client(address, security_for(address, link, default_name=DISPATCHER_CERT, insecure_flag=insecure_flag),
+                   timeout)
+
+
+def _client(address: str, security, timeout: float = 10.0):
     from distributed import Client
 
     try:
-        return Client(address, timeout=timeout, set_as_default=False)
+        return Client(address, timeout=timeout, set_as_default=False, security=security)
     except (OSError, TimeoutError) as e:
-        raise SchedulerUnreachableError(f"cannot reach the Dask scheduler at {address}: {e}",
-                                        hint="start one with 'dask scheduler', and check the address") from None
+        raise SchedulerUnreachableError(f"cannot reach the Dask scheduler at {address}: {e}", hint=UNREACHABLE_HINT) from None
 
 
 class DaskDispatcher:
     """Runs steps on the workers of one Dask scheduler (app/remote_steps.Dispatcher)."""
 
-    def __init__(self, address: str, *, client=None) -> None:
+    def __init__(self, address: str, *, client=None, link=None) -> None:
+        from swamp.workers.links import security_for
+
         self.address = address
-        self.client = client or connect(address)
+        #: the team certificate's TLS settings (None: a plain link the user allowed, or a given client)
+        self.security = None
+        if client is None:
+            self.security = security_for(address, link, default_name=DISPATCHER_CERT,
+                                         insecure_flag="--insecure-scheduler")
+            client = _client(address, self.security)
+        self.client = client
+        #: worker address -> the certificate it presented (DER), for sealing steps' secrets to it
+        self._certs: dict[str, bytes] = {}
         self.client.run_on_scheduler(_no_rerun_on_worker_loss)
         self._mutex = threading.Lock()
         self._workers: dict = {}
@@ -132,9 +155,15 @@ class DaskDispatcher:
         if cancelled is not None and cancelled():
             self._listeners.pop(key, None)
             raise _cancelled(None)
-        future = self.client.submit(task.run, job, key=key, resources=labels_mod.step_resources(placement.labels),
-                                    workers=fitting if placement.target else None, allow_other_workers=False,
-                                    retries=0, pure=False)
+        try:
+            sent, only = self._sealed(job, fitting, key)
+        except BaseException:
+            self._listeners.pop(key, None)
+            raise
+        if only is None and placement.target:
+            only = fitting
+        future = self.client.submit(task.run, sent, key=key, resources=labels_mod.step_resources(placement.labels),
+                                    workers=only, allow_other_workers=False, retries=0, pure=False)
         alone_since = None  # when the last fitting worker left while the step was still queued
         last_look = time.monotonic()
         try:
@@ -150,7 +179,8 @@ class DaskDispatcher:
                 if time.monotonic() - last_look < _POLL:
                     continue
                 last_look = time.monotonic()
-                if future.status != "pending" or self._fitting(placement):
+                present = [a for a in self._fitting(placement) if only is None or a in only]
+                if future.status != "pending" or present:
                     alone_since = None
                     continue
                 alone_since = alone_since or time.monotonic()
@@ -172,6 +202,32 @@ class DaskDispatcher:
             raise
         finally:
             self._listeners.pop(key, None)
+
+    def _sealed(self, job: StepJob, fitting: list[str], key: str) -> tuple[StepJob, list[str] | None]:
+        """The job as it is sent: its secrets sealed to the fitting workers'
+        keys (workers/sealed.py) and the step restricted to them; as it is
+        on a plain link the user allowed, which has no keys to seal to."""
+        if not job.secrets or self.security is None:
+            return job, None
+        import dataclasses
+
+        from swamp.workers import sealed
+
+        context = self.security.get_connection_args("client")["ssl_context"]
+        recipients = {}
+        for addr in fitting:
+            if addr not in self._certs:
+                try:
+                    self._certs[addr] = sealed.peer_certificate(addr, context)
+                except (OSError, sealed.SealError):
+                    continue  # gone, or not who the scheduler says: not sealed to
+            recipients[addr] = self._certs[addr]
+        if not recipients:
+            raise NoWorkerError(f"no fitting worker could be reached to seal the step's secrets to "
+                                f"({', '.join(fitting)})",
+                                hint="check that the workers are up ('swamp worker list') and reachable from here")
+        boxes = sealed.seal(job.secrets, recipients, context=key)
+        return dataclasses.replace(job, secrets={}, sealed_secrets=boxes), sorted(recipients)
 
     def _running(self, key: str) -> bool:
         """Whether the task has started on a worker."""

@@ -12,15 +12,16 @@ _state: dict = {}
 _lock = threading.Lock()
 
 
-def serve(repo) -> None:
+def serve(repo, *, identity=None) -> None:
     """Make this process a swamp worker for ``repo``: load the type registry
-    now (it is not safe to load from two threads), keep it for every step."""
+    now (it is not safe to load from two threads), keep it for every step.
+    ``identity``: (certificate DER, key) that opens the steps' sealed secrets."""
     from swamp.models.registry import registry_for
 
     registry = registry_for(repo)
     registry.all()
     with _lock:
-        _state.update(repo=repo, registry=registry)
+        _state.update(repo=repo, registry=registry, identity=identity)
 
 
 def run(job):
@@ -33,11 +34,19 @@ def run(job):
     from swamp.workers import steps
 
     with _lock:
-        repo, registry = _state.get("repo"), _state.get("registry")
+        repo, registry, identity = _state.get("repo"), _state.get("registry"), _state.get("identity")
     if repo is None:
         raise SwampError("this Dask worker is not a swamp worker (no repository)",
                          hint="start workers with 'swamp worker start --repo-dir ...'")
     worker = get_worker()
+    if job.sealed_secrets is not None:  # sealed to this worker's key by the dispatcher
+        from swamp.workers.sealed import SealError, open_sealed
+
+        if identity is None:
+            raise SealError("this step's secrets are sealed, and this worker has no team certificate")
+        job.secrets = open_sealed(job.sealed_secrets, cert_der=identity[0], key=identity[1],
+                                  context=str(worker.get_current_task()))
+        job.sealed_secrets = None
     control = steps.StepControl(worker.get_current_task(), topic=getattr(job, "log_topic", None),
                                 step=job.step_name or "", emit=worker.log_event)
     with steps.running(control):

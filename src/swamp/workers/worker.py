@@ -11,6 +11,8 @@ from swamp.workers import placement
 
 #: how long a worker tries to reach (or reach again) its scheduler before it stops
 DEATH_TIMEOUT = 60
+#: how long a starting worker tries to reach its scheduler the first time
+CONNECT_TIMEOUT = 10
 
 
 def check_repo(repo) -> None:
@@ -21,27 +23,67 @@ def check_repo(repo) -> None:
                             hint="run 'swamp datastore setup s3 ...' (the same as the dispatching side's) first")
 
 
-def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1, name: str | None = None,
-          on_ready=None) -> None:
-    """Run a worker until it is stopped (SIGINT or SIGTERM) or its scheduler
-    goes away for good. Blocks."""
-    check_repo(repo)
-    from swamp.workers import task
+#: the team certificate a worker without --name (or --cert-name) presents
+WORKER_CERT = "worker"
 
-    task.serve(repo)
+
+def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1, name: str | None = None,
+          link=None, host: str | None = None, on_ready=None) -> None:
+    """Run a worker until it is stopped (SIGINT or SIGTERM) or its scheduler
+    goes away for good. Blocks. It presents this machine's team certificate
+    (its name, or ``link.cert_name``) on a tls:// scheduler, and listens
+    where that scheduler reaches it (``host``, else links.bind_host)."""
+    from swamp.workers import task
+    from swamp.workers.links import bind_host, security_for
+
+    security = security_for(scheduler, link, default_name=name or WORKER_CERT)  # refused before anything else
+    check_repo(repo)
+    host = host or bind_host(scheduler)
+    task.serve(repo, identity=_identity(security))
     try:
-        asyncio.run(_run(repo, scheduler, labels, concurrency, name, on_ready))
-    except (OSError, TimeoutError) as e:
-        from swamp.workers.dispatch import SchedulerUnreachableError
+        asyncio.run(_run(repo, scheduler, labels, concurrency, name, on_ready, security, host))
+    except (OSError, TimeoutError, EOFError) as e:
+        from swamp.workers.dispatch import UNREACHABLE_HINT, SchedulerUnreachableError
 
         raise SchedulerUnreachableError(f"the worker could not reach the Dask scheduler at {scheduler}: {e}",
-                                        hint="start one with 'dask scheduler', and check the address") from None
+                                        hint=UNREACHABLE_HINT) from None
 
 
-async def _run(repo, scheduler, labels, concurrency, name, on_ready) -> None:
+def _identity(security):
+    """(certificate DER, private key) this worker presents: what opens the
+    secrets dispatchers seal to it (workers/sealed.py). None on a plain link."""
+    if security is None:
+        return None
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    with open(security.tls_worker_cert, "rb") as f:
+        der = x509.load_pem_x509_certificate(f.read()).public_bytes(serialization.Encoding.DER)
+    with open(security.tls_worker_key, "rb") as f:
+        key = serialization.load_pem_private_key(f.read(), password=None)
+    return der, key
+
+
+async def _reach(scheduler: str, security) -> None:
+    """One connection to the scheduler first: a scheduler that is not there,
+    or refuses this machine's certificate, is an error within
+    CONNECT_TIMEOUT rather than after the worker's DEATH_TIMEOUT."""
+    from distributed.comm import connect
+
+    kwargs = security.get_connection_args("worker") if security is not None else {}
+    comm = await connect(scheduler, timeout=CONNECT_TIMEOUT, **kwargs)
+    try:
+        await comm.write({"op": "identity"})
+        await asyncio.wait_for(comm.read(), CONNECT_TIMEOUT)  # a refused certificate ends the link here
+    finally:
+        await comm.close()
+
+
+async def _run(repo, scheduler, labels, concurrency, name, on_ready, security, host) -> None:
     from distributed import Worker
 
-    worker = Worker(scheduler, name=name, nthreads=concurrency,
+    await _reach(scheduler, security)
+    worker = Worker(scheduler, name=name, nthreads=concurrency, host=host, security=security,
                     resources=placement.worker_resources(labels, concurrency),
                     local_directory=str(repo.local_dir / "cache" / "worker"),
                     dashboard=False, death_timeout=DEATH_TIMEOUT)
@@ -63,12 +105,12 @@ async def _run(repo, scheduler, labels, concurrency, name, on_ready) -> None:
         steps.cancel_all()  # no step's process outlives its worker
 
 
-def list_workers(scheduler: str) -> list[dict]:
+def list_workers(scheduler: str, *, link=None) -> list[dict]:
     """The swamp workers connected to ``scheduler``: name, address, labels,
     concurrency and the steps each runs now."""
     from swamp.workers.dispatch import connect
 
-    client = connect(scheduler)
+    client = connect(scheduler, link=link, insecure_flag="--insecure")
     try:
         info = client.scheduler_info(n_workers=-1).get("workers", {})
         running = client.processing()
