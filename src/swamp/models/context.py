@@ -107,6 +107,10 @@ class Context:
 
         return secrets.shell_env(self.repo, command)
 
+    #: the environment of the processes this run starts (models/step_environment.py): a safe base,
+    #: never swamp's own; a process started without ``env=`` gets it. Set by the runner.
+    environment: dict | None = None
+
     # ------------------------------------------------------------ logging
     #: called with each line the method logs (redacted), e.g. to show progress
     on_log = None

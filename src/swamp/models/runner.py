@@ -117,6 +117,7 @@ class Runner:
         t0 = time.perf_counter()
         status, error = "succeeded", None
         outer_environment, control.environment = control.environment, {**step_environment.base(), **tracing.child_env()}
+        ctx.environment = dict(control.environment)
         try:
             with processes.owning(control):
                 if not control.cancelled.is_set():  # cancelled while it was being prepared: it never starts
