@@ -63,3 +63,44 @@ def test_a_placed_steps_streamed_and_stored_log_hold_no_line_of_a_multi_line_sec
             if path.is_file():
                 data = path.read_bytes()
                 assert not any(line.encode() in data for line in KEY_LINES), path
+
+
+def test_a_placed_steps_lines_in_the_dispatching_runs_log_hold_no_line_of_the_secret(repo, monkeypatch):
+    """The whole path, in this process: the dispatcher sends the step, the
+    "worker" (run_step in a thread) streams its lines back through its
+    StepControl, and they land in the run's log, which the shared datastore
+    keeps."""
+    import threading
+
+    from tests.helpers import invoke, write_workflow
+
+    class HereDispatcher:
+        def run(self, job, placement, cancelled=None, on_log=None):
+            control = StepControl(None, topic="t", step=job.step_name or "",
+                                  emit=lambda topic, message: on_log(message["line"]))
+            out = []
+
+            def work():
+                with running(control):
+                    out.append(remote_steps.run_step(Repo.open(repo), job, worker="here", control=control))
+
+            t = threading.Thread(target=work)
+            t.start()
+            t.join()
+            return out[0]
+
+    monkeypatch.setattr(remote_steps, "_defaults", {"dispatcher": HereDispatcher(), "remote_only": False})
+    write_workflow(repo, "placed", """
+        jobs:
+          - name: j
+            steps:
+              - name: say
+                placement: {labels: {region: eu}}
+                task: {type: model_method, modelIdOrName: show, methodName: execute}
+    """)
+    r = invoke(repo, "workflow", "run", "placed")
+    assert r.code == 0, r
+    log = invoke(repo, "workflow", "logs", "placed").data["log"]
+    assert "step j/say: | ***" in log, log  # the worker's lines reached the run's log, masked
+    for line in KEY_LINES:
+        assert line not in log and line not in r.stdout + r.stderr
