@@ -52,9 +52,11 @@ def register_secret(value: str) -> None:
             variants += [(line.strip(), MIN_LINE_LEN) for line in value.splitlines()]
         ordered, found = list(_ordered), set(_ordered)
         for text, least in variants:
+            if len(text) < least:
+                continue
             # the JSON-escaped form too, so a secret inside a JSON string is caught
             for v in (text, json.dumps(text)[1:-1]):
-                if len(v) >= least and v not in found:
+                if v not in found:
                     found.add(v)
                     ordered.append(v)
         ordered.sort(key=len, reverse=True)
