@@ -119,3 +119,22 @@ def test_live_lines_cut_from_any_chunks_show_no_secret_line(case):
         lines.feed(b"\n")
     for s in _must_not_show(secrets):
         assert not any(s in line for line in shown), s
+
+
+@PROPERTY
+@given(output_and_cuts(), st.integers(1, 80))
+def test_large_output_searched_a_block_at_a_time_is_masked_as_searched_whole(case, size):
+    secrets, data, _chunks = case
+    redact.clear()
+    for s in secrets:
+        redact.register_secret(s)
+    real = redact._block
+    redact._block = lambda patterns: size  # as if the output were much larger than a block
+    try:
+        blockwise, text_blockwise = redact.redact_bytes(data), redact.redact_text(data.decode())
+    finally:
+        redact._block = real
+    assert blockwise == redact._direct(data, redact._ordered_bytes, redact.MASK.encode())
+    assert text_blockwise == redact._direct(data.decode(), redact._ordered, redact.MASK)
+    for s in _must_not_show(secrets):
+        assert s.encode() not in blockwise and s not in text_blockwise

@@ -68,21 +68,14 @@ def redact_text(text: str) -> str:
     patterns = _ordered
     if not patterns or not text:
         return text
-    hits = [s for s in patterns if s in text]
-    if not hits:
-        return text
-    return _masked(text, _spans(text, hits), MASK)
+    return _whole(text, patterns, MASK)
 
 
 def redact_bytes(data: bytes) -> bytes:
     patterns = _ordered_bytes
     if not patterns or not data:
         return data
-    data = bytes(data)
-    hits = [s for s in patterns if s in data]
-    if not hits:
-        return data
-    return _masked(data, _spans(data, hits), MASK.encode())
+    return _whole(bytes(data), patterns, MASK.encode())
 
 
 class StreamRedactor:
@@ -96,25 +89,60 @@ class StreamRedactor:
         self._held = b""
 
     def feed(self, chunk: bytes) -> bytes:
-        data = self._held + bytes(chunk) if self._held else bytes(chunk)
         patterns = _ordered_bytes
-        if not patterns or not data:
-            self._held = b""
+        if not patterns:
+            data, self._held = self._held + bytes(chunk), b""
             return data
-        # A secret that starts before `cut` ends inside `data`, so it is found
-        # now; one that starts at or after it may still be arriving.
-        cut = max(0, len(data) - (len(patterns[0]) - 1))
-        hits = [s for s in patterns if s in data]
-        spans = _spans(data, hits) if hits else []
-        for start, end in spans:
-            if start < cut < end:  # never emit half a masked stretch
-                cut = start
-        self._held = data[cut:]
-        return _masked(data[:cut], [(s, e) for s, e in spans if e <= cut], MASK.encode())
+        out, self._held = _blocks(bytes(chunk), patterns, MASK.encode(), self._held)
+        return out
 
     def flush(self) -> bytes:
         data, self._held = self._held, b""
         return redact_bytes(data) if data else data
+
+
+#: Large text is searched a block at a time, each block for every secret:
+#: the block is still in the CPU's cache for the next secret's search, which
+#: a second pass over the whole text is not (several times faster with the
+#: dozens of lines of a PEM key registered; bench/redact_bench.py).
+BLOCK = 64 * 1024
+
+
+def _whole(data, patterns, mask):
+    if len(data) <= 2 * _block(patterns):
+        return _direct(data, patterns, mask)
+    out, held = _blocks(data, patterns, mask, data[:0])
+    return out + _direct(held, patterns, mask)
+
+
+def _direct(data, patterns, mask):
+    hits = [s for s in patterns if s in data]
+    return _masked(data, _spans(data, hits), mask) if hits else data
+
+
+def _block(patterns) -> int:
+    return max(BLOCK, 4 * len(patterns[0]))  # a block always longer than any secret: each step moves on
+
+
+def _blocks(data, patterns, mask, held):
+    """``data`` after ``held`` (the tail kept from before), a block at a
+    time: (what may go out, the new tail)."""
+    out = []
+    size = _block(patterns)
+    keep = len(patterns[0]) - 1
+    for i in range(0, len(data), size):
+        piece = held + data[i:i + size] if held else data[i:i + size]
+        # A secret that starts before `cut` ends inside `piece`, so it is found
+        # now; one that starts at or after it may still be arriving.
+        cut = max(0, len(piece) - keep)
+        hits = [s for s in patterns if s in piece]
+        spans = _spans(piece, hits) if hits else []
+        for start, end in spans:
+            if start < cut < end:  # never emit half a masked stretch
+                cut = start
+        out.append(_masked(piece[:cut], [(s, e) for s, e in spans if e <= cut], mask))
+        held = piece[cut:]
+    return data[:0].join(out), held
 
 
 def _spans(data, hits) -> list[tuple[int, int]]:
