@@ -56,6 +56,15 @@ def test_a_secret_split_across_chunks_of_a_stream_is_masked():
     assert out == b"token: *** and more"
 
 
+def test_a_secret_of_many_byte_characters_split_anywhere_in_a_stream_is_masked():
+    redact.register_secret("ab" * 10)
+    redact.register_secret("ééééé")  # fewer characters, more bytes: the longest secret in bytes
+    secret = "ééééé".encode()
+    for cut in range(1, len(secret)):
+        r = redact.StreamRedactor()
+        assert r.feed(b"x" * 30 + secret[:cut]) + r.feed(secret[cut:] + b"y") + r.flush() == b"x" * 30 + b"***y"
+
+
 def test_a_stream_holds_back_no_more_than_it_must():
     redact.register_secret("hunter2-hunter2")
     r = redact.StreamRedactor()

@@ -61,7 +61,8 @@ def register_secret(value: str) -> None:
                     ordered.append(v)
         ordered.sort(key=len, reverse=True)
         # New lists, swapped in whole: a reader in another thread keeps the one it took.
-        _ordered, _ordered_bytes = ordered, [s.encode() for s in ordered]
+        # (each sorted by its own length: a character may take several bytes)
+        _ordered, _ordered_bytes = ordered, sorted((s.encode() for s in ordered), key=len, reverse=True)
 
 
 def redact_text(text: str) -> str:
