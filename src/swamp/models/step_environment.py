@@ -11,7 +11,6 @@ the run's processes.Control, and util/processes hands it to Popen)."""
 from __future__ import annotations
 
 import os
-import re
 from typing import Iterable, Mapping
 
 from swamp.errors import ValidationError
@@ -21,8 +20,6 @@ from swamp.errors import ValidationError
 BASE_NAMES = ("HOME", "LANG", "LANGUAGE", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "TRACEPARENT",
               "TRACESTATE", "TZ", "USER")
 BASE_PREFIXES = ("LC_",)
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def base(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -44,7 +41,8 @@ def for_step(inherit: Iterable[str] = (), environ: Mapping[str, str] | None = No
 def check_names(names: Iterable[str]) -> list[str]:
     out = []
     for name in names:
-        if not isinstance(name, str) or not _NAME.match(name):
+        # [A-Za-z_][A-Za-z0-9_]*: an identifier, in ASCII
+        if not isinstance(name, str) or not (name.isascii() and name.isidentifier()):
             raise ValidationError(f"inheritEnv: {name!r} is not an environment variable name",
                                   hint="names are letters, digits and _, not starting with a digit")
         out.append(name)

@@ -8,22 +8,28 @@ this is the second line."""
 from __future__ import annotations
 
 import os
-import re
 
 from swamp.vault.redact import register_secret
 
 #: a name holding one of these words (any case) holds a credential
-_SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE|API_?KEY|ACCESS_KEY|"
-                          r"AUTH(?!OR)|COOKIE|SIGNING|(^|_)KEY$|(^|_)PASS$|(^|_)DSN$", re.IGNORECASE)
+_WORDS = ("SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE", "APIKEY", "API_KEY",
+          "ACCESS_KEY", "COOKIE", "SIGNING")
+#: ... and so does one ending in one of these, or being one
+_ENDINGS = ("_KEY", "_PASS", "_DSN")
 #: ... unless it names where one is kept, not the value
-_LOCATION = ("_SOCK", "_PATH", "_FILE", "_DIR", "_HOST", "_PORT", "_URL_FILE")
+_LOCATION = ("_SOCK", "_PATH", "_FILE", "_DIR", "_HOST", "_PORT")
 #: shorter values ("1", "true", "none") are settings, not secrets
 MIN_VALUE_LEN = 8
 
 
 def looks_secret(name: str, value: str) -> bool:
-    return (len(value) >= MIN_VALUE_LEN and _SECRET_NAME.search(name) is not None
-            and not name.upper().endswith(_LOCATION))
+    if len(value) < MIN_VALUE_LEN:
+        return False
+    n = name.upper()
+    if n.endswith(_LOCATION):
+        return False
+    return (any(w in n for w in _WORDS) or n.endswith(_ENDINGS) or n in ("KEY", "PASS", "DSN")
+            or "AUTH" in n.replace("AUTHOR", ""))  # OAUTH_CLIENT, BASIC_AUTH; not GIT_AUTHOR_NAME
 
 
 def register_process_secrets(environ=None) -> None:
