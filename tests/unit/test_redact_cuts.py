@@ -107,3 +107,26 @@ def test_a_vault_secret_written_in_pieces_to_a_file_is_masked_in_the_stored_data
     assert r.code == 0, r
     content = cli(repo, "data", "get", "c", "out").data["content"]
     assert content == "key follows\n***\nthe end\n"
+
+
+def test_a_failed_commands_stderr_lines_in_the_runs_log_hold_no_line_of_a_multi_line_secret(tmp_path):
+    from tests.helpers import write_shell
+
+    repo = init_repo(tmp_path / "r")
+    assert cli(repo, "vault", "create", "local_encryption", "prod").code == 0
+    assert cli(repo, "vault", "put", "prod", "tls.key", input=PEM + "\n").code == 0
+    write_shell(repo, "fails", """
+        type: command/shell
+        name: fails
+        globalArguments:
+          run: 'echo "bad key:" >&2; echo "$KEY" >&2; exit 2'
+          env:
+            KEY: "${{ vault.get('prod', 'tls.key') }}"
+    """)
+    r = cli(repo, "model", "method", "run", "fails", "execute")
+    assert r.code != 0
+    assert r.data["status"] == "failed", r
+    logs = cli(repo, "model", "output", "logs", r.data["id"], json=False).stdout
+    assert "stderr: ***" in logs, logs  # the run's log keeps stderr's last lines: each masked
+    for line in PEM.splitlines():
+        assert line not in logs and line not in r.stdout + r.stderr
