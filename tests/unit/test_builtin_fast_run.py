@@ -55,7 +55,8 @@ def test_shell_arguments_and_definition_come_from_the_fast_path(repo):
     prepared = Runner(Repo.open(repo)).prepare("m00", "execute", {"timeout": "5"})
     assert isinstance(prepared.definition, DocView)
     assert isinstance(prepared.args, Arguments)
-    assert prepared.args == {"run": "true", "workingDir": None, "timeout": 5, "env": {}, "ignoreExitCode": False}
+    assert prepared.args == {"run": "true", "workingDir": None, "timeout": 5, "env": {}, "inheritEnv": [],
+                             "ignoreExitCode": False}
     assert prepared.args.timeout == 5 and prepared.args.model_dump()["env"] == {}
 
 

@@ -209,7 +209,7 @@ def test_a_run_gets_what_the_schema_says_whichever_path_it_takes(data):
 def test_the_documents_that_matter_take_the_fast_path():
     schema = _shell_schema()
     assert schema.fast.fast({"run": "true"}) == {"run": "true", "workingDir": None, "timeout": None, "env": {},
-                                                  "ignoreExitCode": False}
+                                                  "inheritEnv": [], "ignoreExitCode": False}
     assert schema.fast.fast({"run": "x", "timeout": 1, "env": {"A": "b"}, "ignoreExitCode": True}) is not None
     for refused in ({"run": "x", "timeout": 0}, {"run": "x", "timeout": True}, {"run": "x", "ignoreExitCode": 1},
                     {"run": "x", "env": {"A": 1}}, {"run": _S("x")}, {"run": "x", "other": 1}, {}, None):

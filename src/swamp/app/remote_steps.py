@@ -365,6 +365,9 @@ class _Live:
                 if self._lines > self.MAX_LINES:
                     return
                 self._unsaved = True
+            from swamp.vault.redact import redact_text
+
+            line = redact_text(line)  # the worker masked it; this process may know more secrets (its own env's)
             ex = self.execution
             ex.log(f"step {self.st.record.name}/{self.e.name}: | {line}")
             hook = getattr(ex.engine.observer, "step_log", None)

@@ -17,7 +17,7 @@ from swamp.util.digest import Sha256Stream, sha256_hex
 from swamp.util.ids import new_id
 from swamp.util.names import check_data_name
 from swamp.util.plain import Plain
-from swamp.vault.redact import redact_bytes, redact_text
+from swamp.vault.redact import StreamRedactor, redact_bytes, redact_text
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -106,6 +106,10 @@ class Context:
         from swamp.models import secrets
 
         return secrets.shell_env(self.repo, command)
+
+    #: the environment of the processes this run starts (models/step_environment.py): a safe base,
+    #: never swamp's own; a process started without ``env=`` gets it. Set by the runner.
+    environment: dict | None = None
 
     # ------------------------------------------------------------ logging
     #: called with each line the method logs (redacted), e.g. to show progress
@@ -270,6 +274,8 @@ class FileWriter:
         self._settings = settings
         self._hash = Sha256Stream()
         self._size = 0
+        #: chunks may cut a secret anywhere: its start is held back until the rest is seen
+        self._redactor = StreamRedactor()
         self._cm = None
         self._f = None
         self._version = None
@@ -290,10 +296,13 @@ class FileWriter:
     def write(self, chunk: bytes | str) -> None:
         if isinstance(chunk, str):
             chunk = chunk.encode()
-        chunk = redact_bytes(chunk)
-        self._hash.update(chunk)
-        self._size += len(chunk)
-        self._f.write(chunk)
+        self._put(self._redactor.feed(chunk))
+
+    def _put(self, chunk: bytes) -> None:
+        if chunk:
+            self._hash.update(chunk)
+            self._size += len(chunk)
+            self._f.write(chunk)
 
     def write_line(self, line: str) -> None:
         self.write(line.rstrip("\n") + "\n")
@@ -303,6 +312,8 @@ class FileWriter:
         abandon = functools.partial(ctx._data.abandon, ctx.definition.type, ctx.definition.id, self._name,
                                     self._version)
         try:
+            if exc_type is None:
+                self._put(self._redactor.flush())
             self._cm.__exit__(exc_type, exc, tb)
         except BaseException:  # closing the file failed (a full disk)
             abandon()
@@ -339,7 +350,8 @@ class EphemeralFileWriter:
 
     def write(self, chunk: bytes | str) -> None:
         # bytes(): a copy of a bytearray or memoryview the method may reuse for its next chunk
-        self._chunks.append(bytes(redact_bytes(chunk.encode() if isinstance(chunk, str) else chunk)))
+        # (redacted whole at the end: a chunk may cut a secret anywhere)
+        self._chunks.append(bytes(chunk.encode() if isinstance(chunk, str) else chunk))
 
     def write_line(self, line: str) -> None:
         self.write(line.rstrip("\n") + "\n")
@@ -348,7 +360,7 @@ class EphemeralFileWriter:
         if exc_type is not None:
             return
         ctx = self._ctx
-        raw = b"".join(self._chunks)
+        raw = redact_bytes(b"".join(self._chunks))
         meta = ctx._meta_fields(self._name, self._spec_name, "file", self._spec.content_type, "ephemeral", None)
         meta["tags"].update(self._tags)
         key = (ctx.definition.id, self._name)

@@ -97,10 +97,12 @@ class Runner:
         ``cancelled`` with the error "cancelled", and the data versions it
         wrote are deleted before the caller's push: nothing of it is
         published."""
-        from swamp.models import secrets
+        from swamp.models import secrets, step_environment
         from swamp.util import processes
+        from swamp.vault.process_secrets import register_process_secrets
 
         control = control or processes.current() or processes.Control()
+        register_process_secrets()  # should one reach the run's output anyway, it is masked there
 
         definition, model_type, method = prepared.definition, prepared.model_type, prepared.method
         used_inputs = prepared.used_inputs
@@ -114,6 +116,8 @@ class Runner:
         started = clock.now()
         t0 = time.perf_counter()
         status, error = "succeeded", None
+        outer_environment, control.environment = control.environment, {**step_environment.base(), **tracing.child_env()}
+        ctx.environment = dict(control.environment)
         try:
             with processes.owning(control):
                 if not control.cancelled.is_set():  # cancelled while it was being prepared: it never starts
@@ -131,6 +135,7 @@ class Runner:
 
             ctx.log("".join(traceback.format_exception(e)).rstrip())
         finally:
+            control.environment = outer_environment
             if error != "interrupted" and control.cancelled.is_set():
                 status, error = "cancelled", "cancelled"
                 ctx.log("cancelled: its processes were stopped; nothing it wrote is published")

@@ -29,7 +29,9 @@ def serve(repo, *, host: str, port: int, settings, cert_file: str | None = None,
     import uvicorn
 
     from swamp.serve.app import build_app
+    from swamp.vault.process_secrets import register_process_secrets
 
+    register_process_secrets()  # its webhook secrets, AWS keys, tokens: masked in every answer from the start
     app = build_app(repo, settings)
     state = app.state.serve
 

@@ -8,7 +8,10 @@ goes through) starts in a session of its own and is adopted by the
 control. ``Control.cancel`` sends each adopted process group SIGTERM, then
 SIGKILL (to the group and every descendant still there) after
 ``GRACE_S`` seconds; a process started after the cancel is stopped at
-once. Outside a control, Popen is unchanged."""
+once. A process started without an ``env=`` of its own gets the control's
+``environment`` when it has one (a method run's declared environment,
+models/step_environment.py), never this process's whole environment.
+Outside a control, Popen is unchanged."""
 
 from __future__ import annotations
 
@@ -33,6 +36,8 @@ class Control:
         self.cancelled = threading.Event()
         self._procs: list[subprocess.Popen] = []
         self._lock = threading.Lock()
+        #: the environment of a process the run starts without an ``env=`` (None: this process's)
+        self.environment: dict[str, str] | None = None
 
     def adopt(self, proc: subprocess.Popen) -> None:
         with self._lock:
@@ -84,6 +89,9 @@ def install() -> None:
         control = current()
         if control is not None and len(args) < 16 and "process_group" not in kwargs:
             kwargs.setdefault("start_new_session", True)
+        # (env is Popen's 11th positional parameter)
+        if control is not None and control.environment is not None and len(args) < 11 and kwargs.get("env") is None:
+            kwargs["env"] = dict(control.environment)
         original(self, *args, **kwargs)
         if control is not None:
             control.adopt(self)

@@ -3,12 +3,12 @@ the same public API as any extension."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from typing import TYPE_CHECKING
 
-from swamp.errors import SwampError
+from swamp.errors import SwampError, ValidationError
+from swamp.models import step_environment
 from swamp.models.api import ModelType
 from swamp.util import clock, process_output, processes, tracing
 from swamp.util.fast_schema import FastField, LazySchema
@@ -28,6 +28,7 @@ SHELL_ARGUMENTS = LazySchema("swamp.models.builtin.shell_schemas:ShellArguments"
     "workingDir": FastField(str, None, default=None),
     "timeout": FastField(int, None, default=None, ge=1),
     "env": FastField(dict, factory=dict, values=str),
+    "inheritEnv": FastField(list, factory=list, values=str),
     "ignoreExitCode": FastField(bool, default=False),
 })
 SHELL_RESULT = LazySchema("swamp.models.builtin.shell_schemas:ShellResult", {
@@ -64,10 +65,30 @@ class CommandFailed(SwampError):
     code = "command_failed"
 
 
+def _inherited_names(ctx: Context, asked: list[str]) -> list[str]:
+    """``inheritEnv`` as the definition sets it (its globalArguments or its
+    execute method's arguments): a caller's input cannot widen what of this
+    process's environment a command sees."""
+    d = ctx.definition
+    declared = (getattr(d, "globalArguments", None) or {}).get("inheritEnv") or []
+    method = (getattr(d, "methods", None) or {}).get("execute")
+    if method is not None:
+        declared = (getattr(method, "arguments", None) or {}).get("inheritEnv", declared) or []
+    if list(asked) != list(declared):
+        raise ValidationError("inheritEnv is taken from the definition only, not from inputs",
+                              hint="set inheritEnv in the model's definition (needs write on the model); "
+                                   "pass a value to the command through `env`")
+    return step_environment.check_names(declared)
+
+
 @shell.method(description="Run the command")
 def execute(args: ShellArguments, ctx: Context) -> None:
     command, secret_env = ctx.shell_secrets(args.run)
-    env = {**os.environ, **tracing.child_env(), **ctx.resolve_secrets(args.env), **secret_env}
+    # A declared environment: the safe base, the variables the definition names, its `env`; never the
+    # rest of this process's (serve's webhook secrets, AWS keys, tokens).
+    inherit = _inherited_names(ctx, args.inheritEnv)
+    env = {**step_environment.for_step(inherit), **tracing.child_env(), **ctx.resolve_secrets(args.env),
+           **secret_env}
     cwd = args.workingDir or (str(ctx.repo_dir) if ctx.repo_dir else None)
     executed_at = clock.isoformat()
     t0 = time.perf_counter()

@@ -15,7 +15,10 @@ class ShellArguments(BaseModel):
     run: str = Field(description="The command, run by /bin/sh -c")
     workingDir: str | None = Field(default=None, description="Directory to run in (default: the repository root)")
     timeout: int | None = Field(default=None, ge=1, description="Kill the command after this many milliseconds")
-    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables")
+    env: dict[str, str] = Field(default_factory=dict, description="Environment variables the command gets "
+                                "(besides a safe base: PATH, HOME, LANG, LC_*, TZ, TMPDIR, USER, ...)")
+    inheritEnv: list[str] = Field(default_factory=list, description="Variables passed through from swamp's own "
+                                  "environment, by name (set in the definition only)")
     ignoreExitCode: bool = Field(default=False, description="Succeed even when the command exits non-zero")
 
 
