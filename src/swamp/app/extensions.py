@@ -37,6 +37,13 @@ def _current(repo, counts: SyncCounts | None = None) -> lockfile.Lockfile:
         return lockfile.read(repo)
 
 
+def _source_index(lock: lockfile.Lockfile, name: str, pinned: Entry | None, index: str | None,
+                  move: bool) -> Index:
+    from swamp.extensions.pinned_index import choose
+
+    return choose(lock, name, pinned, index, move=move)
+
+
 def _indexes(lock: lockfile.Lockfile, index: str | None) -> list[Index]:
     if index:
         return [Index(index)]
@@ -81,12 +88,12 @@ def _check_unchanged(name: str, seen: Entry | None, now: Entry | None, wanted: E
                                  f"want {show(wanted)}")
 
 
-def pull(repo, spec: str, *, index: str | None = None) -> dict:
+def pull(repo, spec: str, *, index: str | None = None, move: bool = False) -> dict:
     name, version = parse_spec(spec)
     counts = SyncCounts()
     lock = _current(repo, counts)
     seen = lock.extensions.get(name)
-    entry = _stage(repo, name, version, _indexes(lock, index))
+    entry = _stage(repo, name, version, _source_index(lock, name, seen, index, move))
     value = {"name": name, "version": entry.version, "index": entry.index, "types": entry.types,
              "vaultTypes": entry.vaultTypes, "reportTypes": entry.reportTypes,
              "wheels": [w.filename for w in entry.wheels], "lockfile": lockfile.location(repo)}
@@ -105,19 +112,11 @@ def pull(repo, spec: str, *, index: str | None = None) -> dict:
     return {**value, "changed": changed[0], "sync": counts.to_json()}
 
 
-def _stage(repo, name: str, version: str | None, indexes: list[Index]) -> Entry:
+def _stage(repo, name: str, version: str | None, chosen: Index) -> Entry:
     """Download, verify and install NAME (outside any lease) and find its
     types; the entry to pin."""
     from swamp.extensions.resolve import stage
 
-    chosen = None
-    for ix in indexes:
-        if len(indexes) == 1 or ix.files(name):
-            chosen = ix
-            break
-    if chosen is None:
-        raise NotFoundError(f"no trusted index has {name!r}",
-                            hint="pass --index URL, or look with 'swamp extension search'")
     with install.scratch(repo) as stage_dir:
         staged = stage(chosen, name, version, stage_dir)
         entry = Entry(version=staged.version, index=staged.index,
@@ -194,12 +193,20 @@ def _configs_of(root, types: list[str], label: str = "") -> list[str]:
     return out
 
 
-def install_all(repo) -> dict:
+def install_all(repo, *, reinstall: bool = False) -> dict:
     """Restore exactly what the lockfile pins (every wheel hash-checked),
-    and remove installs it no longer pins."""
+    and remove installs it no longer pins. An install whose files changed
+    since is refused (``reinstall``: every pinned extension is installed
+    again from its pinned wheels)."""
     counts = SyncCounts()
     lock = _current(repo, counts)
+    if reinstall:
+        for n in sorted(lock.extensions):
+            install.remove(repo, n)
     todo = {n: e for n, e in lock.extensions.items() if not install.is_installed(repo, n, e)}
+    for n, e in sorted(lock.extensions.items()):
+        if n not in todo:
+            install.verify(repo, n, e)
     with ThreadPoolExecutor(min(4, len(todo) or 1)) as pool:
         list(pool.map(lambda item: install.ensure(repo, *item), sorted(todo.items())))
     pruned = install.prune(repo, lock.extensions)

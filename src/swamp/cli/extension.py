@@ -22,15 +22,20 @@ _index = click.option("--index", "index", metavar="URL",
 @extension.command("pull")
 @click.argument("spec", metavar="NAME[==VERSION]")
 @_index
+@click.option("--move", is_flag=True,
+              help="Take a pinned extension from --index instead of the index it is pinned to (recorded).")
 @global_options
 @click.pass_obj
-def pull(state: CliState, spec, index):
+def pull(state: CliState, spec, index, move):
     """Install an extension (the newest version, or VERSION) and pin it.
+
+    A pinned extension comes only from the index it is pinned to; --index URL
+    --move takes it from another one.
 
     Example: swamp extension pull acme-tools==1.2.0 --index https://pypi.example.com/simple/"""
     from swamp.app.extensions import pull as pull_
 
-    r = pull_(state.repo(), spec, index=index)
+    r = pull_(state.repo(), spec, index=index, move=move)
     emit(state, r, f"{'pinned' if r['changed'] else 'already pinned'} {r['name']} {r['version']} "
                    f"({_kinds(r)}) in {r['lockfile']}")
 
@@ -78,15 +83,17 @@ def list_(state: CliState):
 
 
 @extension.command("install")
+@click.option("--reinstall", is_flag=True,
+              help="Install every pinned extension again from its pinned wheels (after a changed install was refused).")
 @global_options
 @click.pass_obj
-def install(state: CliState):
+def install(state: CliState, reinstall):
     """Install exactly what the lockfile pins (every wheel hash-checked).
 
     Example: swamp extension install"""
     from swamp.app.extensions import install_all
 
-    r = install_all(state.repo())
+    r = install_all(state.repo(), reinstall=reinstall)
     emit(state, r, f"installed {len(r['installed'])}, already installed {len(r['alreadyInstalled'])}, "
                    f"removed {len(r['removed'])}")
 
