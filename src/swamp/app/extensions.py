@@ -21,7 +21,7 @@ from pathlib import Path
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, NotFoundError, UnpublishedError, UsageError
-from swamp.extensions import install, lockfile
+from swamp.extensions import history, install, lockfile
 from swamp.extensions.errors import ExtensionError
 from swamp.extensions.index import Index, normalize_url
 from swamp.extensions.lockfile import Entry
@@ -63,9 +63,12 @@ def list_extensions(repo) -> dict:
 
 
 # ---------------------------------------------------------------- changing
-def _change(repo, command: str, edit, value: dict, counts: SyncCounts) -> None:
+def _change(repo, command: str, edit, value: dict, counts: SyncCounts,
+            records: list[history.Change] | None = None) -> None:
     """One session under the lockfile's lease: read, ``edit(lock)`` (returns
-    whether it changed anything), write, publish."""
+    whether it changed anything, and appends to ``records`` the history
+    entries of what it did), write, publish: the lockfile and its history
+    in one commit."""
     try:
         # The lease keeps other writers off; ``editing`` also holds this
         # checkout's pulls off between the read and the write.
@@ -73,8 +76,17 @@ def _change(repo, command: str, edit, value: dict, counts: SyncCounts) -> None:
             lock = lockfile.read(repo)
             if edit(lock):
                 lockfile.write(repo, lock)
+            for c in records or []:
+                history.record(repo.datastore, c.model_copy(update={"command": command}))
     except UnpublishedError as e:
         raise e.with_value({**value, "sync": counts.to_json()})
+
+
+def approval_required(repo) -> bool:
+    """Whether the team set ``extensions.requireApproval`` (read in the session)."""
+    from swamp.repo import shared_config
+
+    return history.approval_required(shared_config.read(repo.datastore))
 
 
 def _check_unchanged(name: str, seen: Entry | None, now: Entry | None, wanted: Entry | None) -> None:
@@ -97,19 +109,37 @@ def pull(repo, spec: str, *, index: str | None = None, move: bool = False) -> di
     value = {"name": name, "version": entry.version, "index": entry.index, "types": entry.types,
              "vaultTypes": entry.vaultTypes, "reportTypes": entry.reportTypes,
              "wheels": [w.filename for w in entry.wheels], "lockfile": lockfile.location(repo)}
-    changed = []
+    changed, proposed, records = [], [], []
+    who = history.identity()
 
     def edit(lock):
         now = lock.extensions.get(name)
         _check_unchanged(name, seen, now, entry)
         _check_types_free(repo, lock, name, entry)
-        changed.append(now != entry)
+        records.clear()
+        proposed.clear()
+        if now == entry:
+            changed.append(False)
+            return False
+        kind = history.kind_of_change(now, entry)
+        summary = {"name": name, "from_": history.pin_of(name, now), "to": history.pin_of(name, entry)}
+        if approval_required(repo):
+            # peers keep the approved pin until a second identity approves this one
+            records.append(history.new_change("propose", who, proposes=kind, entry=entry, base=now, **summary))
+            proposed.append(records[-1])
+            changed.append(False)
+            return False
+        records.append(history.new_change(kind, who, **summary))
         lock.extensions[name] = entry
-        return now != entry
+        changed.append(True)
+        return True
 
-    _change(repo, f"extension pull {name}=={entry.version}", edit, value, counts)
-    install.remove(repo, name, keep=install.target(repo, name, entry).name)  # the version it replaced
-    return {**value, "changed": changed[0], "sync": counts.to_json()}
+    _change(repo, f"extension pull {name}=={entry.version}", edit, value, counts, records)
+    if changed[-1]:
+        install.remove(repo, name, keep=install.target(repo, name, entry).name)  # the version it replaced
+    proposal = ({"id": proposed[0].id, "by": proposed[0].by, "proposes": proposed[0].proposes}
+                if proposed else None)
+    return {**value, "changed": changed[-1], "proposed": proposal, "sync": counts.to_json()}
 
 
 def _stage(repo, name: str, version: str | None, chosen: Index) -> Entry:
@@ -164,16 +194,18 @@ def _check_types_free(repo, lock: lockfile.Lockfile, name: str, entry: Entry) ->
 def remove(repo, name: str) -> dict:
     name = check_name(name)
     counts = SyncCounts()
-    removed = []
+    removed, records = [], []
+    who = history.identity()
 
     def edit(lock):
         entry = lock.extensions.pop(name, None)
         if entry is None:
             raise NotFoundError(f"extension {name!r} is not pinned", hint="see 'swamp extension list'")
         removed[:] = [entry.version, entry.types, entry.vaultTypes]
+        records[:] = [history.new_change("remove", who, name=name, from_=history.pin_of(name, entry))]
         return True
 
-    _change(repo, f"extension rm {name}", edit, {"name": name}, counts)
+    _change(repo, f"extension rm {name}", edit, {"name": name}, counts, records)
     install.remove(repo, name)
     return {"name": name, "version": removed[0], "lockfile": lockfile.location(repo),
             "types": removed[1], "vaultTypes": removed[2],
@@ -245,14 +277,18 @@ def update(repo, name: str | None = None, *, check: bool = False) -> dict:
     counts = SyncCounts()
     lock = _current(repo, counts)
     rows = [r for r in _updates(repo, lock, name) if r["outdated"]]
-    updated = []
+    updated, proposed = [], []
     if not check:
         for r in rows:
             result = pull(repo, f"{r['name']}=={r['latest']}", index=r["index"])
             counts.add(SyncCounts(**_counts_fields(result["sync"])))
-            updated.append({"name": r["name"], "from": r["pinned"], "to": result["version"]})
+            change = {"name": r["name"], "from": r["pinned"], "to": result["version"]}
+            if result["proposed"]:
+                proposed.append({**change, "proposal": result["proposed"]["id"]})
+            elif result["changed"]:
+                updated.append(change)
     return {"updates": [{"name": r["name"], "from": r["pinned"], "to": r["latest"]} for r in rows],
-            "updated": updated, "checkOnly": check, "sync": counts.to_json()}
+            "updated": updated, "proposed": proposed, "checkOnly": check, "sync": counts.to_json()}
 
 
 def _counts_fields(doc: dict) -> dict:
@@ -329,28 +365,32 @@ def trust_list(repo) -> dict:
 def trust_add(repo, url: str) -> dict:
     url = normalize_url(url)
     counts = SyncCounts()
+    records = []
 
     def edit(lock):
         if lock.trustedIndexes.get(url):
             return False
         lock.trustedIndexes[url] = True
+        records[:] = [history.new_change("trust-add", history.identity(), index=url)]
         return True
 
-    _change(repo, "extension trust add", edit, {"index": url}, counts)
+    _change(repo, "extension trust add", edit, {"index": url}, counts, records)
     return {"index": url, "trusted": True, "sync": counts.to_json()}
 
 
 def trust_rm(repo, url: str) -> dict:
     url = normalize_url(url)
     counts = SyncCounts()
+    records = []
 
     def edit(lock):
         if url not in lock.trustedIndexes:
             raise NotFoundError(f"{url} is not trusted", hint="see 'swamp extension trust list'")
         del lock.trustedIndexes[url]
+        records[:] = [history.new_change("trust-remove", history.identity(), index=url)]
         return True
 
-    _change(repo, "extension trust rm", edit, {"index": url}, counts)
+    _change(repo, "extension trust rm", edit, {"index": url}, counts, records)
     return {"index": url, "trusted": False, "sync": counts.to_json()}
 
 

@@ -36,6 +36,10 @@ def pull(state: CliState, spec, index, move):
     from swamp.app.extensions import pull as pull_
 
     r = pull_(state.repo(), spec, index=index, move=move)
+    if r["proposed"]:
+        emit(state, r, f"proposed {r['name']} {r['version']} ({_kinds(r)}); extensions.requireApproval is set, "
+                       f"so it is pinned once a second identity runs 'swamp extension approve {r['name']}'")
+        return
     emit(state, r, f"{'pinned' if r['changed'] else 'already pinned'} {r['name']} {r['version']} "
                    f"({_kinds(r)}) in {r['lockfile']}")
 
@@ -114,10 +118,87 @@ def update(state: CliState, name, check):
     def human():
         if not r["updates"]:
             say("everything is up to date")
+        proposed = {p["name"] for p in r.get("proposed", [])}
         for u in r["updates"]:
-            say(f"{u['name']}: {u['from']} -> {u['to']}" + (" (not updated: --check)" if check else ""))
+            say(f"{u['name']}: {u['from']} -> {u['to']}" + (" (not updated: --check)" if check else "")
+                + (" (proposed: waits for 'swamp extension approve " + u["name"] + "')"
+                   if u["name"] in proposed else ""))
 
     emit(state, r, human)
+
+
+@extension.command("history")
+@click.argument("name", required=False)
+@global_options
+@click.pass_obj
+def history(state: CliState, name):
+    """Every change of the pins (of NAME), oldest first: who, when, what, from
+    which index; and the proposed changes waiting for approval.
+
+    Example: swamp extension history acme-tools --json"""
+    from swamp.app.extension_review import history_of
+
+    r = history_of(state.repo(), name)
+
+    def human():
+        rows = [{"at": c["at"], "by": c["by"], "action": c["action"],
+                 "what": c.get("name") or c.get("index", ""), "change": _change_text(c)} for c in r["changes"]]
+        if rows:
+            table(rows, ["at", "by", "action", "what", "change"])
+        else:
+            say("no extension change recorded")
+        for p in r["pending"]:
+            say(f"waiting for approval: {p['name']} {_change_text(p)} ({p.get('proposes')}), proposed by {p['by']}; "
+                f"a second identity approves it with 'swamp extension approve {p['name']}'")
+        for u in r["unreadable"]:
+            say(f"warning: {u} is not a change record (ignored)")
+
+    emit(state, r, human)
+
+
+def _change_text(c: dict) -> str:
+    old, new = c.get("from"), c.get("to")
+
+    def pin(p):
+        sha = (p.get("sha256") or "")[:12]
+        return f"{p['version']} ({p['index']}{', sha256 ' + sha if sha else ''})"
+
+    if old and new:
+        return f"{pin(old)} -> {pin(new)}"
+    if new:
+        return f"-> {pin(new)}"
+    if old:
+        return f"{pin(old)} ->"
+    return ""
+
+
+@extension.command("approve")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def approve(state: CliState, name):
+    """Make the proposed change of NAME its pin (by another identity than the proposer's).
+
+    Example: swamp extension approve acme-tools"""
+    from swamp.app.extension_review import approve as approve_
+
+    r = approve_(state.repo(), name)
+    emit(state, r, f"approved {r['name']} {r['from']} -> {r['to']} (proposed by {r['proposedBy']}) "
+                   f"in {r['lockfile']}")
+
+
+@extension.command("reject")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def reject(state: CliState, name):
+    """Drop the proposed change of NAME; its pin stays as it is.
+
+    Example: swamp extension reject acme-tools"""
+    from swamp.app.extension_review import reject as reject_
+
+    r = reject_(state.repo(), name)
+    emit(state, r, f"rejected {r['name']} {r['to']} (proposed by {r['proposedBy']}); still pinned: {r['from']}")
 
 
 @extension.command("outdated")
