@@ -74,6 +74,13 @@ def verify(repo, name: str, entry: Entry) -> None:
     integrity.check(target(repo, name, entry), doc["files"], MARKER, f"extension {name} {entry.version}")
 
 
+def changed_files(repo, name: str, entry: Entry) -> list[str]:
+    """What differs in an install from what was installed ([] when it is
+    intact or not installed)."""
+    doc = _read_marker(repo, name, entry)
+    return integrity.problems(target(repo, name, entry), doc["files"], MARKER) if doc else []
+
+
 def ensure(repo, name: str, entry: Entry) -> Path:
     """The extension's directory, installed first if it is not (the pinned
     wheels, downloaded from the pinned index, hash-checked), and checked

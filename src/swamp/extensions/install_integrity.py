@@ -65,6 +65,20 @@ def check(folder: Path, recorded: dict[str, str], marker_name: str, what: str) -
     key = str(folder)
     if _checked.get(key) == recorded:
         return
+    found = problems(folder, recorded, marker_name)
+    if found:
+        shown = "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
+        raise TamperedInstallError(
+            f"{what}: the installed files are not the ones its pinned wheels unpacked to ({shown}); "
+            "nothing of it was loaded",
+            hint=f"someone or something changed {folder} after it was installed: find out who and tell your "
+                 "team; then install it again from the pinned wheels, which are hash-checked again: "
+                 "'swamp extension install --reinstall' (do not pin anything new because of this)")
+    _checked[key] = recorded
+
+
+def problems(folder: Path, recorded: dict[str, str], marker_name: str) -> list[str]:
+    """What differs from the record, as ``<path> was changed`` and the like."""
     problems: list[str] = []
     for path in (folder.parent, folder):
         if _writable_by_others(path):
@@ -83,15 +97,7 @@ def check(folder: Path, recorded: dict[str, str], marker_name: str, what: str) -
         elif _sha256(path) != want:
             problems.append(f"{rel} was changed")
     problems += [f"{rel} was removed" for rel in sorted(set(recorded) - seen)]
-    if problems:
-        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
-        raise TamperedInstallError(
-            f"{what}: the installed files are not the ones its pinned wheels unpacked to ({shown}); "
-            "nothing of it was loaded",
-            hint=f"someone or something changed {folder} after it was installed: find out who and tell your "
-                 "team; then install it again from the pinned wheels, which are hash-checked again: "
-                 "'swamp extension install --reinstall' (do not pin anything new because of this)")
-    _checked[key] = recorded
+    return problems
 
 
 def forget(folder: Path) -> None:
