@@ -144,3 +144,15 @@ def test_peers_on_a_shared_datastore_install_only_the_approved_pin(tmp_path, pyp
     assert [e["version"] for e in ok(a, "extension", "list")["extensions"]] == ["2.0"]
     seen = [[(c["action"], c["by"].split("@")[0]) for c in ok(r, "extension", "history")["changes"]] for r in (a, b)]
     assert seen[0] == seen[1] == [("pin", "alice"), ("propose", "alice"), ("approve", "bob")]
+
+
+def test_turning_approval_off_is_recorded_too(tmp_path):
+    repo = init_repo(tmp_path / "repo")
+    ok(repo, "config", "set", "extensions.requireApproval", "true", env=ALICE)
+    ok(repo, "config", "set", "unrelated.setting", "1", env=ALICE)  # not the history's business
+    ok(repo, "config", "unset", "extensions.requireApproval", env=BOB)
+    doc = ok(repo, "extension", "history")
+    rows = [(c["action"], c["by"].split("@")[0], c["setting"], c.get("value")) for c in doc["changes"]]
+    assert rows == [("setting", "alice", "extensions.requireApproval", True),
+                    ("setting", "bob", "extensions.requireApproval", None)]
+    assert doc["requireApproval"] is False

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import sys
 
 import click
@@ -142,7 +143,8 @@ def history(state: CliState, name):
 
     def human():
         rows = [{"at": c["at"], "by": c["by"], "action": c["action"],
-                 "what": c.get("name") or c.get("index", ""), "change": _change_text(c)} for c in r["changes"]]
+                 "what": c.get("name") or c.get("index") or c.get("setting", ""), "change": _change_text(c)}
+                for c in r["changes"]]
         if rows:
             table(rows, ["at", "by", "action", "what", "change"])
         else:
@@ -169,6 +171,8 @@ def _change_text(c: dict) -> str:
         return f"-> {pin(new)}"
     if old:
         return f"{pin(old)} ->"
+    if c.get("setting"):
+        return "unset" if c.get("value") is None else f"= {json.dumps(c['value'])}"
     return ""
 
 

@@ -34,7 +34,7 @@ DIR = "extensions/history"
 APPROVAL_SETTING = "extensions.requireApproval"
 
 Action = Literal["pin", "update", "move", "repin", "remove", "trust-add", "trust-remove",
-                 "propose", "approve", "reject"]
+                 "propose", "approve", "reject", "setting"]
 #: the actions that change an extension's pin in the lockfile
 PIN_CHANGES = frozenset({"pin", "update", "move", "repin", "remove", "approve"})
 
@@ -65,6 +65,9 @@ class Change(BaseModel):
     index: str | None = None
     from_: Pin | None = Field(None, alias="from")
     to: Pin | None = None
+    #: setting: the shared setting changed (``APPROVAL_SETTING``) and its new value (None: unset)
+    setting: str | None = None
+    value: bool | str | int | float | None = None
     #: the command that made it
     command: str | None = None
     #: approve / reject: the proposal, and who proposed it
@@ -125,6 +128,14 @@ def same_identity(a: str, b: str) -> bool:
 
 def known(who: str) -> bool:
     return bool(who) and who.split("@", 1)[0] not in ("", "unknown")
+
+
+def record_setting(ds, key: str, value, command: str) -> None:
+    """A change of the approval setting is a change of who may change the
+    code everyone runs: recorded like one (in the session that makes it)."""
+    if key == APPROVAL_SETTING:
+        shown = value if isinstance(value, (bool, str, int, float)) or value is None else str(value)
+        record(ds, new_change("setting", identity(), setting=key, value=shown, command=command))
 
 
 def new_change(action: str, by: str, **fields) -> Change:
