@@ -98,7 +98,8 @@ class Registry:
         try:
             objects, failures = load_pinned(self.repo, name, entry)
         except SwampError as e:
-            self.errors.append(LoadError(f"extension {name} {entry.version}", None, e.message))
+            where = f"extension {name} {entry.version}"
+            self.errors.append(LoadError(where, None, e.message.removeprefix(f"{where}: ")))
             self._refusals[name] = e
             return
         self.errors += [LoadError(f.file, f.line, f.message) for f in failures]
