@@ -109,3 +109,18 @@ def test_a_wheel_changed_on_the_index_is_refused_at_first_use_with_a_safe_hint(t
     assert "lockfile pins" in err["error"] and "do not pin it again" in err["hint"]
     err = _refused(cli(repo, "extension", "install"), "hash_mismatch")
     assert "do not pin it again" in err["hint"]
+
+
+def test_the_list_of_local_checkouts_is_not_writable_by_others_and_refused_if_it_is(tmp_path, umask_000):
+    """``extension source add`` lists checkouts whose code is loaded: a list
+    someone else could edit would load their code."""
+    repo = init_repo(tmp_path / "repo")
+    assert cli(repo, "extension", "new", "integ-src", "--path", tmp_path / "integ-src").code == 0
+    assert cli(repo, "extension", "source", "add", tmp_path / "integ-src").code == 0
+    listed = repo / ".swamp" / "cache" / "extensions" / "sources.json"
+    assert listed.stat().st_mode & 0o777 == 0o644
+    assert cli(repo, "model", "create", "integ-src/hello", "m").code == 0
+
+    os.chmod(listed, 0o666)
+    r = cli(repo, "model", "method", "run", "m", "greet")
+    assert r.code == 1 and r.error["code"] == "tampered_install" and "writable by others" in r.error["error"], r

@@ -105,3 +105,20 @@ def test_a_new_name_that_two_trusted_indexes_have_is_not_guessed(tmp_path, index
 
     r = cli(repo, "extension", "pull", "pinix-four", "--index", team.url)
     assert r.code == 0 and r.data["index"] == team.url, r
+
+
+def test_an_extension_checked_at_pull_time_sees_none_of_this_process_secrets(tmp_path, pypi):
+    """pull loads the types in a clean process: its import-time code runs there
+    before anyone used it, so that process gets no token, key or webhook secret."""
+    seen = tmp_path / "environment-seen"
+    body = (f"import json, os\nopen({str(seen)!r}, 'w').write(json.dumps(dict(os.environ)))\n"
+            + TYPE_MODULE.format(type="pinix-env/t", name="pinix-env", version="1.0"))
+    make_wheel(pypi.packages, "pinix-env", "1.0", types=("pinix-env/t",), body=body)
+    repo = init_repo(tmp_path / "repo")
+    secret = "whsec-probe-0123456789"
+    r = cli(repo, "extension", "pull", "pinix-env", "--index", pypi.url,
+            env={"SWAMP_WEBHOOK_GH_SECRET": secret, "AWS_SECRET_ACCESS_KEY": secret})
+    assert r.code == 0, r
+    env = json.loads(seen.read_text())
+    assert secret not in json.dumps(env)
+    assert "PATH" in env

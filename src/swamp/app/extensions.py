@@ -558,13 +558,26 @@ def _run_probe(args: list[str], target: Path) -> dict:
     # itself is put back, wherever this swamp was imported from.
     home = str(Path(swamp.__file__).resolve().parent.parent)
     code = f"import sys; sys.path.insert(0, {home!r}); from swamp.app.extensions import _probe_main; _probe_main()"
-    proc = subprocess.run([sys.executable, "-I", "-c", code, *args], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-I", "-c", code, *args], capture_output=True, text=True,
+                          env=_probe_environment())
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         return {"types": [], "errors": [{"file": str(target), "line": None,
                                          "message": "loading it crashed: " + " / ".join(tail)}]}
+
+
+#: all the probe gets of this process's environment: what a Python needs to
+#: start and import, never this process's tokens, keys or webhook secrets
+#: (an extension's import-time code runs in the probe, before anyone used it)
+PROBE_ENVIRONMENT = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "SYSTEMROOT")
+
+
+def _probe_environment() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k in PROBE_ENVIRONMENT}
 
 
 def _probe_here(target: Path, name: str | None) -> dict:
