@@ -73,6 +73,8 @@ def test_an_update_waits_for_a_second_identity_and_everyone_keeps_the_approved_p
 
     r = ok(repo, "extension", "update", env=ALICE)
     assert r["updated"] == [] and [p["to"] for p in r["proposed"]] == ["2.0"]
+    again = ok(repo, "extension", "update", env=ALICE)  # the same proposal, not a second one
+    assert [p["proposal"] for p in again["proposed"]] == [p["proposal"] for p in r["proposed"]]
     assert _pinned(repo, "hist-two") == "1.0"
     assert _greeting(repo) == "hello from hist-two 1.0"
     # a machine installing on first use installs the approved pin, not the proposal

@@ -125,6 +125,11 @@ def pull(repo, spec: str, *, index: str | None = None, move: bool = False) -> di
         summary = {"name": name, "from_": history.pin_of(name, now), "to": history.pin_of(name, entry)}
         if approval_required(repo):
             # peers keep the approved pin until a second identity approves this one
+            waiting = history.pending(history.read(repo.datastore)[0]).get(name)
+            if waiting is not None and waiting.entry == entry and waiting.base == now:
+                proposed.append(waiting)  # proposed already, exactly this: not twice
+                changed.append(False)
+                return False
             records.append(history.new_change("propose", who, proposes=kind, entry=entry, base=now, **summary))
             proposed.append(records[-1])
             changed.append(False)
