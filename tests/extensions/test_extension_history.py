@@ -144,7 +144,8 @@ def test_peers_on_a_shared_datastore_install_only_the_approved_pin(tmp_path, pyp
 
     ok(a, "datastore", "sync")
     assert [e["version"] for e in ok(a, "extension", "list")["extensions"]] == ["2.0"]
-    seen = [[(c["action"], c["by"].split("@")[0]) for c in ok(r, "extension", "history")["changes"]] for r in (a, b)]
+    seen = [[(c["action"], c["by"].split("@")[0]) for c in ok(r, "extension", "history", "hist-peer")["changes"]]
+            for r in (a, b)]
     assert seen[0] == seen[1] == [("pin", "alice"), ("propose", "alice"), ("approve", "bob")]
 
 
