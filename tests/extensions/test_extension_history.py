@@ -159,3 +159,17 @@ def test_turning_approval_off_is_recorded_too(tmp_path):
     assert rows == [("setting", "alice", "extensions.requireApproval", True),
                     ("setting", "bob", "extensions.requireApproval", None)]
     assert doc["requireApproval"] is False
+
+
+def test_pinning_the_same_version_with_other_bytes_is_recorded_as_a_repin(tmp_path, pypi):
+    """The wheel changed on the index under the same version and someone pinned
+    it again anyway: not silent, the history says so with both digests."""
+    repo = _team(tmp_path, pypi, "hist-five")
+    make_wheel(tmp_path, "hist-five", "1.0", types=("hist-five/t", "hist-five/u"))  # other bytes, same file name
+    wheel = "hist_five-1.0-py3-none-any.whl"
+    (tmp_path / wheel).replace(pypi.packages / wheel)
+    ok(repo, "extension", "pull", "hist-five==1.0", env=BOB)
+    last = ok(repo, "extension", "history", "hist-five")["changes"][-1]
+    assert (last["action"], last["by"].split("@")[0]) == ("repin", "bob")
+    assert last["from"]["version"] == last["to"]["version"] == "1.0"
+    assert last["from"]["sha256"] != last["to"]["sha256"]
