@@ -106,10 +106,14 @@ def forget(folder: Path) -> None:
 
 def _compile(folder: Path) -> None:
     import compileall
+    import warnings
 
     # quiet=2: a module that does not compile (a dependency's Python-2-only
-    # test file, say) fails only if something imports it, as without bytecode
-    compileall.compile_dir(str(folder), quiet=2, workers=1)
+    # test file, say) fails only if something imports it, as without bytecode;
+    # nor do a dependency's SyntaxWarnings land in the command's output
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compileall.compile_dir(str(folder), quiet=2, workers=1)
 
 
 def _another_interpreters(path: Path) -> bool:
