@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from tests.dashboard.http import Session, text_of
+from tests.extensions.test_extension_history import as_user
 from tests.extensions.wheels import make_wheel
 from tests.helpers import ok, init_repo
 from tests.serve.server import Serve, mint_token
@@ -28,10 +29,10 @@ grants:
 def served(tmp_path_factory, pypi):
     repo = init_repo(tmp_path_factory.mktemp("ext-page") / "repo")
     make_wheel(pypi.packages, "page-ext", "1.0", types=("page-ext/t",))
-    ok(repo, "extension", "pull", "page-ext", "--index", pypi.url, env={"USER": "alice"})
+    ok(repo, "extension", "pull", "page-ext", "--index", pypi.url, env=as_user("alice"))
     ok(repo, "config", "set", "extensions.requireApproval", "true")
     make_wheel(pypi.packages, "page-ext", "2.0", types=("page-ext/t",))
-    ok(repo, "extension", "update", env={"USER": "<b>mallory</b>"})
+    ok(repo, "extension", "update", env=as_user("<b>mallory</b>"))
     (repo / "grants").mkdir(exist_ok=True)
     (repo / "grants" / "team.yaml").write_text(textwrap.dedent(GRANTS).lstrip())
     tokens = {n: mint_token(repo, n) for n in ("reviewer", "outsider")}

@@ -14,7 +14,15 @@ import pytest
 from tests.extensions.wheels import make_wheel
 from tests.helpers import cli, init_repo, ok
 
-ALICE, BOB, CAROL = ({"USER": u} for u in ("alice", "bob", "carol"))
+
+
+def as_user(name: str) -> dict:
+    """The environment of a command run by ``name`` (every variable a login
+    name is read from, so however "who am I" reads it)."""
+    return {"USER": name, "LOGNAME": name, "USERNAME": name, "LNAME": name}
+
+
+ALICE, BOB, CAROL = (as_user(u) for u in ("alice", "bob", "carol"))
 
 
 def _greeting(repo) -> str:
@@ -117,7 +125,7 @@ def test_someone_swamp_cannot_name_cannot_approve(tmp_path, pypi):
     ok(repo, "config", "set", "extensions.requireApproval", "true")
     make_wheel(pypi.packages, "hist-four", "2.0", types=("hist-four/t",))
     ok(repo, "extension", "update", env=ALICE)
-    r = cli(repo, "extension", "approve", "hist-four", env={"USER": "", "USERNAME": ""})
+    r = cli(repo, "extension", "approve", "hist-four", env=as_user("unknown"))
     assert r.code == 1 and r.error["code"] == "approval_refused", r
     assert _pinned(repo, "hist-four") == "1.0"
 
