@@ -181,3 +181,19 @@ def test_pinning_the_same_version_with_other_bytes_is_recorded_as_a_repin(tmp_pa
     assert (last["action"], last["by"].split("@")[0]) == ("repin", "bob")
     assert last["from"]["version"] == last["to"]["version"] == "1.0"
     assert last["from"]["sha256"] != last["to"]["sha256"]
+
+
+def test_an_approval_settles_its_proposal_whatever_the_approvers_clock_says():
+    """Records sort by their own clocks; an approval names the proposal it
+    settles, so a peer whose clock is behind cannot leave it pending."""
+    from swamp.extensions.history import Change, pending
+
+    def change(id_, at, action, **kw):
+        return Change(id=id_, at=at, by="x@h", action=action, name="e", **kw)
+
+    proposal = change("p1", "2026-12-01T10:00:00.000Z", "propose")
+    behind = change("a1", "2026-12-01T09:59:00.000Z", "approve", proposal="p1")
+    assert pending(sorted([proposal, behind], key=lambda c: (c.at, c.id))) == {}
+    newer = change("p2", "2026-12-01T10:05:00.000Z", "propose")
+    assert pending([proposal, newer])["e"].id == "p2"  # a later proposal replaces an earlier one
+    assert pending([proposal, change("r1", "2026-12-01T10:01:00.000Z", "remove")]) == {}
