@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.extensions.wheels import make_wheel
+from tests.extensions.wheels import TYPE_MODULE, make_wheel
 from tests.helpers import cli, init_repo, popen
 
 
@@ -31,19 +31,21 @@ def test_eight_concurrent_pulls_in_one_checkout_are_all_pinned(tmp_path, pypi):
 def test_a_broken_extension_breaks_only_its_own_types(tmp_path, pypi):
     repo = init_repo(tmp_path / "repo")
     make_wheel(pypi.packages, "brk-good", "1.0", types=("brk/good",))
-    make_wheel(pypi.packages, "brk-bad", "1.0", types=("brk/bad",))
+    # What a peer on another Python sees, say: the module no longer imports there
+    # (here: when BRK_BAD_BREAKS is set; an installed file edited instead is refused as tampered).
+    breaks = "import os\nif os.environ.get('BRK_BAD_BREAKS'):\n    import no_such_module_here\n"
+    make_wheel(pypi.packages, "brk-bad", "1.0", types=("brk/bad",),
+               body=breaks + TYPE_MODULE.format(type="brk/bad", name="brk-bad", version="1.0"))
     for n in ("brk-good", "brk-bad"):
         assert cli(repo, "extension", "pull", n, "--index", pypi.url).code == 0
     assert cli(repo, "model", "create", "brk/good", "good").code == 0
     assert cli(repo, "model", "create", "brk/bad", "bad").code == 0
-    # What a peer on another Python sees, say: the module no longer imports here.
     module = repo / ".swamp" / "cache" / "extensions" / "brk-bad-1.0" / "brk_bad" / "t0.py"
-    module.write_text("import os\nimport no_such_module_here\n")
 
-    assert cli(repo, "model", "method", "run", "good", "hello").code == 0
-    bad = cli(repo, "model", "method", "run", "bad", "hello")
+    assert cli(repo, "model", "method", "run", "good", "hello", env={"BRK_BAD_BREAKS": "1"}).code == 0
+    bad = cli(repo, "model", "method", "run", "bad", "hello", env={"BRK_BAD_BREAKS": "1"})
     assert bad.code == 1
-    assert f"{module}:2" in bad.error["error"] and "no_such_module_here" in bad.error["error"], bad
+    assert f"{module}:3" in bad.error["error"] and "no_such_module_here" in bad.error["error"], bad
     assert "Traceback" not in bad.stderr
 
 

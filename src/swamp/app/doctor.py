@@ -279,6 +279,7 @@ def _extensions(repo, repair: bool) -> list[Check]:
             continue
         where = install.target(repo, name, entry)
         altered = _altered_files(where) if install.is_installed(repo, name, entry) else []
+        altered = altered or install.changed_files(repo, name, entry)  # against the record made at install
         if install.is_installed(repo, name, entry) and not altered:
             out.append(Check(check, "ok", f"{name} {entry.version}: installed from its {len(entry.wheels)} pinned "
                              "wheel(s); every installed file matches its wheel's RECORD hash"))

@@ -21,7 +21,7 @@ from pathlib import Path
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, NotFoundError, UnpublishedError, UsageError
-from swamp.extensions import install, lockfile
+from swamp.extensions import history, install, lockfile
 from swamp.extensions.errors import ExtensionError
 from swamp.extensions.index import Index, normalize_url
 from swamp.extensions.lockfile import Entry
@@ -35,6 +35,13 @@ SEARCH_LIMIT = 50
 def _current(repo, counts: SyncCounts | None = None) -> lockfile.Lockfile:
     with reading(repo, into=counts):
         return lockfile.read(repo)
+
+
+def _source_index(lock: lockfile.Lockfile, name: str, pinned: Entry | None, index: str | None,
+                  move: bool) -> Index:
+    from swamp.extensions.pinned_index import choose
+
+    return choose(lock, name, pinned, index, move=move)
 
 
 def _indexes(lock: lockfile.Lockfile, index: str | None) -> list[Index]:
@@ -56,9 +63,12 @@ def list_extensions(repo) -> dict:
 
 
 # ---------------------------------------------------------------- changing
-def _change(repo, command: str, edit, value: dict, counts: SyncCounts) -> None:
+def _change(repo, command: str, edit, value: dict, counts: SyncCounts,
+            records: list[history.Change] | None = None) -> None:
     """One session under the lockfile's lease: read, ``edit(lock)`` (returns
-    whether it changed anything), write, publish."""
+    whether it changed anything, and appends to ``records`` the history
+    entries of what it did), write, publish: the lockfile and its history
+    in one commit."""
     try:
         # The lease keeps other writers off; ``editing`` also holds this
         # checkout's pulls off between the read and the write.
@@ -66,8 +76,17 @@ def _change(repo, command: str, edit, value: dict, counts: SyncCounts) -> None:
             lock = lockfile.read(repo)
             if edit(lock):
                 lockfile.write(repo, lock)
+            for c in records or []:
+                history.record(repo.datastore, c.model_copy(update={"command": command}))
     except UnpublishedError as e:
         raise e.with_value({**value, "sync": counts.to_json()})
+
+
+def approval_required(repo) -> bool:
+    """Whether the team set ``extensions.requireApproval`` (read in the session)."""
+    from swamp.repo import shared_config
+
+    return history.approval_required(shared_config.read(repo.datastore))
 
 
 def _check_unchanged(name: str, seen: Entry | None, now: Entry | None, wanted: Entry | None) -> None:
@@ -81,43 +100,58 @@ def _check_unchanged(name: str, seen: Entry | None, now: Entry | None, wanted: E
                                  f"want {show(wanted)}")
 
 
-def pull(repo, spec: str, *, index: str | None = None) -> dict:
+def pull(repo, spec: str, *, index: str | None = None, move: bool = False) -> dict:
     name, version = parse_spec(spec)
     counts = SyncCounts()
     lock = _current(repo, counts)
     seen = lock.extensions.get(name)
-    entry = _stage(repo, name, version, _indexes(lock, index))
+    entry = _stage(repo, name, version, _source_index(lock, name, seen, index, move))
     value = {"name": name, "version": entry.version, "index": entry.index, "types": entry.types,
              "vaultTypes": entry.vaultTypes, "reportTypes": entry.reportTypes,
              "wheels": [w.filename for w in entry.wheels], "lockfile": lockfile.location(repo)}
-    changed = []
+    changed, proposed, records = [], [], []
+    who = history.identity()
 
     def edit(lock):
         now = lock.extensions.get(name)
         _check_unchanged(name, seen, now, entry)
         _check_types_free(repo, lock, name, entry)
-        changed.append(now != entry)
+        records.clear()
+        proposed.clear()
+        if now == entry:
+            changed.append(False)
+            return False
+        kind = history.kind_of_change(now, entry)
+        summary = {"name": name, "from_": history.pin_of(name, now), "to": history.pin_of(name, entry)}
+        if approval_required(repo):
+            # peers keep the approved pin until a second identity approves this one
+            waiting = history.pending(history.read(repo.datastore)[0]).get(name)
+            if waiting is not None and waiting.entry == entry and waiting.base == now:
+                proposed.append(waiting)  # proposed already, exactly this: not twice
+                changed.append(False)
+                return False
+            records.append(history.new_change("propose", who, proposes=kind, entry=entry, base=now, **summary))
+            proposed.append(records[-1])
+            changed.append(False)
+            return False
+        records.append(history.new_change(kind, who, **summary))
         lock.extensions[name] = entry
-        return now != entry
+        changed.append(True)
+        return True
 
-    _change(repo, f"extension pull {name}=={entry.version}", edit, value, counts)
-    install.remove(repo, name, keep=install.target(repo, name, entry).name)  # the version it replaced
-    return {**value, "changed": changed[0], "sync": counts.to_json()}
+    _change(repo, f"extension pull {name}=={entry.version}", edit, value, counts, records)
+    if changed[-1]:
+        install.remove(repo, name, keep=install.target(repo, name, entry).name)  # the version it replaced
+    proposal = ({"id": proposed[0].id, "by": proposed[0].by, "proposes": proposed[0].proposes}
+                if proposed else None)
+    return {**value, "changed": changed[-1], "proposed": proposal, "sync": counts.to_json()}
 
 
-def _stage(repo, name: str, version: str | None, indexes: list[Index]) -> Entry:
+def _stage(repo, name: str, version: str | None, chosen: Index) -> Entry:
     """Download, verify and install NAME (outside any lease) and find its
     types; the entry to pin."""
     from swamp.extensions.resolve import stage
 
-    chosen = None
-    for ix in indexes:
-        if len(indexes) == 1 or ix.files(name):
-            chosen = ix
-            break
-    if chosen is None:
-        raise NotFoundError(f"no trusted index has {name!r}",
-                            hint="pass --index URL, or look with 'swamp extension search'")
     with install.scratch(repo) as stage_dir:
         staged = stage(chosen, name, version, stage_dir)
         entry = Entry(version=staged.version, index=staged.index,
@@ -165,16 +199,18 @@ def _check_types_free(repo, lock: lockfile.Lockfile, name: str, entry: Entry) ->
 def remove(repo, name: str) -> dict:
     name = check_name(name)
     counts = SyncCounts()
-    removed = []
+    removed, records = [], []
+    who = history.identity()
 
     def edit(lock):
         entry = lock.extensions.pop(name, None)
         if entry is None:
             raise NotFoundError(f"extension {name!r} is not pinned", hint="see 'swamp extension list'")
         removed[:] = [entry.version, entry.types, entry.vaultTypes]
+        records[:] = [history.new_change("remove", who, name=name, from_=history.pin_of(name, entry))]
         return True
 
-    _change(repo, f"extension rm {name}", edit, {"name": name}, counts)
+    _change(repo, f"extension rm {name}", edit, {"name": name}, counts, records)
     install.remove(repo, name)
     return {"name": name, "version": removed[0], "lockfile": lockfile.location(repo),
             "types": removed[1], "vaultTypes": removed[2],
@@ -194,12 +230,20 @@ def _configs_of(root, types: list[str], label: str = "") -> list[str]:
     return out
 
 
-def install_all(repo) -> dict:
+def install_all(repo, *, reinstall: bool = False) -> dict:
     """Restore exactly what the lockfile pins (every wheel hash-checked),
-    and remove installs it no longer pins."""
+    and remove installs it no longer pins. An install whose files changed
+    since is refused (``reinstall``: every pinned extension is installed
+    again from its pinned wheels)."""
     counts = SyncCounts()
     lock = _current(repo, counts)
+    if reinstall:
+        for n in sorted(lock.extensions):
+            install.remove(repo, n)
     todo = {n: e for n, e in lock.extensions.items() if not install.is_installed(repo, n, e)}
+    for n, e in sorted(lock.extensions.items()):
+        if n not in todo:
+            install.verify(repo, n, e)
     with ThreadPoolExecutor(min(4, len(todo) or 1)) as pool:
         list(pool.map(lambda item: install.ensure(repo, *item), sorted(todo.items())))
     pruned = install.prune(repo, lock.extensions)
@@ -238,14 +282,18 @@ def update(repo, name: str | None = None, *, check: bool = False) -> dict:
     counts = SyncCounts()
     lock = _current(repo, counts)
     rows = [r for r in _updates(repo, lock, name) if r["outdated"]]
-    updated = []
+    updated, proposed = [], []
     if not check:
         for r in rows:
             result = pull(repo, f"{r['name']}=={r['latest']}", index=r["index"])
             counts.add(SyncCounts(**_counts_fields(result["sync"])))
-            updated.append({"name": r["name"], "from": r["pinned"], "to": result["version"]})
+            change = {"name": r["name"], "from": r["pinned"], "to": result["version"]}
+            if result["proposed"]:
+                proposed.append({**change, "proposal": result["proposed"]["id"]})
+            elif result["changed"]:
+                updated.append(change)
     return {"updates": [{"name": r["name"], "from": r["pinned"], "to": r["latest"]} for r in rows],
-            "updated": updated, "checkOnly": check, "sync": counts.to_json()}
+            "updated": updated, "proposed": proposed, "checkOnly": check, "sync": counts.to_json()}
 
 
 def _counts_fields(doc: dict) -> dict:
@@ -322,28 +370,32 @@ def trust_list(repo) -> dict:
 def trust_add(repo, url: str) -> dict:
     url = normalize_url(url)
     counts = SyncCounts()
+    records = []
 
     def edit(lock):
         if lock.trustedIndexes.get(url):
             return False
         lock.trustedIndexes[url] = True
+        records[:] = [history.new_change("trust-add", history.identity(), index=url)]
         return True
 
-    _change(repo, "extension trust add", edit, {"index": url}, counts)
+    _change(repo, "extension trust add", edit, {"index": url}, counts, records)
     return {"index": url, "trusted": True, "sync": counts.to_json()}
 
 
 def trust_rm(repo, url: str) -> dict:
     url = normalize_url(url)
     counts = SyncCounts()
+    records = []
 
     def edit(lock):
         if url not in lock.trustedIndexes:
             raise NotFoundError(f"{url} is not trusted", hint="see 'swamp extension trust list'")
         del lock.trustedIndexes[url]
+        records[:] = [history.new_change("trust-remove", history.identity(), index=url)]
         return True
 
-    _change(repo, "extension trust rm", edit, {"index": url}, counts)
+    _change(repo, "extension trust rm", edit, {"index": url}, counts, records)
     return {"index": url, "trusted": False, "sync": counts.to_json()}
 
 
@@ -511,13 +563,26 @@ def _run_probe(args: list[str], target: Path) -> dict:
     # itself is put back, wherever this swamp was imported from.
     home = str(Path(swamp.__file__).resolve().parent.parent)
     code = f"import sys; sys.path.insert(0, {home!r}); from swamp.app.extensions import _probe_main; _probe_main()"
-    proc = subprocess.run([sys.executable, "-I", "-c", code, *args], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-I", "-c", code, *args], capture_output=True, text=True,
+                          env=_probe_environment())
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         return {"types": [], "errors": [{"file": str(target), "line": None,
                                          "message": "loading it crashed: " + " / ".join(tail)}]}
+
+
+#: all the probe gets of this process's environment: what a Python needs to
+#: start and import, never this process's tokens, keys or webhook secrets
+#: (an extension's import-time code runs in the probe, before anyone used it)
+PROBE_ENVIRONMENT = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "SYSTEMROOT")
+
+
+def _probe_environment() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k in PROBE_ENVIRONMENT}
 
 
 def _probe_here(target: Path, name: str | None) -> dict:

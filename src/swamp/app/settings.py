@@ -36,6 +36,7 @@ def set_setting(repo, key: str, value: Any) -> dict:
             data = shared_config.read(ds)
             data[key] = value
             shared_config.write(ds, data)
+            _record_setting(ds, key, value, f"config set {key}")
     except UnpublishedError as e:
         raise e.with_value({"key": key, "value": value, "sync": counts.to_json()})
     return {"key": key, "value": value, "sync": counts.to_json()}
@@ -51,6 +52,15 @@ def unset_setting(repo, key: str) -> dict:
                 raise NotFoundError(f"no setting named {key!r}")
             del data[key]
             shared_config.write(ds, data)
+            _record_setting(ds, key, None, f"config unset {key}")
     except UnpublishedError as e:
         raise e.with_value({"key": key, "sync": counts.to_json()})
     return {"key": key, "sync": counts.to_json()}
+
+
+def _record_setting(ds, key: str, value: Any, command: str) -> None:
+    """extensions.requireApproval decides who may change the code everyone
+    runs: its changes go to the extension history."""
+    from swamp.extensions.history import record_setting
+
+    record_setting(ds, key, value, command)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import sys
 
 import click
@@ -22,15 +23,24 @@ _index = click.option("--index", "index", metavar="URL",
 @extension.command("pull")
 @click.argument("spec", metavar="NAME[==VERSION]")
 @_index
+@click.option("--move", is_flag=True,
+              help="Take a pinned extension from --index instead of the index it is pinned to (recorded).")
 @global_options
 @click.pass_obj
-def pull(state: CliState, spec, index):
+def pull(state: CliState, spec, index, move):
     """Install an extension (the newest version, or VERSION) and pin it.
+
+    A pinned extension comes only from the index it is pinned to; --index URL
+    --move takes it from another one.
 
     Example: swamp extension pull acme-tools==1.2.0 --index https://pypi.example.com/simple/"""
     from swamp.app.extensions import pull as pull_
 
-    r = pull_(state.repo(), spec, index=index)
+    r = pull_(state.repo(), spec, index=index, move=move)
+    if r["proposed"]:
+        emit(state, r, f"proposed {r['name']} {r['version']} ({_kinds(r)}); extensions.requireApproval is set, "
+                       f"so it is pinned once a second identity runs 'swamp extension approve {r['name']}'")
+        return
     emit(state, r, f"{'pinned' if r['changed'] else 'already pinned'} {r['name']} {r['version']} "
                    f"({_kinds(r)}) in {r['lockfile']}")
 
@@ -78,15 +88,17 @@ def list_(state: CliState):
 
 
 @extension.command("install")
+@click.option("--reinstall", is_flag=True,
+              help="Install every pinned extension again from its pinned wheels (after a changed install was refused).")
 @global_options
 @click.pass_obj
-def install(state: CliState):
+def install(state: CliState, reinstall):
     """Install exactly what the lockfile pins (every wheel hash-checked).
 
     Example: swamp extension install"""
     from swamp.app.extensions import install_all
 
-    r = install_all(state.repo())
+    r = install_all(state.repo(), reinstall=reinstall)
     emit(state, r, f"installed {len(r['installed'])}, already installed {len(r['alreadyInstalled'])}, "
                    f"removed {len(r['removed'])}")
 
@@ -107,10 +119,90 @@ def update(state: CliState, name, check):
     def human():
         if not r["updates"]:
             say("everything is up to date")
+        proposed = {p["name"] for p in r.get("proposed", [])}
         for u in r["updates"]:
-            say(f"{u['name']}: {u['from']} -> {u['to']}" + (" (not updated: --check)" if check else ""))
+            say(f"{u['name']}: {u['from']} -> {u['to']}" + (" (not updated: --check)" if check else "")
+                + (" (proposed: waits for 'swamp extension approve " + u["name"] + "')"
+                   if u["name"] in proposed else ""))
 
     emit(state, r, human)
+
+
+@extension.command("history")
+@click.argument("name", required=False)
+@global_options
+@click.pass_obj
+def history(state: CliState, name):
+    """Every change of the pins (of NAME), oldest first: who, when, what, from
+    which index; and the proposed changes waiting for approval.
+
+    Example: swamp extension history acme-tools --json"""
+    from swamp.app.extension_review import history_of
+
+    r = history_of(state.repo(), name)
+
+    def human():
+        rows = [{"at": c["at"], "by": c["by"], "action": c["action"],
+                 "what": c.get("name") or c.get("index") or c.get("setting", ""), "change": _change_text(c)}
+                for c in r["changes"]]
+        if rows:
+            table(rows, ["at", "by", "action", "what", "change"])
+        else:
+            say("no extension change recorded")
+        for p in r["pending"]:
+            say(f"waiting for approval: {p['name']} {_change_text(p)} ({p.get('proposes')}), proposed by {p['by']}; "
+                f"a second identity approves it with 'swamp extension approve {p['name']}'")
+        for u in r["unreadable"]:
+            say(f"warning: {u} is not a change record (ignored)")
+
+    emit(state, r, human)
+
+
+def _change_text(c: dict) -> str:
+    old, new = c.get("from"), c.get("to")
+
+    def pin(p):
+        sha = (p.get("sha256") or "")[:12]
+        return f"{p['version']} ({p['index']}{', sha256 ' + sha if sha else ''})"
+
+    if old and new:
+        return f"{pin(old)} -> {pin(new)}"
+    if new:
+        return f"-> {pin(new)}"
+    if old:
+        return f"{pin(old)} ->"
+    if c.get("setting"):
+        return "unset" if c.get("value") is None else f"= {json.dumps(c['value'])}"
+    return ""
+
+
+@extension.command("approve")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def approve(state: CliState, name):
+    """Make the proposed change of NAME its pin (by another identity than the proposer's).
+
+    Example: swamp extension approve acme-tools"""
+    from swamp.app.extension_review import approve as approve_
+
+    r = approve_(state.repo(), name)
+    emit(state, r, f"approved {r['name']} {r['from']} -> {r['to']} (proposed by {r['proposedBy']}) "
+                   f"in {r['lockfile']}")
+
+
+@extension.command("reject")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def reject(state: CliState, name):
+    """Drop the proposed change of NAME; its pin stays as it is.
+
+    Example: swamp extension reject acme-tools"""
+    from swamp.app.extension_review import reject as reject_
+
+    r = reject_(state.repo(), name)
+    emit(state, r, f"rejected {r['name']} {r['to']} (proposed by {r['proposedBy']}); still pinned: {r['from']}")
 
 
 @extension.command("outdated")

@@ -25,6 +25,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from swamp.extensions import install_integrity as integrity
 from swamp.extensions.errors import ExtensionError, HashMismatchError, IndexError_
 from swamp.extensions.index import Index, sha256_of
 from swamp.extensions.lockfile import Entry
@@ -46,21 +47,49 @@ def _marker_doc(name: str, entry: Entry) -> dict:
     return {"name": name, "version": entry.version, "sha256": sorted(w.sha256 for w in entry.wheels)}
 
 
-def is_installed(repo, name: str, entry: Entry) -> bool:
+def _read_marker(repo, name: str, entry: Entry) -> dict | None:
+    """The install's marker when it is an install of exactly these pins, made
+    by a swamp that seals installs (an older one recorded no files: such an
+    install is simply made again)."""
     try:
         doc = json.loads((target(repo, name, entry) / MARKER).read_text())
     except (OSError, ValueError):
-        return False
-    return doc == _marker_doc(name, entry)
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("files"), dict):
+        return None
+    return doc if {k: doc.get(k) for k in ("name", "version", "sha256")} == _marker_doc(name, entry) else None
+
+
+def is_installed(repo, name: str, entry: Entry) -> bool:
+    return _read_marker(repo, name, entry) is not None
+
+
+def verify(repo, name: str, entry: Entry) -> None:
+    """Refuse an install whose files changed since it was made (see
+    ``install_integrity``); call before importing anything from it."""
+    doc = _read_marker(repo, name, entry)
+    if doc is None:
+        raise ExtensionError(f"{name} {entry.version} is not installed here",
+                             hint="swamp extension install")
+    integrity.check(target(repo, name, entry), doc["files"], MARKER, f"extension {name} {entry.version}")
+
+
+def changed_files(repo, name: str, entry: Entry) -> list[str]:
+    """What differs in an install from what was installed ([] when it is
+    intact or not installed)."""
+    doc = _read_marker(repo, name, entry)
+    return integrity.problems(target(repo, name, entry), doc["files"], MARKER) if doc else []
 
 
 def ensure(repo, name: str, entry: Entry) -> Path:
     """The extension's directory, installed first if it is not (the pinned
-    wheels, downloaded from the pinned index, hash-checked)."""
+    wheels, downloaded from the pinned index, hash-checked), and checked
+    unchanged since."""
     if not is_installed(repo, name, entry):
         with _scratch(repo) as stage:
             files = download_pinned(entry, stage)
             install_files(repo, name, entry, files)
+    verify(repo, name, entry)
     return target(repo, name, entry)
 
 
@@ -94,8 +123,9 @@ def _check_hash(filename: str, pinned: str, actual: str, where: str) -> None:
     if pinned != actual:
         raise HashMismatchError(
             f"{filename} from {where} has sha256 {actual}, but the lockfile pins {pinned}; not installed",
-            hint="the wheel on the index changed since it was pinned. If that is expected, pin it again "
-                 "with 'swamp extension pull NAME==VERSION'; otherwise ask who runs the index")
+            hint=f"nothing was installed or run. The file on {where} is not the one the team pinned: "
+                 "do not pin it again; tell your team and whoever runs the index (a changed release "
+                 "ships under a new version number)")
 
 
 def install_files(repo, name: str, entry: Entry, files: dict[str, Path]) -> Path:
@@ -113,17 +143,32 @@ def install_files(repo, name: str, entry: Entry, files: dict[str, Path]) -> Path
                                  hint="pin a version with a pure-Python wheel, or one built for every platform "
                                       "the team uses ('swamp extension pull NAME==VERSION' on this machine)")
     final = target(repo, name, entry)
-    root(repo).mkdir(parents=True, exist_ok=True)
+    make_root(repo)
     tmp = root(repo) / f".partial-{name}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         tmp.mkdir()
         for w in sorted(entry.wheels, key=lambda w: w.filename):
             unpack(files[w.filename], tmp)
-        (tmp / MARKER).write_text(json.dumps(_marker_doc(name, entry), sort_keys=True))
+        recorded = integrity.seal(tmp, MARKER)
+        (tmp / MARKER).write_text(json.dumps({**_marker_doc(name, entry), "files": recorded}, sort_keys=True))
+        os.chmod(tmp / MARKER, integrity.FILE_MODE)
+        integrity.forget(final)
         _move_into_place(tmp, final, name, entry, repo)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def make_root(repo) -> Path:
+    """The folder of every install, not writable by others (whatever the
+    umask it was first made under), nor is the cache folder that holds it."""
+    base = root(repo)
+    base.mkdir(parents=True, exist_ok=True)
+    for d in (base.parent, base):
+        mode = d.stat().st_mode
+        if mode & integrity.OTHERS_WRITE:
+            os.chmod(d, mode & 0o7777 & ~integrity.OTHERS_WRITE)
+    return base
 
 
 def _move_into_place(tmp: Path, final: Path, name: str, entry: Entry, repo) -> None:
@@ -198,8 +243,8 @@ def unpack(wheel: Path, dest: Path) -> None:
             with zf.open(info) as src, open(out, "wb") as dst:
                 shutil.copyfileobj(src, dst)
             mode = (info.external_attr >> 16) & 0o777
-            if mode & 0o111:
-                os.chmod(out, 0o755)
+            # set, not left to the umask: installed code is never writable by others
+            os.chmod(out, integrity.EXEC_MODE if mode & 0o111 else integrity.FILE_MODE)
 
 
 class _scratch:
@@ -209,7 +254,7 @@ class _scratch:
         self.repo = repo
 
     def __enter__(self) -> Path:
-        root(self.repo).mkdir(parents=True, exist_ok=True)
+        make_root(self.repo)
         self.path = Path(tempfile.mkdtemp(prefix=".stage-", dir=root(self.repo)))
         return self.path
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from swamp.extensions.install_integrity import OTHERS_WRITE
 from swamp.util.atomic import atomic_write
 
 
@@ -18,15 +19,24 @@ def _file(repo) -> Path:
 
 
 def read(repo) -> dict[str, dict]:
-    """name -> {"path", "types"} (the types seen when it was added)."""
+    """name -> {"path", "types"} (the types seen when it was added). A list
+    that others could have written is refused: it says which code is loaded."""
+    path = _file(repo)
     try:
-        doc = json.loads(_file(repo).read_text())
+        if path.stat().st_mode & OTHERS_WRITE:
+            from swamp.extensions.errors import TamperedInstallError
+
+            raise TamperedInstallError(f"{path} is writable by others: the local checkouts it lists are not loaded",
+                                       hint=f"check what it lists, then 'chmod go-w {path}'")
+        doc = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
     return doc if isinstance(doc, dict) else {}
 
 
 def write(repo, sources: dict[str, dict]) -> None:
+    from swamp.extensions.install import make_root
+
     path = _file(repo)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(sources, indent=2, sort_keys=True) + "\n")
+    make_root(repo)
+    atomic_write(path, json.dumps(sources, indent=2, sort_keys=True) + "\n", mode=0o644)  # never the umask's

@@ -45,6 +45,7 @@ class Registry:
         self._sources: dict[str, str] = {}
         self._duplicates: dict[str, list[str]] = {}  # type -> every file that defines it
         self.errors: list[LoadError] = []
+        self._refusals: dict[str, SwampError] = {}  # extension -> why it could not be installed
         self._loaded_builtins = False
         self._loaded_locals = False
         self._loaded_sources = False
@@ -97,7 +98,9 @@ class Registry:
         try:
             objects, failures = load_pinned(self.repo, name, entry)
         except SwampError as e:
-            self.errors.append(LoadError(f"extension {name} {entry.version}", None, e.message))
+            where = f"extension {name} {entry.version}"
+            self.errors.append(LoadError(where, None, e.message.removeprefix(f"{where}: ")))
+            self._refusals[name] = e
             return
         self.errors += [LoadError(f.file, f.line, f.message) for f in failures]
         for obj in objects:
@@ -124,6 +127,7 @@ class Registry:
     def _from_extensions(self, type_name: str) -> ModelType | None:
         if self.repo is None:
             return None
+        from swamp.extensions.errors import failure_hint
         from swamp.extensions.runtime import provider, sources
 
         if sources(self.repo):
@@ -141,8 +145,7 @@ class Registry:
             return self._types[type_name]
         raise TypeLoadError(f"model type {type_name!r} comes from extension {name} {entry.version}, which "
                             "failed to load: " + "; ".join(str(e) for e in self.errors[before:]),
-                            hint="fix or update the extension ('swamp extension update NAME'); "
-                                 "types of other extensions still work")
+                            hint=failure_hint(self._refusals.get(name)) + "; types of other extensions still work")
 
     def all(self) -> list[ModelType]:
         self._load_builtins()

@@ -30,6 +30,7 @@ RULES = path_rules()
     ("files/a.txt.conflict-laptop-12", PathClass.LOCAL_ONLY),
     ("data/acme-counter/m1/count/3/raw.conflict-laptop-12", PathClass.LOCAL_ONLY),
     ("extensions/lockfile.json", PathClass.MERGEABLE),
+    ("extensions/history/20261201T213450643Z-58fd6bc5.json", PathClass.IMMUTABLE),
     ("config/shared.json", PathClass.MERGEABLE),
     ("config/shared.yaml", PathClass.MERGEABLE),
     ("definitions-evaluated/m.yaml", PathClass.OTHER),

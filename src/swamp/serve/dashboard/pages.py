@@ -330,6 +330,7 @@ class Dashboard:
                            v(views.conflict("drop"), post=True, op="dropConflict", action="write",
                              resource="data:*"), methods=["POST"]),
             StarletteRoute("/ui/audit", v(views.audit), methods=["GET"]),
+            StarletteRoute("/ui/extensions", v(views.extensions), methods=["GET"]),
             Mount("/ui/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ]
 

@@ -417,6 +417,21 @@ def conflict(what: str):
 
 
 # -------------------------------------------------------------------- audit
+def extensions(c: Ctx) -> Page:
+    """The pinned extensions, the proposed changes waiting for approval, and
+    the history of every change, newest first (``swamp extension history``).
+    Read-only; extensions provide model types, so: ``read model:*``."""
+    from swamp.app.extension_review import history_of
+    from swamp.app.extensions import list_extensions
+
+    c.require("read", "model:*")
+    doc = history_of(c.repo)
+    return Page("extensions.html", {"title": "Extensions", "nav": "extensions",
+                                    "pinned": list_extensions(c.repo)["extensions"], "pending": doc["pending"],
+                                    "changes": list(reversed(doc["changes"])),
+                                    "require_approval": doc["requireApproval"], "unreadable": doc["unreadable"]})
+
+
 def audit(c: Ctx) -> Page:
     from swamp.serve.dashboard.audit_view import entries
 
