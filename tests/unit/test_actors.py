@@ -42,3 +42,11 @@ def test_a_server_caller_is_its_token_with_the_user_it_was_minted_for():
     assert actors.of_subjects([]) == "anonymous"
     assert actors.of_subjects(["webhook:gh"]) == actors.webhook("gh") == "webhook:gh"
     assert actors.schedule("nightly") == "schedule:nightly"
+
+
+def test_an_actor_cannot_pass_for_another_kind_nor_carry_control_characters(monkeypatch):
+    monkeypatch.setenv("USER", "token:ci")
+    assert actors.local_user() == f"user:token:ci@{ids.hostname()}"  # still a local user
+    monkeypatch.setenv("USER", "eve\x1b[2K\rroot")
+    assert actors.local_user() == f"user:eve?[2K?root@{ids.hostname()}"
+    assert actors.of_subjects(["token:ci", "user:al\nice"]) == "token:ci (user:al?ice)"

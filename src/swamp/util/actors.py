@@ -14,22 +14,29 @@ one uses (a workflow run's ``initiatedBy``, ``resumedBy`` and
   which asks nobody who they are.
 
 An actor is text to show and to search, never a credential: nothing
-decides access by reading one back."""
+decides access by reading one back. Each kind has its own prefix, so a
+local ``$USER`` of "token:ci" is ``user:token:ci@HOST``, never a token;
+control characters (from an environment, or a token's user) become "?",
+so a record shown to a peer cannot move their terminal's cursor."""
 
 from __future__ import annotations
 
 ANONYMOUS = "anonymous"
 
 
+def _shown(text: str) -> str:
+    return "".join("?" if ord(ch) < 0x20 or 0x7f <= ord(ch) < 0xa0 else ch for ch in text)
+
+
 def local_user() -> str:
     """The person running this process, on this machine."""
     from swamp.util.ids import hostname, os_user
 
-    return f"user:{os_user()}@{hostname()}"
+    return _shown(f"user:{os_user()}@{hostname()}")
 
 
 def token(name: str, user: str | None = None) -> str:
-    return f"token:{name} (user:{user})" if user else f"token:{name}"
+    return _shown(f"token:{name} (user:{user})" if user else f"token:{name}")
 
 
 def schedule(name: str) -> str:
