@@ -203,7 +203,7 @@ def test_a_signal_sent_from_the_run_page_lets_the_run_finish(served):
         time.sleep(0.5)
     assert run["status"] == "succeeded", run
     step = next(s for j in run["jobs"] for s in j["steps"] if s["name"] == "release")
-    assert step["signal"]["message"] == {"version": "1.4.2"} and step["signal"]["by"] == "token:ops"
+    assert step["signal"]["message"] == {"version": "1.4.2"} and step["signal"]["by"] == "token:ops (user:alice)"
     _, page = ops.get(run_page)
     assert "<strong>signalled</strong> by token:ops" in page and "data-signal=" not in page
     status, page = ops.post(f"{run_page}/signal", {"step": "main/release", "message": '{"version": "2"}'},

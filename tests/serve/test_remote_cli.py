@@ -39,7 +39,8 @@ jobs:
 """
 
 VOLATILE = {"id", "startedAt", "completedAt", "durationMs", "logFile", "dataArtifacts", "outputId",
-            "createdAt", "updatedAt"}
+            "createdAt", "updatedAt",
+            "initiatedBy"}  # who: the local user here, the server's caller there (asserted below)
 
 
 def stable(doc):
@@ -74,6 +75,9 @@ def test_method_run_same_record_and_exit_codes(served):
     local, remote = both(served, "model", "method", "run", "hello", "execute", "--input", "run=echo same")
     assert local.code == remote.code == 0
     assert stable(local.data) == stable(remote.data)
+    # run here it is the local user's; through the server, its caller's (no credential: anonymous)
+    assert local.data["initiatedBy"].startswith("user:")
+    assert remote.data["initiatedBy"] == "anonymous" or remote.data["initiatedBy"].startswith("token:")
     local, remote = both(served, "model", "method", "run", "hello", "execute", "--input", "run=exit 3")
     assert local.code == remote.code == 1
     assert local.data["status"] == remote.data["status"] == "failed"

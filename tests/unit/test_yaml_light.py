@@ -65,6 +65,10 @@ swamp_text = st.one_of(
     st.from_regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z", fullmatch=True),
     st.from_regex(r"[0-9]{4}\.[0-9]{1,2}\.[0-9]{1,2}\.[0-9]", fullmatch=True),
     st.text(st.sampled_from("0123456789abcdef"), min_size=8, max_size=64), st.sampled_from(TRICKY),
+    # who did it (util/actors.py): "user:NAME@HOST", "token:NAME (user:USER)", and near misses
+    st.from_regex(r"[a-z]{1,8}:[a-z0-9._-]{0,40}(@[a-z0-9.-]{0,30})?( \(user:[a-z0-9@.]{0,50}\))?:?",
+                  fullmatch=True),
+    st.from_regex(r"[A-Za-z_][A-Za-z0-9 _./@():-]{0,90}", fullmatch=True),
 )
 swamp_keys = st.one_of(st.from_regex(r"[a-zA-Z][a-zA-Z0-9_-]{0,10}", fullmatch=True), st.uuids().map(str))
 swamp_scalars = st.one_of(swamp_text, st.integers(-10**6, 10**12), st.booleans(), st.none())

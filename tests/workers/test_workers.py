@@ -152,3 +152,6 @@ def test_serve_with_a_scheduler_dispatches_placed_steps(cluster):
     assert reply.status == 200, reply
     (step,) = [s for j in reply.doc["jobs"] for s in j["steps"]]
     assert step["status"] == "succeeded" and step["worker"] == "us-1"
+    # the worker records the method run for whoever the run acts for (the server's caller), not for itself
+    record = ok(cluster.origin, "model", "method", "history", "get", step["outputId"])
+    assert record["initiatedBy"] == reply.doc["initiatedBy"]

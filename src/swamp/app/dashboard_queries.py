@@ -45,7 +45,8 @@ def _summary(doc: dict) -> dict:
             "startedAt": doc.get("startedAt") or "", "completedAt": doc.get("completedAt"),
             "durationMs": doc.get("durationMs"), "parentRunId": doc.get("parentRunId"),
             "steps": len(steps), "failedSteps": sum(s.get("status") == "failed" for s in steps),
-            "waiting": sum(s.get("status") in ("waiting_approval", "waiting_signal") for s in steps)}
+            "waiting": sum(s.get("status") in ("waiting_approval", "waiting_signal") for s in steps),
+            "initiatedBy": doc.get("initiatedBy")}
 
 
 class RunIndex:

@@ -76,23 +76,25 @@ def _checked_options(repo, runner, definition, model_type, method, reports):
 
 
 def run_method(repo, model: str, method: str, *, inputs: dict | None = None,
-               tags: dict | None = None, runner=None, on_log=None, reports=None, checks=None) -> MethodRun:
+               tags: dict | None = None, runner=None, on_log=None, reports=None, checks=None,
+               by: str | None = None) -> MethodRun:
     """One session: the model's lease (its versions are allocated under it),
     a pull, the arguments resolved once against what the pull brought, the
     run, one push, release. ``runner`` (a models.runner.Runner) lets a caller
     that runs many methods load the type registry once."""
     return run_batch(repo, model, method, [inputs or {}], tags=tags, runner=runner, on_log=on_log,
-                     reports=reports, checks=checks)[0]
+                     reports=reports, checks=checks, by=by)[0]
 
 
 def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | None = None,
-              runner=None, on_log=None, reports=None, checks=None) -> list[MethodRun]:
+              runner=None, on_log=None, reports=None, checks=None, by: str | None = None) -> list[MethodRun]:
     """Run ``method`` once per inputs map in ``batch``, all in one session:
     one lease, one pull, one push, so the versions they write are
     contiguous. Every inputs map is checked before the lease is taken.
     ``reports`` (a reports.run.Selection) chooses the reports that run
     after each run, in the same session; ``checks`` is (skip every
-    pre-flight check, names of checks to skip)."""
+    pre-flight check, names of checks to skip); ``by`` is who runs it
+    (util/actors.py; default: this process's user), its ``initiatedBy``."""
     from swamp.app.reports import after_method
 
     runner = _runner_for(repo, runner, on_log, checks)
@@ -105,7 +107,7 @@ def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | 
         with changing(repo, f"model method run {definition.name} {method}",
                       leases=[model_lock_name(definition.type, definition.id)], into=counts):
             for inputs in batch:
-                record = runner.execute(runner.prepare(definition, method, inputs), tags=tags)
+                record = runner.execute(runner.prepare(definition, method, inputs), tags=tags, initiated_by=by)
                 done.append((record, _failure_log(repo, record), after_method(repo, runner.data, record,
                                                                               report_types)))
     except UnpublishedError as e:
@@ -121,7 +123,7 @@ def _failure_log(repo, record) -> str | None:
 
 
 def run_direct(repo, type_name: str, method: str, name: str, batch: list[dict], *, tags: dict | None = None,
-               on_log=None, reports=None, checks=None) -> list[MethodRun]:
+               on_log=None, reports=None, checks=None, by: str | None = None) -> list[MethodRun]:
     """Direct type execution: run ``method`` of the type ``type_name`` as
     the model ``name`` without a hand-written definition. Each input naming
     one of the method's own arguments goes to the method (it wins when the
@@ -149,7 +151,7 @@ def run_direct(repo, type_name: str, method: str, name: str, batch: list[dict], 
                                     hint="choose another name, or run it as 'swamp model method run "
                                          f"{name} {method}'")
             return run_batch(repo, name, method, batch, tags=tags, runner=runner, on_log=on_log,
-                             reports=reports, checks=checks)
+                             reports=reports, checks=checks, by=by)
     routed = [auto_definitions.route_inputs(model_type, method, inputs) for inputs in batch]
     existing = auto_definitions.find(repo, type_name, name)
     global_args: dict = {}
@@ -171,7 +173,7 @@ def run_direct(repo, type_name: str, method: str, name: str, batch: list[dict], 
             for i, (g, m) in enumerate(routed):
                 # this run's own global values win over those the definition keeps
                 p = first if i == 0 else runner.prepare(definition, method, {**g, **m})
-                record = runner.execute(p, tags=tags)
+                record = runner.execute(p, tags=tags, initiated_by=by)
                 done.append((record, _failure_log(repo, record), after_method(repo, runner.data, record,
                                                                               report_types)))
     except UnpublishedError as e:

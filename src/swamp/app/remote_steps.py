@@ -36,6 +36,7 @@ from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import SwampError, UnpublishedError, ValidationError
 from swamp.models.leases import model_lock_name
 from swamp.util import tracing
+from swamp.util.actors import local_user
 
 
 class WorkerLostError(SwampError):
@@ -84,6 +85,8 @@ class StepJob:
     auto: bool = False
     tags: dict | None = None
     triggered_by: str = "workflow"
+    #: who the step runs for (util/actors.py), decided where it was dispatched, not on the worker
+    initiated_by: str | None = None
     workflow_run_id: str | None = None
     workflow_name: str | None = None
     step_name: str | None = None
@@ -180,6 +183,7 @@ def run_step(repo, job: StepJob, *, worker: str, registry=None, control=None) ->
             prepared = runner.prepare(definition, job.method, job.inputs, variables=job.variables)
             if not cancelled():
                 record = runner.execute(prepared, tags=job.tags, triggered_by=job.triggered_by,
+                                        initiated_by=job.initiated_by,
                                         workflow_run_id=job.workflow_run_id, workflow_name=job.workflow_name,
                                         step_name=job.step_name, overrides=job.overrides, ephemeral=ephemeral)
             if cancelled():
@@ -294,7 +298,7 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
                       variables={"run": execution.run_info}, secrets=secrets_for(host.repo, prepared),
                       overrides=overrides, auto=definition.id in execution.autos,
                       workflow_run_id=execution.run.id, workflow_name=execution.run.workflowName,
-                      step_name=e.name, traceparent=tracing.child_env().get("TRACEPARENT"), ephemeral=ephemeral)
+                      initiated_by=execution.acting_for(), step_name=e.name, traceparent=tracing.child_env().get("TRACEPARENT"), ephemeral=ephemeral)
     except SwampError as err:
         execution.set_failed(st, e, err.message, step)
         return True
@@ -412,7 +416,7 @@ def run_method(repo, model: str, method: str, *, inputs: dict | None, placement:
         prepared = runner.prepare(definition, method, inputs)
     job = StepJob(definition=definition, method=method, inputs=inputs,
                   command=f"model method run {definition.name} {method}", secrets=secrets_for(repo, prepared),
-                  tags=tags, triggered_by="manual")
+                  tags=tags, triggered_by="manual", initiated_by=local_user())
     try:
         outcome = dispatcher.run(job, placement, on_log=on_log)
     finally:

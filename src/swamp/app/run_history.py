@@ -14,7 +14,8 @@ from pathlib import Path
 
 from swamp.app.dashboard_queries import RunIndex, workflow_runs
 
-_FIELDS = ("id", "workflowName", "status", "startedAt", "completedAt", "durationMs", "steps", "failedSteps")
+_FIELDS = ("id", "workflowName", "status", "startedAt", "completedAt", "durationMs", "steps", "failedSteps",
+           "initiatedBy")
 
 
 def index_for(repo) -> RunIndex:

@@ -50,7 +50,7 @@ def _method_row(rel: str, r) -> dict:
     return {"kind": "method", "id": r.id, "name": f"{r.modelName}.{r.methodName}", "model": r.modelName,
             "method": r.methodName, "workflow": r.workflowName, "status": r.status, "startedAt": r.startedAt,
             "completedAt": r.completedAt, "durationMs": r.durationMs, "triggeredBy": r.triggeredBy,
-            "workflowRunId": r.workflowRunId, "path": rel}
+            "initiatedBy": r.initiatedBy, "workflowRunId": r.workflowRunId, "path": rel}
 
 
 def _workflow_row(r) -> dict:
@@ -58,7 +58,7 @@ def _workflow_row(r) -> dict:
     return {"kind": "workflow", "id": r.id, "name": r.workflowName, "model": None, "method": None,
             "workflow": r.workflowName, "status": r.status, "startedAt": r.startedAt,
             "completedAt": r.completedAt, "durationMs": r.durationMs, "triggeredBy": r.initiatedBy,
-            "workflowRunId": r.parentRunId, "steps": len(steps),
+            "initiatedBy": r.initiatedBy, "workflowRunId": r.parentRunId, "steps": len(steps),
             "failedSteps": sum(s.status == "failed" for s in steps), "models": sorted({s.model for s in steps
                                                                                         if s.model}),
             "workflowId": r.workflowId}

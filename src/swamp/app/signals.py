@@ -21,6 +21,7 @@ from swamp.app.lifecycle import changing, is_published, reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, LeaseLostError, NotFoundError, SwampError, UnpublishedError
 from swamp.util import clock
+from swamp.util.actors import local_user
 from swamp.util.ids import holder, hostname, new_id
 from swamp.workflows import records, signals
 from swamp.workflows.files import find_workflow
@@ -70,7 +71,7 @@ def signal(repo, name: str, step: str, message: Any, run_id: str | None = None, 
         declared = signals.step_definition(owner_wf, job, _wait_step(ds, owner, job, step_name))
     where = f"{job}/{step_name}"
     signals.check_message(declared.task.signalSchema, message, where)  # refused: nothing written
-    me = by or holder()
+    me = by or local_user()
     mine = None
     existing = None
     value = None

@@ -15,6 +15,7 @@ from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import UnpublishedError
 from swamp.models.leases import model_lock_name
 from swamp.repo.context import config_lease
+from swamp.util.actors import local_user
 from swamp.workflows import records, runs
 from swamp.workflows.engine import Engine, Observer
 from swamp.workflows.files import find_workflow
@@ -191,24 +192,28 @@ class _Host:
 
 def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
         observer: Observer | None = None, dispatcher=None, remote_only: bool = False,
-        reports=None, checks=None, on_log=None) -> RunResult:
+        reports=None, checks=None, on_log=None, by: str | None = None) -> RunResult:
     """``reports`` (a reports.run.Selection) chooses the reports that run
     once the run ends; ``checks`` is (skip every pre-flight check, names
-    of checks to skip) for its model_method steps."""
+    of checks to skip) for its model_method steps. ``by`` is who starts it
+    (util/actors.py; default: this process's user)."""
     from swamp.app.reports import for_workflow
 
     source, wf = checked(repo, name)
     report_types = for_workflow(repo, wf, reports)  # an unknown report: refused before the run starts
     host = _Host(repo, dispatcher=dispatcher, remote_only=remote_only)
-    result = _engine(repo, host, observer, checks, on_log).start(wf, source, inputs, fail_on=fail_on_level(fail_on))
+    result = _engine(repo, host, observer, checks, on_log).start(wf, source, inputs, fail_on=fail_on_level(fail_on),
+                                                                  by=by or local_user())
     return _reported(repo, RunResult(result, host.sync, is_shared(repo), host.unpublished), report_types)
 
 
 def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None,
-           from_step: str | None = None, reports=None, checks=None, on_log=None) -> RunResult:
+           from_step: str | None = None, reports=None, checks=None, on_log=None,
+           by: str | None = None) -> RunResult:
     """Continue a suspended run; with ``from_step``, restart a failed (or
     cancelled) run from that step: it and what depends on it run again,
-    the rest keeps its outcome. ``inputs`` merge over the saved ones."""
+    the rest keeps its outcome. ``inputs`` merge over the saved ones.
+    ``by`` is who continues it (default: this process's user)."""
     from swamp.app.reports import for_workflow
 
     source, wf = checked(repo, name)
@@ -233,12 +238,12 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
             with changing(repo, f"workflow resume {wf.name} --from {from_step}",
                           leases=[records.run_lock(target.id)], into=host.sync):
                 claimed, _ = runs.claim_from(repo.datastore, wf, target.workflowId, target.id, from_step)
-            done = engine.resume(wf, source, claimed, values)
+            done = engine.resume(wf, source, claimed, values, by=by or local_user())
         return _reported(repo, RunResult(done, host.sync, is_shared(repo), host.unpublished), report_types)
     values = engine.resumable(wf, target, inputs)  # a refusal leaves the run suspended
     try:
         claimed = host.claim(target.workflowId, target.id)  # its lease stays held until the run ends
-        done = engine.resume(wf, source, claimed, values)
+        done = engine.resume(wf, source, claimed, values, by=by or local_user())
     finally:
         host.release_claims()
     return _reported(repo, RunResult(done, host.sync, is_shared(repo), host.unpublished), report_types)
@@ -248,7 +253,8 @@ def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason
            *, by: str | None = None) -> dict:
     """Record ``approved`` or ``rejected`` for a step waiting for approval
     (in the run, or in a suspended nested run it started), under the lease
-    of the run that owns the step."""
+    of the run that owns the step, as decided by ``by`` (default: this
+    process's user)."""
     _, wf = find_workflow(repo, name)
     ds = repo.datastore
     with reading(repo):
@@ -272,14 +278,16 @@ def _decision(run, owner, job_name, step_name, decision, reason, s) -> dict:
     return out
 
 
-def cancel(repo, name: str, run_id: str | None) -> dict:
+def cancel(repo, name: str, run_id: str | None, *, by: str | None = None) -> dict:
+    """Cancel a run as ``by`` (util/actors.py; default: this process's
+    user), recorded as its ``cancelledBy``."""
     _, wf = find_workflow(repo, name)
     with reading(repo):
         run = runs.pick(repo.datastore, workflow_id(wf), run_id, ("running", "suspended", "pending"))
-    return _cancel(repo, run)
+    return _cancel(repo, run, by or local_user())
 
 
-def _cancel(repo, run: WorkflowRun) -> dict:
+def _cancel(repo, run: WorkflowRun, by: str) -> dict:
     """Cancel a suspended run at once (with the nested runs it waits on);
     ask a running one to stop (or cancel it at once when its process is
     gone): its engine sees the request within about a second (``_Host.watch``,
@@ -291,18 +299,18 @@ def _cancel(repo, run: WorkflowRun) -> dict:
         out = {"id": run.id, "workflowName": run.workflowName, "status": run.status, "cancelRequested": True}
         try:
             with changing(repo, "workflow cancel"):
-                runs.request_cancel(ds, run)
+                runs.request_cancel(ds, run, by)
         except UnpublishedError as e:
             raise e.with_value(out)  # the running process cannot see the request until it is published
         return out
     try:
         with changing(repo, "workflow cancel", leases=[records.run_lock(run.id)]):
-            fresh = runs.cancel_now(ds, run.workflowId, run.id)
+            fresh = runs.cancel_now(ds, run.workflowId, run.id, by)
     except UnpublishedError as e:
         raise e.with_value({"id": run.id, "workflowName": run.workflowName, "status": "cancelled",
                             "cancelRequested": False})
     for child in runs.suspended_children(ds, fresh):
-        _cancel(repo, child)
+        _cancel(repo, child, by)
     return {"id": fresh.id, "workflowName": fresh.workflowName, "status": fresh.status, "cancelRequested": False}
 
 
@@ -315,7 +323,8 @@ def history(repo, name: str, limit: int | None = None) -> list[dict]:
         steps = [s for _, s in r.steps()]
         rows.append({"id": r.id, "workflowName": r.workflowName, "status": r.status, "startedAt": r.startedAt,
                      "completedAt": r.completedAt, "durationMs": r.durationMs,
-                     "steps": len(steps), "failedSteps": sum(s.status == "failed" for s in steps)})
+                     "steps": len(steps), "failedSteps": sum(s.status == "failed" for s in steps),
+                     "initiatedBy": r.initiatedBy})
     return rows
 
 
@@ -348,7 +357,8 @@ def _row(r: WorkflowRun) -> dict:
     steps = [s for _, s in r.steps()]
     return {"id": r.id, "workflowName": r.workflowName, "status": r.status, "startedAt": r.startedAt,
             "completedAt": r.completedAt, "durationMs": r.durationMs,
-            "steps": len(steps), "failedSteps": sum(s.status == "failed" for s in steps)}
+            "steps": len(steps), "failedSteps": sum(s.status == "failed" for s in steps),
+            "initiatedBy": r.initiatedBy}
 
 
 def search_runs(repo, *, workflow: str | None = None, status: str | None = None,

@@ -41,8 +41,8 @@ def history(state: CliState, kind, status, model, workflow, since, limit):
         if not rows:
             say("no runs")
             return
-        table(rows, ["startedAt", "kind", "name", "status", "durationMs", "id"],
-              ["STARTED", "KIND", "NAME", "STATUS", "MS", "ID"])
+        table(rows, ["startedAt", "kind", "name", "status", "durationMs", "id", "initiatedBy"],
+              ["STARTED", "KIND", "NAME", "STATUS", "MS", "ID", "BY"])
 
     emit(state, rows, human)
 

@@ -327,7 +327,8 @@ def history_list(state: CliState, name, limit):
     from swamp.app import workflows
 
     rows = workflows.history(state.repo(), name, limit)
-    emit(state, rows, lambda: table(rows, ["id", "status", "startedAt", "durationMs", "steps", "failedSteps"]))
+    emit(state, rows, lambda: table(rows, ["id", "status", "startedAt", "durationMs", "steps", "failedSteps",
+                                                "initiatedBy"]))
 
 
 @run.subcommand("search")

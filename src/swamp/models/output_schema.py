@@ -30,6 +30,8 @@ class OutputRecordSchema(BaseModel):
     inputs: list[str] = Field(default_factory=list)  # key names only: values may be secret
     tags: dict[str, str] = Field(default_factory=dict)
     triggeredBy: Literal["manual", "workflow", "model"] = "manual"
+    #: who started it (util/actors.py); a workflow step's is its run's
+    initiatedBy: str | None = None
     workflowRunId: str | None = None
     workflowName: str | None = None
     stepName: str | None = None

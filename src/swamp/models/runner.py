@@ -18,6 +18,7 @@ from swamp.models.definition_files import find, read_definition
 from swamp.models.outputs import OutputRecord, write_record
 from swamp.models.registry import Registry, registry_for
 from swamp.util import clock, tracing
+from swamp.util.actors import local_user
 from swamp.util.ids import new_id
 from swamp.util.documents import DocView
 from swamp.util.names import did_you_mean
@@ -83,7 +84,7 @@ class Runner:
                     "method": p.method, "workflow_run": kw.get("workflow_run_id"), "step": kw.get("step_name")},
                     lambda rec: {"status": rec.status, "output_id": rec.id})
     def execute(self, prepared: "Prepared", *, tags: dict | None = None, triggered_by: str = "manual",
-                workflow_run_id: str | None = None, workflow_name: str | None = None,
+                initiated_by: str | None = None, workflow_run_id: str | None = None, workflow_name: str | None = None,
                 step_name: str | None = None, overrides: dict | None = None,
                 ephemeral: dict | None = None, control=None) -> OutputRecord:
         """Run a prepared method and write its output record and log. The
@@ -96,7 +97,8 @@ class Runner:
         it is cancelled, or on an interrupt. Cancelled, the run is recorded
         ``cancelled`` with the error "cancelled", and the data versions it
         wrote are deleted before the caller's push: nothing of it is
-        published."""
+        published. ``initiated_by`` is who started it (util/actors.py; by
+        default this process's user)."""
         from swamp.models import secrets, step_environment
         from swamp.util import processes
         from swamp.vault.process_secrets import register_process_secrets
@@ -147,6 +149,7 @@ class Runner:
                 durationMs=int((time.perf_counter() - t0) * 1000),
                 dataArtifacts=[a.to_json() for a in ctx.artifacts],
                 inputs=sorted(used_inputs), tags=run.tags, triggeredBy=triggered_by,
+                initiatedBy=initiated_by or local_user(),
                 workflowRunId=workflow_run_id, workflowName=workflow_name, stepName=step_name,
                 error=redact_text(error) if error else None, pid=os.getpid(),
             )

@@ -27,6 +27,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route as StarletteRoute
 
 from swamp.errors import SwampError
+from swamp.util import actors
 from swamp.serve.errors import HttpError, error_doc, status_of
 from swamp.serve.request_tracing import request_span
 from swamp.serve.routes import ROUTES, Call, Reply, Route
@@ -182,7 +183,7 @@ class ServeState:
             call.note = lambda info: self.note(key, info)
             call.note({"kind": "workflow", "workflow": workflow})
             try:
-                result = workflows.run(self.repo, workflow, inputs, observer=_observer(call, workflow))
+                result = workflows.run(self.repo, workflow, inputs, observer=_observer(call, workflow), by=who)
                 _log(f"{who}: run {result.run.id} of {workflow} {result.run.status}")
             except SwampError as e:
                 _log(f"{who}: {workflow} did not run: {e.message}")
@@ -390,7 +391,7 @@ def _endpoint(state: ServeState, route: Route):
             body = await _read_body(route, request, state.settings.max_body)
             call = Call(state.repo, path, query, body,
                         authorize=lambda action, resource: state.authorize(subjects, action, resource),
-                        caller=None if state.settings.auth_mode == "none" else subjects[0])
+                        caller=actors.of_subjects(subjects))
             audit["args"] = {"path": path, "query": query, "body": body}
             if route.action and route.resource:
                 audit["action"], audit["resource"] = route.action, route.resource(call)

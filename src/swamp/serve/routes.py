@@ -32,7 +32,7 @@ class Call:
     note: Callable[[dict], None] = lambda info: None
     #: check an action on a resource found only while handling (403 if denied)
     authorize: Callable[[str, str], None] = lambda action, resource: None
-    #: who is calling (the token's first subject, or "anonymous")
+    #: who is calling, as records name them (util/actors.py: "token:NAME", "anonymous")
     caller: str | None = None
 
 
@@ -129,10 +129,10 @@ def method_run(call: Call):
         from swamp.app.methods import run_direct
 
         results = run_direct(call.repo, call.body["type"], call.path["method"], call.path["model"], inputs_list,
-                             tags=call.body.get("tags"), on_log=on_log)
+                             tags=call.body.get("tags"), on_log=on_log, by=call.caller)
     else:
         results = run_batch(call.repo, call.path["model"], call.path["method"], inputs_list,
-                            tags=call.body.get("tags"), on_log=on_log)
+                            tags=call.body.get("tags"), on_log=on_log, by=call.caller)
     docs = [_method_doc(r) for r in results]
     doc = docs if batch is not None else docs[0]
     if results and results[0].unpublished is not None:
@@ -250,7 +250,7 @@ def workflow_run(call: Call):
     call.note({"kind": "workflow", "workflow": name})
     logs = _StepLogs(call)
     result = workflows.run(call.repo, name, _inputs(call), fail_on=call.body.get("failOn", "low"),
-                           observer=_observer(call, name, logs), on_log=logs.on_log)
+                           observer=_observer(call, name, logs), on_log=logs.on_log, by=call.caller)
     return _run_doc(call, result)
 
 
@@ -262,7 +262,7 @@ def workflow_resume(call: Call):
     logs = _StepLogs(call)
     result = workflows.resume(call.repo, name, call.body.get("runId"), _inputs(call),
                               observer=_observer(call, name, logs), from_step=call.body.get("from"),
-                              on_log=logs.on_log)
+                              on_log=logs.on_log, by=call.caller)
     return _run_doc(call, result)
 
 
@@ -301,7 +301,7 @@ def workflow_cancel(call: Call):
     from swamp.app import workflows
 
     try:
-        return workflows.cancel(call.repo, call.path["workflow"], call.body.get("runId"))
+        return workflows.cancel(call.repo, call.path["workflow"], call.body.get("runId"), by=call.caller)
     except UnpublishedError as e:
         return _unpublished(e)
 

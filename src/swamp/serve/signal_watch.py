@@ -62,7 +62,9 @@ class SignalWatch(Watch):
 
             ok = False
             try:
-                result = workflows.resume(state.repo, name, run.id, {}, observer=_observer(call, name))
+                # it continues for whoever started it: a signal's sender is recorded in the signal
+                result = workflows.resume(state.repo, name, run.id, {}, observer=_observer(call, name),
+                                          by=run.initiatedBy)
                 ok = True
                 _log(f"signal: resumed run {run.id} of {name}: {result.run.status}")
             except SwampError as e:

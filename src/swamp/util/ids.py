@@ -36,7 +36,26 @@ def hostname() -> str:
     return socket.gethostname()
 
 
+def os_user() -> str:
+    """The account this process runs as: ``$USER`` or ``$LOGNAME`` (what a
+    login sets), else the OS's own answer for the process's uid (cron, a
+    container, systemd set neither), never "unknown". An account with no
+    name (a uid missing from the passwd database) is ``uid<N>``."""
+    name = os.environ.get("USER") or os.environ.get("LOGNAME") or os.environ.get("USERNAME")
+    if name:
+        return name
+    if hasattr(os, "getuid"):
+        import pwd  # (a builtin module: no start-up cost worth a cache)
+
+        try:
+            return pwd.getpwuid(os.getuid()).pw_name
+        except KeyError:
+            return f"uid{os.getuid()}"
+    import getpass  # Windows: the account's name from the OS
+
+    return getpass.getuser()
+
+
 def holder() -> str:
     """Who holds a lock: user@host, for messages that name the holder."""
-    user = os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
-    return f"{user}@{hostname()}"
+    return f"{os_user()}@{hostname()}"

@@ -34,6 +34,13 @@ _INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\Z")
 #: what the writer emits plain: no space, no ":" (ruamel's own rules for
 #: plain scalars are wider; these are within them)
 _PLAIN_OUT = re.compile(r"[A-Za-z0-9_./-]+\Z")
+#: values also written plain, as ruamel writes them: text that starts with a
+#: letter and holds ":", "@", "(", ")" or single spaces too (who did it:
+#: util/actors.py, "token:ci (user:alice)"), never ": " nor a trailing ":"
+#: (is_plain_string), on a line of at most _FOLD_AT columns (past it, ruamel
+#: folds a plain scalar at a space)
+_WORDS_OUT = re.compile(r"[A-Za-z_][A-Za-z0-9 _./@():-]*\Z")
+_FOLD_AT = 80
 #: strings ruamel writes single-quoted because unquoted they would read as
 #: something else: an integer, a boolean or null, a timestamp, nothing
 _QUOTED_OUT = re.compile(r"(?:-?(?:0|[1-9][0-9]{0,17})|true|false|null"
@@ -179,7 +186,8 @@ def load(text: str) -> tuple[bool, Any]:
 
 
 # ------------------------------------------------------------------- writing
-def _scalar_out(value: Any) -> str:
+def _scalar_out(value: Any, column: int = 0) -> str:
+    """``value`` as ruamel writes it, starting at ``column`` of its line."""
     if value is None:
         return "null"
     if value is True:
@@ -190,6 +198,9 @@ def _scalar_out(value: Any) -> str:
         return str(value)
     if type(value) is str:
         if _PLAIN_OUT.match(value) and is_plain_string(value):
+            return value
+        if _WORDS_OUT.match(value) and is_plain_string(value) and (" " not in value
+                                                                    or column + len(value) <= _FOLD_AT):
             return value
         if _QUOTED_OUT.match(value):
             return f"'{value}'"
@@ -220,7 +231,7 @@ def _mapping_out(d: dict, indent: int, out: list[str], first: str | None = None)
                 out.append(f"{lead}{key}:")
                 _seq_out(v, indent, out)
         else:
-            out.append(f"{lead}{key}: {_scalar_out(v)}")
+            out.append(f"{lead}{key}: {_scalar_out(v, len(lead) + len(key) + 2)}")
 
 
 def _seq_out(items: list, indent: int, out: list[str]) -> None:
@@ -234,7 +245,7 @@ def _seq_out(items: list, indent: int, out: list[str]) -> None:
         elif type(item) is list:
             raise _NotPlain
         else:
-            out.append(f"{pad}- {_scalar_out(item)}")
+            out.append(f"{pad}- {_scalar_out(item, len(pad) + 2)}")
 
 
 def dump(data: Any) -> str | None:

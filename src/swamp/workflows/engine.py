@@ -112,14 +112,17 @@ class Engine:
 
     # ---------------------------------------------------------------- start
     def start(self, wf: Workflow, source: str, inputs: dict, *, fail_on: str = "low",
-              parent: Parent | None = None) -> WorkflowRun:
+              parent: Parent | None = None, by: str | None = None) -> WorkflowRun:
         """Check the workflow's structure and inputs (raising before anything
-        is written), then run it to its end or its suspension."""
+        is written), then run it to its end or its suspension, as started by
+        ``by`` (util/actors.py; a nested run: its parent's starter; by
+        default this process's user)."""
         problems = dag.check_structure(wf)
         if problems:
             raise ValidationError(f"{source}: " + "; ".join(problems))
         values = validate_workflow_inputs(wf, inputs)
-        from swamp.util.ids import holder, hostname, new_id
+        from swamp.util.actors import local_user
+        from swamp.util.ids import hostname, new_id
 
         wid = workflow_id(wf)
         run = WorkflowRun(
@@ -128,7 +131,8 @@ class Engine:
             parentRunId=parent.run.id if parent else None,
             parentWorkflowId=parent.run.workflowId if parent else None,
             depth=len(parent.stack) if parent else 0,
-            initiatedBy=holder(), host=hostname(), pid=os.getpid(),
+            initiatedBy=by or (parent.run.initiatedBy if parent else None) or local_user(),
+            host=hostname(), pid=os.getpid(),
         )
         run.logFile = records.log_path(wid, run.id)
         run.jobs = plan(wf)
@@ -146,9 +150,13 @@ class Engine:
 
     def resume(self, wf: Workflow, source: str, run: WorkflowRun, inputs: dict,
                *, stack: tuple[tuple[str, str], ...] | None = None,
-               outer_stop: Callable[[], bool] | None = None) -> WorkflowRun:
-        """Continue a claimed run with ``inputs`` (from ``resumable``)."""
+               outer_stop: Callable[[], bool] | None = None, by: str | None = None) -> WorkflowRun:
+        """Continue a claimed run with ``inputs`` (from ``resumable``), as
+        continued by ``by`` (recorded ``resumedBy`` when it is not who
+        started the run; its steps then run for ``by``)."""
         run.inputKeys = sorted(inputs)
+        if by and by != run.initiatedBy:
+            run.resumedBy = by
         log = records.read_log(self.ds, run.workflowId, run.id)
         return _Execution(self, wf, source, run, inputs, stack or ((run.workflowId, wf.name),), log=log,
                           outer_stop=outer_stop).go()
@@ -238,6 +246,11 @@ class _Execution:
             st.steps = {s.name: (k, s) for k, s in enumerate(job.steps)}
             self.jobs[job.name] = st
 
+    def acting_for(self) -> str | None:
+        """Who this run's steps act for: whoever continued it last, else
+        whoever started it (their method runs' ``initiatedBy``)."""
+        return self.run.resumedBy or self.run.initiatedBy
+
     # ------------------------------------------------------------ the run
     def go(self) -> WorkflowRun:
         self.engine._prime()
@@ -318,8 +331,14 @@ class _Execution:
                 return False
             self._last_cancel_check = now
             self.engine.host.watch()
-            if self.engine.ds.exists(records.cancel_path(self.run.workflowId, self.run.id)):
-                self.log("cancel requested")
+            marker = records.cancel_path(self.run.workflowId, self.run.id)
+            if self.engine.ds.exists(marker):
+                from swamp.workflows.runs import cancel_requester
+
+                by = cancel_requester(self.engine.ds, marker)
+                self.log("cancel requested" + (f" by {by}" if by else ""))
+                with self.lock:
+                    self.run.cancelledBy = by
                 self.cancel_requested = True
                 self.stop.set()
         finally:
@@ -626,7 +645,8 @@ class _Execution:
                 self.set_running(st, e)
                 with self.cancellable() as control:
                     rec = self.engine.runner.execute(
-                        prepared, triggered_by="workflow", workflow_run_id=self.run.id,
+                        prepared, triggered_by="workflow", initiated_by=self.acting_for(),
+                        workflow_run_id=self.run.id,
                         workflow_name=self.run.workflowName, step_name=e.name, overrides=overrides,
                         ephemeral=self.ephemeral, control=control)
                 with self.lock:
@@ -656,7 +676,8 @@ class _Execution:
         definition = find_definition(self.engine.repo, model)[1]
         with self.engine.host.step(definition, f"workflow run {self.run.workflowName}: probe {model}.{method}"):
             prepared = self.engine.runner.prepare(definition, method, inputs, variables={"run": self.run_info})
-            rec = self.engine.runner.execute(prepared, triggered_by="workflow", workflow_run_id=self.run.id,
+            rec = self.engine.runner.execute(prepared, triggered_by="workflow", initiated_by=self.acting_for(),
+                                             workflow_run_id=self.run.id,
                                              workflow_name=self.run.workflowName, ephemeral=self.ephemeral)
             self.log(f"probe {model}.{method}: {rec.status} (output {rec.id})")
             first = next((a for a in rec.dataArtifacts if a["kind"] == "resource"), None)

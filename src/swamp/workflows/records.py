@@ -128,7 +128,10 @@ class WorkflowRun(_Doc):
     parentRunId: str | None = None
     parentWorkflowId: str | None = None
     depth: int = 0
+    #: who started it, who last continued it, who cancelled it (util/actors.py)
     initiatedBy: str | None = None
+    resumedBy: str | None = None
+    cancelledBy: str | None = None
     host: str | None = None
     pid: int | None = None
     failedStep: str | None = None

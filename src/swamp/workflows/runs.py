@@ -5,12 +5,14 @@ run's lease around it, so two commands never both act on one state."""
 
 from __future__ import annotations
 
+import json
 import os
 
 from swamp.datastore.base import Datastore
 from swamp.errors import ConflictError, NotFoundError, ValidationError
 from swamp.util import clock
-from swamp.util.ids import holder, hostname
+from swamp.util.actors import local_user
+from swamp.util.ids import hostname
 from swamp.util.names import did_you_mean
 from swamp.workflows import records
 from swamp.workflows.records import JobRun, StepRun, WorkflowRun
@@ -56,8 +58,8 @@ def find_waiting(ds: Datastore, run: WorkflowRun, step: str) -> tuple[WorkflowRu
 def record_decision(ds: Datastore, owner: WorkflowRun, job_name: str, step_name: str, decision: str,
                     reason: str | None, by: str | None = None) -> StepRun:
     """Record ``approved`` or ``rejected`` on a step still waiting, read
-    afresh, as decided by ``by`` (a server's caller; default: this
-    process's user and host)."""
+    afresh, as decided by ``by`` (util/actors.py: a server's caller;
+    default: this process's user and host)."""
     fresh = records.load(ds, owner.workflowId, owner.id)
     if fresh.status != "suspended":
         raise ConflictError(f"run {owner.id} is {fresh.status}; decisions are taken while it is suspended")
@@ -70,7 +72,7 @@ def record_decision(ds: Datastore, owner: WorkflowRun, job_name: str, step_name:
                             f"from {a.requestedAt}; it is too late to decide",
                             hint="resume the run: the step then fails for want of a decision")
     s.approval.decision = decision
-    s.approval.decidedBy = by or holder()
+    s.approval.decidedBy = by or local_user()
     s.approval.decidedAt = clock.isoformat()
     s.approval.reason = reason
     records.save(ds, fresh)
@@ -99,19 +101,38 @@ def cancel_in_flight(run: WorkflowRun) -> bool:
     return run.status in ("running", "pending") and _alive(run)
 
 
-def request_cancel(ds: Datastore, run: WorkflowRun) -> None:
+def request_cancel(ds: Datastore, run: WorkflowRun, by: str | None = None) -> None:
     """Ask the process running ``run`` to stop: a marker it looks for (its
     engine watches for it about once a second, and then stops its steps in
-    flight)."""
-    ds.write_bytes(records.cancel_path(run.workflowId, run.id), f"{holder()} {clock.isoformat()}\n".encode())
+    flight), saying who asks (``by``; default: this process's user), which
+    that engine records as the run's ``cancelledBy``."""
+    doc = {"by": by or local_user(), "at": clock.isoformat()}
+    ds.write_bytes(records.cancel_path(run.workflowId, run.id), (json.dumps(doc, sort_keys=True) + "\n").encode())
 
 
-def cancel_now(ds: Datastore, workflow_id: str, run_id: str) -> WorkflowRun:
-    """Cancel a run that nothing is running; returns the record as saved."""
+def cancel_requester(ds: Datastore, marker: str) -> str | None:
+    """Who asked for a cancel, from its marker (None when it cannot be
+    read; a marker of an older swamp is "user@host TIME")."""
+    try:
+        text = ds.read_bytes(marker).decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - gone or unreadable: the cancel still stands
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text.split(" ", 1)[0].strip() or None
+    by = doc.get("by") if isinstance(doc, dict) else None
+    return by if isinstance(by, str) and by else None
+
+
+def cancel_now(ds: Datastore, workflow_id: str, run_id: str, by: str | None = None) -> WorkflowRun:
+    """Cancel a run that nothing is running, as ``by`` (default: this
+    process's user); returns the record as saved."""
     fresh = records.load(ds, workflow_id, run_id)
     if fresh.status in FINISHED:
         raise ConflictError(f"run {run_id} already {fresh.status}")
     fresh.status = "cancelled"
+    fresh.cancelledBy = by or local_user()
     fresh.inputs = None
     fresh.completedAt = clock.isoformat()
     for j in fresh.jobs:
@@ -204,6 +225,7 @@ def reset_from(wf, run: WorkflowRun, step: str) -> list[str]:
     run.status = "suspended"  # what a resume claims
     run.completedAt = None
     run.failedStep = run.failureReason = None
+    run.cancelledBy = None  # it runs again: no longer cancelled
     return reset
 
 

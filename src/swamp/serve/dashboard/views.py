@@ -11,6 +11,7 @@ import json
 from starlette.responses import RedirectResponse, Response
 
 from swamp.errors import ValidationError
+from swamp.util import actors
 from swamp.serve.dashboard.context import FINISHED, PAGE_SIZE, Ctx, Page
 
 STATUSES = ("running", "suspended", "pending", "succeeded", "failed", "cancelled")
@@ -109,7 +110,7 @@ def _api(c: Ctx, op: str, path: dict, body: dict):
     route = _route(op)
     call = Call(c.repo, path, {}, body,
                 authorize=lambda action, resource: c.require(action, resource),
-                caller=None if c.dash.state.settings.auth_mode == "none" else c.subjects[0])
+                caller=actors.of_subjects(c.subjects))
     c.require(route.action, route.resource(call))
     key = c.dash.state.begin()
     try:
@@ -161,7 +162,7 @@ def resume_in_background(c: Ctx, name: str, run_id: str) -> None:
     from swamp.serve.wire import _log
     from swamp.serve.routes import Call, _observer
 
-    state, who = c.dash.state, c.subjects[0]
+    state, who, actor = c.dash.state, c.subjects[0], actors.of_subjects(c.subjects)
     if state.shutting_down:
         return
     state.admit(who)
@@ -174,7 +175,8 @@ def resume_in_background(c: Ctx, name: str, run_id: str) -> None:
         call.note = lambda info: state.note(key, info)
         call.note({"kind": "workflow", "workflow": name, "runId": run_id})
         try:
-            result = workflows.resume(state.repo, name, run_id, {}, observer=_observer(call, name))
+            result = workflows.resume(state.repo, name, run_id, {}, observer=_observer(call, name),
+                                      by=actor)
             _log(f"{who}: run {result.run.id} of {name} {result.run.status} (resumed from the dashboard)")
         except SwampError as e:
             _log(f"{who}: run {run_id} of {name} did not resume: {e.message}")
@@ -260,7 +262,7 @@ def start_in_background(c: Ctx, name: str, inputs: dict) -> str | None:
     from swamp.serve.routes import Call, _observer
     from swamp.serve.wire import _log
 
-    state, who = c.dash.state, c.subjects[0]
+    state, who, actor = c.dash.state, c.subjects[0], actors.of_subjects(c.subjects)
     state.admit(who)
     key = state.begin()
     got: dict = {}
@@ -279,7 +281,8 @@ def start_in_background(c: Ctx, name: str, inputs: dict) -> str | None:
         call.note = note
         call.note({"kind": "workflow", "workflow": name})
         try:
-            result = workflows.run(state.repo, name, inputs, observer=_observer(call, name))
+            result = workflows.run(state.repo, name, inputs, observer=_observer(call, name),
+                                   by=actor)
             _log(f"{who}: run {result.run.id} of {name} {result.run.status} (started from the dashboard)")
         except SwampError as e:
             got.setdefault("error", e)
