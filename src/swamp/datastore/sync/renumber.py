@@ -46,6 +46,11 @@ class VersionScheme(Protocol):
         path inside a version directory ``<versions>/<n>/...``; None for
         any other path."""
 
+    def lease(self, versions: str) -> str:
+        """The lease the versions of ``versions`` are allocated under; a new
+        one is published only under it (publishing.py). Optional: a scheme
+        without it publishes without a lease."""
+
     def rewrite(self, files: LocalFiles, versions: str, old: int, new: int) -> Iterable[str]:
         """Make the contents follow version ``old`` of ``versions`` moving
         to ``new`` (already moved); returns the paths it changed."""
