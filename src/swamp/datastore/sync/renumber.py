@@ -130,9 +130,11 @@ class Renumberer:
             ours = self._ours(versions, v)
             if ours is not None and (versions, v) not in self.moved:
                 plan.append((v, ours))
-        start = self._next_free(versions)
+        start = self._next_free(versions, [v for v, _ in plan])
         files = _Files(self.tree)
-        for i, (v, ours) in enumerate(plan):
+        # Highest first: a new number may be one of ours that moves too
+        # (ours at 1 and 2, a peer's 1: 2 moves to 3 before 1 moves to 2).
+        for i, (v, ours) in reversed(list(enumerate(plan))):
             new = start + i
             vdir = f"{versions}/{v}"
             follow: list[str] = []
@@ -161,17 +163,22 @@ class Renumberer:
             return None
         return ours
 
-    def _next_free(self, versions: str) -> int:
+    def _next_free(self, versions: str, moving: list[int]) -> int:
         """Above every version of ``versions`` this cache knows of: on disk
-        (tombstones included), committed (fetched or not), or in this pull."""
+        (tombstones included), committed (fetched or not), or in this pull;
+        but not above our own ``moving`` ones, which leave their numbers
+        (counting them skipped numbers: ours at 2 and 3, a peer's 2, made
+        ours 4 and 5). Nor below them all: the last one moved ends at least
+        where our latest was, so ``latest`` never goes back."""
         top = 0
         root = self.tree.abspath(versions)
         if root.is_dir():
-            top = max([int(d.name) for d in root.iterdir() if d.name.isdigit()], default=0)
+            top = max([int(d.name) for d in root.iterdir() if d.name.isdigit() and int(d.name) not in moving],
+                      default=0)
         prefix = versions + "/"
         known = list(self.state.base_paths_under(versions)) + [p for p in self.incoming if p.startswith(prefix)]
         for p in known:
             head = p[len(prefix):].split("/", 1)[0]
             if head.isdigit():
                 top = max(top, int(head))
-        return top + 1
+        return max(top + 1, max(moving) - len(moving) + 1)
