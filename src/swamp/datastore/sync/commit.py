@@ -185,6 +185,8 @@ class Committer:
                                 clock.isoformat(), command, changes, parent_id=self.state.tip()[0],
                                 leases=self._leases_of(changes))
                 self.state.add_pending(commit.id, commit.seq)
+                # what this cache publishes as its own work (origin.py: a re-attach republishes only that)
+                self.state.add_own((c.path, c.sha256) for c in changes if c.op == "put")
                 # Inline contents are sent with the record, once per attempt.
                 s.add(bytesPushed=commit.inline_bytes())
                 put_at = time.monotonic()

@@ -55,6 +55,7 @@ from .localonly import is_synced
 from .localtree import BlockedPath, LocalTree
 from .pool import Pool
 from .progress import ProgressHook
+from .origin import Origin
 from .publishing import Publishing
 from .pull import Puller
 from .rules import NO_RULES, PathRules
@@ -64,7 +65,7 @@ from .transfers import Transfers
 _PEER_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
-class SyncEngine(Puller, Committer, Transfers, Fencing, Publishing):
+class SyncEngine(Puller, Committer, Transfers, Fencing, Publishing, Origin):
     """The entry point: pull, push, sync, status, hydrate, lease, log,
     verify, gc. Each idea lives in its own module (pull.py, commit.py,
     transfers.py, fencing.py); this class holds the state they share and

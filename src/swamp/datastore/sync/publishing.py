@@ -121,11 +121,12 @@ class Publishing:
         else:
             keep = changes
         blocked = set(self._uncovered(self._new_versions(keep)))
+        copies = self._copy_held_back(keep)  # another peer's work (origin.py): never ours to publish
         kept = {id(ch) for ch in keep}
         out = []
         for ch in changes:
-            if id(ch) in kept and ch.path not in blocked:
+            if id(ch) in kept and ch.path not in blocked and ch.path not in copies:
                 out.append(ch)
-            else:
+            elif ch.path not in copies:
                 held_back.setdefault(ch.path, "")
         return out

@@ -159,8 +159,8 @@ class Renumberer:
         """Our files of version ``v``, when it is wholly ours and
         unpublished: none of its files has a base or comes in this pull."""
         ours = [p for p in self.tree.files_under(f"{versions}/{v}") if is_synced(p) and p not in self.theirs]
-        if not ours or self.state.bases(ours):
-            return None
+        if not ours or self.state.bases(ours) or self.state.copies(ours):
+            return None  # (a copy of another peer's version, origin.py: not ours either)
         return ours
 
     def _next_free(self, versions: str, moving: list[int]) -> int:
