@@ -63,15 +63,17 @@ class Origin:
     def set_aside_copies(self) -> dict:
         """After the pull that follows attaching again: the copies the
         remote does not hold go to ``.sync/rewound/<time>/`` (local only).
-        ``{"copiesSetAside": n, "copiesDir": folder or None}``."""
+        ``{"copiesSetAside": n, "copiesDir": folder or None, "closedGaps":
+        [{"versions", "from", "to"}]}`` (see ``_close_gap``)."""
         with self._exclusive():
             copies = self.state.copies()
             if not copies:
-                return {"copiesSetAside": 0, "copiesDir": None}
+                return {"copiesSetAside": 0, "copiesDir": None, "closedGaps": []}
             bases = self.state.bases(copies)
             stamp = clock.isoformat().replace(":", "").replace("+0000", "Z")
             aside = f".sync/rewound/{stamp}"
             moved = 0
+            emptied: dict[str, object] = {}  # version directories a copy left: versions -> scheme
             for rel, sha in sorted(copies.items()):
                 if rel in bases:
                     continue  # the remote holds it: its base now
@@ -79,10 +81,55 @@ class Origin:
                 if cur is not None and cur.sha256 == sha:
                     self.tree.move_out(rel, f"{aside}/{rel}")
                     moved += 1
+                    scheme = self.rules.version_scheme(rel)
+                    if scheme is not None:
+                        emptied[scheme.split(rel)[0]] = scheme
                 # (changed since: that is this peer's own change now, published as such)
             self.tree.flush_stats()
             self.state.drop_copies(copies)
-            return {"copiesSetAside": moved, "copiesDir": aside if moved else None}
+            closed = [m for versions, scheme in sorted(emptied.items()) for m in self._close_gap(scheme, versions)]
+            return {"copiesSetAside": moved, "copiesDir": aside if moved else None, "closedGaps": closed}
+
+    def _close_gap(self, scheme, versions: str) -> list[dict]:
+        """Our own unpublished versions of ``versions`` that were numbered
+        above copies now set aside move down to follow the versions this
+        cache still knows (committed, or on disk), so no number is skipped:
+        a run made on top of another peer's lost versions takes the next
+        number after what the remote holds. Lowest first, each to a free
+        number; what names the version follows (the scheme's rewrite)."""
+        from .renumber import _Files
+
+        root = self.tree.abspath(versions)
+        if not root.is_dir():
+            return []
+        prefix = versions + "/"
+        committed = {int(h) for h in (p[len(prefix):].split("/", 1)[0] for p in self.state.base_paths_under(versions))
+                     if h.isdigit()}
+        ours, others = [], set(committed)
+        for d in root.iterdir():
+            if not d.name.isdigit():
+                continue
+            v = int(d.name)
+            held = [p for p in self.tree.files_under(f"{versions}/{v}") if is_synced(p)]
+            if v in committed or not held or self.state.bases(held) or self.state.copies(held):
+                others.add(v)
+            else:
+                ours.append((v, held))
+        top = max(others, default=0)
+        out = []
+        files = _Files(self.tree)
+        for i, (v, held) in enumerate(sorted(x for x in ours if x[0] > top)):
+            new = top + 1 + i
+            if new == v:
+                continue
+            for p in held:
+                to = f"{versions}/{new}/{p[len(versions) + len(str(v)) + 2:]}"
+                self.tree.move_out(p, to)
+                self.journal.append(to)
+            for p in scheme.rewrite(files, versions, v, new):
+                self.journal.append(p)
+            out.append({"versions": versions, "from": v, "to": new})
+        return out
 
     def _copy_held_back(self, changes) -> set[str]:
         """The paths of ``changes`` that are recorded copies, still as they
