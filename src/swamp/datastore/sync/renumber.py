@@ -149,10 +149,11 @@ class Renumberer:
             self.changed += follow
             self.moves.append((ours, follow))
             self.moved[(versions, v)] = new
-            if self.report is not None:
-                self.report({"versions": versions, "from": v, "to": new})
             _log().info("renumbered our unpublished version %s/%d to %d (a peer published %d first)",
                      versions, v, new, old)
+        if self.report is not None:
+            for v, _ours in plan:  # reported lowest first, whatever order they moved in
+                self.report({"versions": versions, "from": v, "to": self.moved[(versions, v)]})
         return self.moved[key]
 
     def _ours(self, versions: str, v: int) -> list[str] | None:
