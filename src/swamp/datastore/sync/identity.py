@@ -18,8 +18,9 @@ held. So:
   identity itself (one GET) and compares it;
 - anything else is refused with RemoteChangedError, before anything is
   applied or published. ``datastore setup`` attaches again (``attach``):
-  it forgets the old state and republishes every file, skipping nothing as
-  "uploaded before".
+  it forgets the old state and republishes this peer's own work, skipping
+  nothing as "uploaded before", never its copies of other peers' work
+  (origin.py).
 """
 
 from __future__ import annotations

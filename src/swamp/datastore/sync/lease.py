@@ -1,6 +1,7 @@
 """Leases: named, expiring locks held as objects at ``leases/<name>``
 (SYNC.md "Leases"). Only the allocation of new data versions uses them; the
-hot path (push) never waits on one (S8).
+hot path (push) never waits on one (S8), unless it publishes a new version
+no holding covers (publishing.py: then it takes that model's lease).
 
 No wall clock is trusted. Peers' clocks differ (by seconds, or by minutes on
 a laptop back from sleep), and the server's Last-Modified is a third clock;
