@@ -59,8 +59,10 @@ class UnpublishedError(SwampError):
 
     code = "unpublished"
 
-    def __init__(self, message: str, *, hint: str | None = None, value=None):
-        super().__init__(message, hint=hint)
+    def __init__(self, message: str, *, hint: str | None = None, value=None, code: str | None = None):
+        # ``code``: the cause's own, when it means more than "unpublished"
+        # (``remote_changed``: a sync cannot help, attaching again does)
+        super().__init__(message, hint=hint, code=code)
         self.value = value
 
     def with_value(self, value) -> "UnpublishedError":

@@ -87,7 +87,6 @@ def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False)
     from swamp.datastore.objectstore.buckets import ensure_bucket
     from swamp.datastore.objectstore.factory import open_store
     from swamp.datastore.objectstore.probe import probe_conditional_writes
-    from swamp.datastore.sync import identity
     from swamp.datastore.sync.engine import SyncEngine
 
     previous = current_location(repo)
@@ -105,8 +104,11 @@ def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False)
         # state describes another remote, or one emptied or reset since,
         # forgets that state, so the full push below republishes what the
         # remote lacks instead of skipping it as uploaded before.
-        identity.attach(engine.state, engine.store, engine.layout)
+        # Copies of other peers' work are recorded first, and only this
+        # peer's own work is republished (sync/origin.py).
+        engine.attach_remote()
         counts = engine.pull()
+        aside = engine.set_aside_copies()
         counts.add(engine.push(command="datastore setup", full_walk=True))
     finally:
         engine.close()
@@ -114,7 +116,7 @@ def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False)
     repo.__dict__.pop("datastore", None)
     return {"type": cfg.type, "from": previous, "location": location_of(cfg), "namespace": cfg.namespace,
             "hydration": cfg.hydration, "bucketCreated": created, "filesCopied": copied,
-            **lost_lease_kept(cache / ".sync"), **counts.to_json()}
+            **lost_lease_kept(cache / ".sync"), **aside, **counts.to_json()}
 
 
 def _remote_identity(cfg) -> str:

@@ -66,6 +66,11 @@ def changing(repo, command: str, *, leases: Sequence[str] = (),
     except SwampError as e:
         if not done:
             raise
+        if e.code == "remote_changed":
+            # A sync would be refused the same way: the error keeps its code
+            # and its hint (attach again, which republishes this work).
+            raise UnpublishedError(f"{command}: done on this machine, but not published: {e.message}",
+                                   hint=e.hint, code=e.code) from e
         raise UnpublishedError(f"{command}: done on this machine, but not published: {e.message}",
                                hint="run 'swamp datastore sync' to publish it (nothing needs to run again)") from e
     finally:

@@ -111,9 +111,28 @@ def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | 
                 done.append((record, _failure_log(repo, record), after_method(repo, runner.data, record,
                                                                               report_types)))
     except UnpublishedError as e:
-        return [MethodRun(r, counts, is_shared(repo), unpublished=e, failure_log=log, reports=rep)
+        return [MethodRun(_as_stored(repo, r), counts, is_shared(repo), unpublished=e, failure_log=log, reports=rep)
                 for r, log, rep in done]
-    return [MethodRun(r, counts, is_shared(repo), failure_log=log, reports=rep) for r, log, rep in done]
+    return [MethodRun(_as_stored(repo, r), counts, is_shared(repo), failure_log=log, reports=rep)
+            for r, log, rep in done]
+
+
+def _as_stored(repo, record):
+    """``record`` with the data versions its stored copy names now: the
+    session's pull or push may have renumbered them (a peer published that
+    number first), and a caller is told what was published, never the
+    number the run allocated before (its data would be another run's)."""
+    if not is_shared(repo):
+        return record
+    from swamp.errors import SwampError
+    from swamp.models.outputs import load_record, record_path
+
+    try:
+        stored = load_record(repo.datastore, record_path(record))
+    except (SwampError, OSError, ValueError):
+        return record  # not in the cache (taken back with a lost lease): as it ran
+    record.dataArtifacts = stored.dataArtifacts
+    return record
 
 
 def _failure_log(repo, record) -> str | None:
@@ -177,6 +196,7 @@ def run_direct(repo, type_name: str, method: str, name: str, batch: list[dict], 
                 done.append((record, _failure_log(repo, record), after_method(repo, runner.data, record,
                                                                               report_types)))
     except UnpublishedError as e:
-        return [MethodRun(r, counts, is_shared(repo), unpublished=e, failure_log=log, reports=rep)
+        return [MethodRun(_as_stored(repo, r), counts, is_shared(repo), unpublished=e, failure_log=log, reports=rep)
                 for r, log, rep in done]
-    return [MethodRun(r, counts, is_shared(repo), failure_log=log, reports=rep) for r, log, rep in done]
+    return [MethodRun(_as_stored(repo, r), counts, is_shared(repo), failure_log=log, reports=rep)
+            for r, log, rep in done]

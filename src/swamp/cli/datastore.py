@@ -76,6 +76,9 @@ def _run_setup(state: CliState, **fields):
         if result.get("lostLeaseFolders"):
             say(f"kept: {result['lostLeaseFolders']} folder(s) of work set aside under lost leases, never "
                 f"published, in {result['lostLeaseDir']}")
+        if result.get("copiesSetAside"):
+            say(f"set aside: {result['copiesSetAside']} file(s) that were copies of other peers' work the "
+                f"remote no longer holds (their authors republish them), in {result['copiesDir']}")
         print_counts(result)
 
     emit(state, result, human)

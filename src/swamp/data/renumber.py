@@ -33,6 +33,14 @@ class DataVersions:
                 return "/".join(segs[:i]), int(segs[i])
         return None
 
+    def lease(self, versions: str) -> str:
+        """The lease the versions of ``versions`` (``data/<type...>/<modelId>/<name>``)
+        are allocated under: their model's, ``model/<type...>/<modelId>``
+        (the name ``swamp.models.leases.model_lock_name`` gives it; data
+        does not import models). The sync engine publishes a new version
+        only under it (``swamp.datastore.sync.publishing``)."""
+        return "model/" + versions.split("/", 1)[1].rsplit("/", 1)[0]
+
     def rewrite(self, files, versions: str, old: int, new: int) -> Iterable[str]:
         name = versions.rsplit("/", 1)[-1]
         meta_rel = f"{versions}/{new}/{layout.METADATA}"

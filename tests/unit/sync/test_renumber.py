@@ -121,10 +121,14 @@ def test_our_later_unpublished_versions_move_with_it_so_our_latest_stays_latest(
     _version(a, 2, "a2", "out-a2")  # two runs whose pushes failed
     _version(b, 1, "b", "out-b")
     b.push()
-    assert a.sync().conflicts == []
-    assert [read(a, f"{V}/{v}/raw") for v in (1, 3, 4)] == [b"b's result", b"a1's result", b"a2's result"]
-    assert read(a, f"{V}/2/raw") is None
-    assert [_meta(a, v)["version"] for v in (3, 4)] == [3, 4]
-    assert yaml.safe_load(read(a, f"{OUT}/20260101T000000000Z-out-a2.yaml"))["dataArtifacts"][0]["version"] == 4
+    counts = a.sync()
+    assert counts.conflicts == []
+    # no number skipped: ours leave theirs as they move (highest first)
+    assert [read(a, f"{V}/{v}/raw") for v in (1, 2, 3)] == [b"b's result", b"a1's result", b"a2's result"]
+    assert read(a, f"{V}/4/raw") is None
+    assert [_meta(a, v)["version"] for v in (2, 3)] == [2, 3]
+    assert yaml.safe_load(read(a, f"{OUT}/20260101T000000000Z-out-a1.yaml"))["dataArtifacts"][0]["version"] == 2
+    assert yaml.safe_load(read(a, f"{OUT}/20260101T000000000Z-out-a2.yaml"))["dataArtifacts"][0]["version"] == 3
+    assert sorted((r["from"], r["to"]) for r in counts.to_json()["renumbered"]) == [(1, 2), (2, 3)]
     b.pull()
     assert files(b) == files(a)

@@ -73,7 +73,10 @@ class Committer:
         holding a file and a directory at one path: under a committed file,
         or over committed files, that this commit does not delete (what a
         pull could not write, because ours was in the way). Each is reported
-        once as a conflict and recorded in ``refused``; it stays local."""
+        once as a conflict and recorded in ``refused``; it stays local.
+        A new version no live holding of its lease covers is not published
+        either (publishing.py): it stays local, journaled, unreported."""
+        changes = self._publishable(changes, refused)
         gone = {c.path for c in changes if c.op == "delete"}
         puts = [c.path for c in changes if c.op == "put"]
         committed = self.state.bases({a for p in puts for a in _parents(p)} | set(puts))
@@ -182,6 +185,8 @@ class Committer:
                                 clock.isoformat(), command, changes, parent_id=self.state.tip()[0],
                                 leases=self._leases_of(changes))
                 self.state.add_pending(commit.id, commit.seq)
+                # what this cache publishes as its own work (origin.py: a re-attach republishes only that)
+                self.state.add_own((c.path, c.sha256) for c in changes if c.op == "put")
                 # Inline contents are sent with the record, once per attempt.
                 s.add(bytesPushed=commit.inline_bytes())
                 put_at = time.monotonic()
@@ -297,6 +302,10 @@ class Committer:
         for h in self._other_holdings():
             if h.written & wanted:
                 out.setdefault(h.name, h.nonce)
+        # and the lease this thread holds for a new version it publishes (publishing.py)
+        for held in self._held_here():
+            if not held.lost and held.name not in out and any(self._version_lease(p) == held.name for p in paths):
+                out[held.name] = held.nonce
         return out
 
     def _fenced_leases(self) -> None:
@@ -319,16 +328,20 @@ class Committer:
         for nonce in commit.leases.values():
             scopes.published(self.root / ".sync", nonce, commit.seq)
 
-    def _append_fence(self, lease_name: str, from_nonce: str, nonce: str) -> int:
+    def _append_fence(self, lease_name: str, from_nonce: str, nonce: str, *, forced: bool = False) -> int:
         """After taking lease ``lease_name`` over from the holding
         ``from_nonce``: append the epoch record that fences it, before any
         work under the new holding. Every commit of the old holder then
         either lands before it (and the new holder pulls it) or is refused:
         the old holder's create of that seq fails, its pull shows the fence,
-        and it counts its lease as lost. Returns the record's seq."""
+        and it counts its lease as lost. ``forced``: a ``lock release
+        --force`` (no new holder). Returns the record's seq."""
+        fence = {"lease": lease_name, "from": from_nonce, "holder": nonce}
+        if forced:
+            fence["forced"] = True  # `lock release --force`: no new holder, and the record says so
         try:
-            return self._append_record(f"lease takeover {lease_name}",
-                                       fence={"lease": lease_name, "from": from_nonce, "holder": nonce})
+            return self._append_record(f"lease {'force release' if forced else 'takeover'} {lease_name}",
+                                       fence=fence)
         except _Contended:
             raise SwampError(f"could not record the takeover of lease {lease_name!r}: the datastore is very busy",
                              hint="try again", code="push_contended") from None

@@ -55,6 +55,8 @@ from .localonly import is_synced
 from .localtree import BlockedPath, LocalTree
 from .pool import Pool
 from .progress import ProgressHook
+from .origin import Origin
+from .publishing import Publishing
 from .pull import Puller
 from .rules import NO_RULES, PathRules
 from .state import Base, SyncState
@@ -63,7 +65,7 @@ from .transfers import Transfers
 _PEER_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
-class SyncEngine(Puller, Committer, Transfers, Fencing):
+class SyncEngine(Puller, Committer, Transfers, Fencing, Publishing, Origin):
     """The entry point: pull, push, sync, status, hydrate, lease, log,
     verify, gc. Each idea lives in its own module (pull.py, commit.py,
     transfers.py, fencing.py); this class holds the state they share and
@@ -182,14 +184,16 @@ class SyncEngine(Puller, Committer, Transfers, Fencing):
 
     def push(self, command: str = "", *, full_walk: bool = False) -> SyncCounts:
         """Publish local changes. ``full_walk`` ignores the journal and looks
-        at every file (for caches written without ``mark_dirty``)."""
-        with self._exclusive():
+        at every file (for caches written without ``mark_dirty``). New
+        versions are published under their lease, taken first if need be
+        (publishing.py)."""
+        with self._publishing(full_walk), self._exclusive():
             s = self._session()
             self._push_into(s, command, full_walk)
             return self._finish(s)
 
     def sync(self, command: str = "") -> SyncCounts:
-        with self._exclusive():
+        with self._publishing(False), self._exclusive():
             s = self._session()
             # Its commit may build on this very pull, unless the pull brought
             # commits (their downloads came after its LIST): then on a fresh LIST.

@@ -72,10 +72,13 @@ class Fencing:
             raise
         finally:
             self.held.remove(held)
-            try:
-                held.release()
-            finally:
-                with self._exclusive():
+            # Released under the cache's lock, its scope file removed in the
+            # same step: another process's push (which holds that lock) names
+            # this holding for what it publishes only while it is live.
+            with self._exclusive():
+                try:
+                    held.release()
+                finally:
                     try:
                         if held.lost:
                             self._quarantine(self._session(), held)
@@ -86,7 +89,7 @@ class Fencing:
                             self._published_elsewhere(held, scope)
                         scope.file.remove()
         if held.lost and not failed:
-            raise _lost(held, scope)
+            raise _lost(held, scope, self._loss_cause(held))
 
     def _break_lease(self, name: str) -> bool:
         """``lock release --force``: break lease ``name`` whatever its state,
@@ -96,8 +99,27 @@ class Fencing:
         broke = force_release(self.store, self.layout, name)
         nonce = seen[0].get("nonce") if seen else None
         if broke and isinstance(nonce, str) and nonce:
-            self._append_fence(name, nonce, "")
+            self._append_fence(name, nonce, "", forced=True)
         return broke
+
+    def _loss_cause(self, held: Lease) -> str:
+        """Why ``held`` was lost, for its holder's error: the epoch record
+        that fenced it says whether it was taken over or broken by force
+        (one GET, on this failure path only); else what the lease object
+        saw (lease.py ``lost_reason``)."""
+        seq = self.state.fenced().get(held.name, {}).get(held.nonce)
+        if seq is not None:
+            from . import commitlog
+
+            try:
+                fence = commitlog.fetch_one(self._session(), self.layout, seq).fence or {}
+            except (ObjectStoreError, CorruptRemoteError):
+                fence = {}
+            if fence.get("forced") or fence.get("holder") == "":
+                return "forced"
+            if fence:
+                return "taken over"
+        return getattr(held, "lost_reason", None) or "taken over"
 
     def _held_here(self) -> list[Lease]:
         """The leases this thread holds (the datastore's one record)."""
@@ -177,7 +199,7 @@ class Fencing:
             with self._leases_mutex:
                 scope = self._leases[mine[0]]
             self._published_elsewhere(mine[0], scope)
-            raise _lost(mine[0], scope)
+            raise _lost(mine[0], scope, self._loss_cause(mine[0]))
         return any(took_back)
 
     def _check_other_holdings(self, s: Session) -> bool:
@@ -288,15 +310,25 @@ def _written_in(rel: str, written: set[str]) -> bool:
     return "" in written or rel in written or any(a in written for a in _parents(rel))
 
 
-def _lost(held: Lease, scope: _LeaseScope) -> LeaseLostError:
+#: what its holder is told, per cause of a lost lease (``Fencing._loss_cause``)
+_CAUSES = {
+    "forced": "it was released by force ('swamp datastore lock release --force') while this command held it",
+    "gone": "its lease object was deleted while this command held it (a release by force)",
+    "stalled": "our heartbeat could not reach the datastore for a whole lease TTL, so another peer may hold it now",
+    "taken over": "another peer took it over after our heartbeat stalled",
+}
+
+
+def _lost(held: Lease, scope: _LeaseScope, cause: str = "taken over") -> LeaseLostError:
     kept = (f"what was written under it is kept in {scope.aside} (local only); " if scope.aside else "")
+    why = _CAUSES.get(cause, _CAUSES["taken over"])
     if scope.published:
         # Never "nothing was published" once a commit under it landed.
         seqs = ", ".join(map(str, scope.published))
         done = (f"commit {seqs} made under it was published; what was written under it since was not"
                 if scope.aside else f"commit {seqs} made under it was published before")
         return LeaseLostError(f"lease {held.name!r} was lost; {done}",
-                              hint=kept + "another peer took it over after our heartbeat stalled; check the "
-                                          "result with 'swamp datastore log' and retry what is missing")
+                              hint=kept + why + "; check the result with 'swamp datastore log' and retry what "
+                                                "is missing")
     return LeaseLostError(f"lease {held.name!r} was lost; nothing written under it was published",
-                          hint=kept + "another peer took it over after our heartbeat stalled; retry")
+                          hint=kept + why + "; retry")

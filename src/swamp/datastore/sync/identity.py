@@ -18,8 +18,9 @@ held. So:
   identity itself (one GET) and compares it;
 - anything else is refused with RemoteChangedError, before anything is
   applied or published. ``datastore setup`` attaches again (``attach``):
-  it forgets the old state and republishes every file, skipping nothing as
-  "uploaded before".
+  it forgets the old state and republishes this peer's own work, skipping
+  nothing as "uploaded before", never its copies of other peers' work
+  (origin.py).
 """
 
 from __future__ import annotations
@@ -124,11 +125,13 @@ def claim(state, store: ObjectStore, layout: Layout) -> None:
     state.set_meta("remote", ident)
 
 
-def attach(state, store: ObjectStore, layout: Layout) -> bool:
+def attach(state, store: ObjectStore, layout: Layout, copies=None) -> bool:
     """``datastore setup``: make the remote's identity exist and the local
     state describe this remote. When the state describes another remote (or
     one that was emptied or went back), forget it, so the next pull and a
-    full push republish what the remote lacks. True if it was forgotten."""
+    full push republish what the remote lacks. ``copies()``: the files that
+    are copies of other peers' work (origin.py), recorded in the same
+    transaction, never republished. True if it was forgotten."""
     ident = ensure(store, layout)
     mine = state.get_meta("remote")
     stale = mine is not None and mine != ident
@@ -139,6 +142,9 @@ def attach(state, store: ObjectStore, layout: Layout) -> bool:
         except RemoteChangedError:
             stale = True
     if stale:
-        state.forget_remote()
+        rows = copies() if copies is not None else []
+        with state.transaction():
+            state.forget_remote()
+            state.set_copies(rows)
     state.set_meta("remote", ident)
     return stale

@@ -1,6 +1,7 @@
 """Leases: named, expiring locks held as objects at ``leases/<name>``
 (SYNC.md "Leases"). Only the allocation of new data versions uses them; the
-hot path (push) never waits on one (S8).
+hot path (push) never waits on one (S8), unless it publishes a new version
+no holding covers (publishing.py: then it takes that model's lease).
 
 No wall clock is trusted. Peers' clocks differ (by seconds, or by minutes on
 a laptop back from sleep), and the server's Last-Modified is a third clock;
@@ -127,6 +128,10 @@ class Lease:
         self.nonce = uuid4_hex()
         self.etag: str | None = None
         self.lost = False
+        #: why it was lost, as this object saw it: "taken over" (a write
+        #: refused), "gone" (deleted: a release by force), "stalled" (no
+        #: heartbeat for a ttl); the log's epoch record, if any, says more
+        self.lost_reason: str | None = None
         #: the nonce of the holding this acquire took over (None: created);
         #: the engine fences it in the log (fencing.py)
         self.taken_from: str | None = None
@@ -222,14 +227,16 @@ class Lease:
                 self.etag = (store or self.store).put(self.key, self._body(), if_match=self.etag)
                 self._renewed = started
                 return True
-            except (PreconditionFailed, ObjectNotFound):
+            except (PreconditionFailed, ObjectNotFound) as e:
                 self.lost = True
+                self.lost_reason = "gone" if isinstance(e, ObjectNotFound) else "taken over"
                 _log().warning("lease %r was taken over by another peer", self.name)
                 return False
             except ObjectStoreError as e:
                 # Unreachable for now; once a whole ttl passed, others may hold it.
                 if self._monotonic() - self._renewed >= self.ttl_ms / 1000.0:
                     self.lost = True
+                    self.lost_reason = "stalled"
                     _log().warning("lease %r lost: no heartbeat for %d ms (%s)", self.name, self.ttl_ms, e)
                     return False
                 return True
@@ -259,8 +266,9 @@ class Lease:
             if not self.lost and self.etag is not None:
                 try:
                     self.store.delete(self.key, if_match=self.etag)
-                except (PreconditionFailed, ObjectNotFound):
+                except (PreconditionFailed, ObjectNotFound) as e:
                     self.lost = True  # taken over (or broken): not ours to delete, and lost meanwhile
+                    self.lost_reason = "gone" if isinstance(e, ObjectNotFound) else "taken over"
                     _log().warning("lease %r was taken over by another peer before its release", self.name)
                 except ObjectStoreError as e:
                     _log().warning("could not release lease %r (it expires in %d ms): %s", self.name, self.ttl_ms, e)

@@ -178,6 +178,8 @@ class Puller:
         unhydrated: set[str] = set()
         new_base: dict[str, Change] = dict(own)
         bases = self.state.bases(rel for rel in incoming if rel not in own)
+        # copies of other peers' work, from attaching again (origin.py): the remote's replaces them
+        copies = self.state.copies(incoming)
         #: what each path held on disk when we decided to replace it
         expect: dict[str, str | None] = {}
         for rel in sorted(incoming):
@@ -190,7 +192,8 @@ class Puller:
             if _sha(local) == _sha(theirs):
                 if virtual:
                     unhydrated.add(rel)
-            elif _sha(local) == _sha(base) or _sha(local) in intents.get(rel, ()):
+            elif (_sha(local) == _sha(base) or _sha(local) in intents.get(rel, ())
+                  or (local is not None and copies.get(rel) == _sha(local))):
                 if theirs.op == "delete":
                     removes.append(rel)
                 elif lazy and self.rules.is_lazy(rel) and theirs.inline is None:
@@ -333,6 +336,7 @@ class Puller:
             self.state.drop_bases(rel for rel, ch in new_base.items() if ch.op == "delete")
             self.tree.flush_stats()
             self.state.set_head(last)
+            self.state.drop_copies(copies)
             self.state.clear_pending(last)
             self.state.clear_intents()
 

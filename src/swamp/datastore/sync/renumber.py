@@ -46,6 +46,11 @@ class VersionScheme(Protocol):
         path inside a version directory ``<versions>/<n>/...``; None for
         any other path."""
 
+    def lease(self, versions: str) -> str:
+        """The lease the versions of ``versions`` are allocated under; a new
+        one is published only under it (publishing.py). Optional: a scheme
+        without it publishes without a lease."""
+
     def rewrite(self, files: LocalFiles, versions: str, old: int, new: int) -> Iterable[str]:
         """Make the contents follow version ``old`` of ``versions`` moving
         to ``new`` (already moved); returns the paths it changed."""
@@ -125,9 +130,11 @@ class Renumberer:
             ours = self._ours(versions, v)
             if ours is not None and (versions, v) not in self.moved:
                 plan.append((v, ours))
-        start = self._next_free(versions)
+        start = self._next_free(versions, [v for v, _ in plan])
         files = _Files(self.tree)
-        for i, (v, ours) in enumerate(plan):
+        # Highest first: a new number may be one of ours that moves too
+        # (ours at 1 and 2, a peer's 1: 2 moves to 3 before 1 moves to 2).
+        for i, (v, ours) in reversed(list(enumerate(plan))):
             new = start + i
             vdir = f"{versions}/{v}"
             follow: list[str] = []
@@ -142,31 +149,37 @@ class Renumberer:
             self.changed += follow
             self.moves.append((ours, follow))
             self.moved[(versions, v)] = new
-            if self.report is not None:
-                self.report({"versions": versions, "from": v, "to": new})
             _log().info("renumbered our unpublished version %s/%d to %d (a peer published %d first)",
                      versions, v, new, old)
+        if self.report is not None:
+            for v, _ours in plan:  # reported lowest first, whatever order they moved in
+                self.report({"versions": versions, "from": v, "to": self.moved[(versions, v)]})
         return self.moved[key]
 
     def _ours(self, versions: str, v: int) -> list[str] | None:
         """Our files of version ``v``, when it is wholly ours and
         unpublished: none of its files has a base or comes in this pull."""
         ours = [p for p in self.tree.files_under(f"{versions}/{v}") if is_synced(p) and p not in self.theirs]
-        if not ours or self.state.bases(ours):
-            return None
+        if not ours or self.state.bases(ours) or self.state.copies(ours):
+            return None  # (a copy of another peer's version, origin.py: not ours either)
         return ours
 
-    def _next_free(self, versions: str) -> int:
+    def _next_free(self, versions: str, moving: list[int]) -> int:
         """Above every version of ``versions`` this cache knows of: on disk
-        (tombstones included), committed (fetched or not), or in this pull."""
+        (tombstones included), committed (fetched or not), or in this pull;
+        but not above our own ``moving`` ones, which leave their numbers
+        (counting them skipped numbers: ours at 2 and 3, a peer's 2, made
+        ours 4 and 5). Nor below them all: the last one moved ends at least
+        where our latest was, so ``latest`` never goes back."""
         top = 0
         root = self.tree.abspath(versions)
         if root.is_dir():
-            top = max([int(d.name) for d in root.iterdir() if d.name.isdigit()], default=0)
+            top = max([int(d.name) for d in root.iterdir() if d.name.isdigit() and int(d.name) not in moving],
+                      default=0)
         prefix = versions + "/"
         known = list(self.state.base_paths_under(versions)) + [p for p in self.incoming if p.startswith(prefix)]
         for p in known:
             head = p[len(prefix):].split("/", 1)[0]
             if head.isdigit():
                 top = max(top, int(head))
-        return top + 1
+        return max(top + 1, max(moving) - len(moving) + 1)

@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS intent (path TEXT NOT NULL, sha256 TEXT NOT NULL,
     PRIMARY KEY (path, sha256)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS conflict (
     saved_as TEXT PRIMARY KEY, path TEXT NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS own (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS copy (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -99,6 +101,11 @@ class SyncState:
         with self.transaction():
             for stmt in filter(str.strip, _SCHEMA.split(";")):
                 self._db.execute(stmt)
+            if self._db.execute("SELECT 1 FROM meta WHERE k='head'").fetchone() is None \
+                    and self._db.execute("SELECT 1 FROM base LIMIT 1").fetchone() is None:
+                # A fresh state records what it publishes as its own from
+                # the start (origin.py); an older one does not know.
+                self._db.execute("INSERT OR IGNORE INTO meta(k, v) VALUES ('authorship', '1')")
             columns = {r[1] for r in self._db.execute("PRAGMA table_info(base)")}
             if "src" not in columns:  # a cache from before inline contents: all blobs
                 self._db.execute("ALTER TABLE base ADD COLUMN src TEXT NOT NULL DEFAULT ''")
@@ -188,6 +195,8 @@ class SyncState:
                 self.set_meta(key, None)
             self._q("DELETE FROM base")
             self._q("DELETE FROM intent")
+            self._q("DELETE FROM own")
+            self.set_meta("authorship", "1")  # known from here on
 
     @property
     def tracking(self) -> bool:
@@ -311,3 +320,42 @@ class SyncState:
 
     def drop_conflict(self, saved_as: str) -> None:
         self._q("DELETE FROM conflict WHERE saved_as=?", (saved_as,))
+
+    # ------------------------------------------------------------------ origin
+    # (origin.py) ``own``: contents this cache's pushes sent as its own
+    # changes; ``copy``: files that were copies of other peers' work when
+    # this cache attached again to a rewound remote, never published here.
+    @property
+    def knows_authorship(self) -> bool:
+        """Whether ``own`` covers everything this cache published (a state
+        from before it was recorded does not know)."""
+        return self.get_meta("authorship") == "1"
+
+    def add_own(self, rows: Iterable[tuple[str, str]]) -> None:
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO own(path, sha256) VALUES (?, ?)", rows)
+
+    def own(self) -> dict[str, str]:
+        return dict(self._q("SELECT path, sha256 FROM own"))
+
+    def set_copies(self, rows: Iterable[tuple[str, str]]) -> None:
+        with self._lock:
+            self._db.executemany("INSERT OR REPLACE INTO copy(path, sha256) VALUES (?, ?)", rows)
+
+    def copies(self, paths: Iterable[str] | None = None) -> dict[str, str]:
+        """path -> sha256 of the copies recorded (of ``paths`` only, if given)."""
+        if paths is None:
+            return dict(self._q("SELECT path, sha256 FROM copy"))
+        if not self._q("SELECT 1 FROM copy LIMIT 1"):
+            return {}  # the usual case: no statement per path
+        paths = list(paths)
+        out: dict[str, str] = {}
+        for i in range(0, len(paths), 500):
+            chunk = paths[i:i + 500]
+            out.update(self._q(f"SELECT path, sha256 FROM copy WHERE path IN ({','.join('?' * len(chunk))})",
+                               tuple(chunk)))
+        return out
+
+    def drop_copies(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            self._db.executemany("DELETE FROM copy WHERE path=?", ((p,) for p in paths))
