@@ -10,7 +10,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from swamp.app.config_bases import undoes_or_touches_peers_change as stale
+from swamp.repo.config_bases import undoes_or_touches_peers_change as stale
 
 BASE = b"type: command/shell\nid: 1\nname: hello\nversion: 1\nglobalArguments:\n  run: echo v1\n"
 

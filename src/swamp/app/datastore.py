@@ -208,10 +208,6 @@ def sync(repo, *, pull: bool, push: bool, progress=None) -> dict:
         return SyncCounts().to_json()  # a filesystem datastore has nothing to sync
     from swamp.datastore.sync.errors import SyncConflictError
 
-    if pull and repo.managed_config:
-        from swamp.app.config_bases import record_pulled
-
-        record_pulled(repo)  # before the pull can replace a config file an editor has open
     try:
         return ds.sync(pull=pull, push=push, progress=progress).to_json()
     except SyncConflictError as e:

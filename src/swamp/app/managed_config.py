@@ -41,7 +41,7 @@ import hashlib
 from pathlib import Path
 from typing import Iterator
 
-from swamp.app import config_bases
+from swamp.repo import config_bases
 from swamp.app.lifecycle import changing, is_shared, reading
 from swamp.app.lifecycle import refresh as _pull
 from swamp.datastore.sync.counts import SyncCounts
@@ -57,7 +57,6 @@ def refresh(repo) -> None:
     """The hook the entry points set as ``repo.on_config_read``: pull before
     the config tier is first read (nothing offline or when not managed)."""
     if repo.managed_config and not repo.offline:
-        config_bases.record_pulled(repo)  # before the pull can replace a file an editor has open
         _pull(repo)
 
 
@@ -147,7 +146,6 @@ def publish_edit(repo, kind: str, name: str, path: Path) -> dict:
     checked = _CHECKED.pop(str(path.absolute()), None)
     counts = SyncCounts()
     published = None
-    config_bases.record_pulled(repo)
     try:
         with changing(repo, f"{kind} edit {name}", leases=[config_lease(kind, name)], into=counts):
             if rel is not None and path.is_file():
@@ -323,7 +321,6 @@ def publish(repo) -> dict:
     docs = _repo_documents(root)
     counts = SyncCounts()
     changed: list[tuple[str, bytes]] = []
-    config_bases.record_pulled(repo)
     try:
         with changing(repo, "datastore config publish",
                       leases=sorted({config_lease(kind, name) for kind, name, _ in docs}), into=counts):

@@ -11,8 +11,9 @@ as ``<rel>.bytes``; never synced). A pull does not move it: it is what
 the checkout's own edits may start from.
 
 ``record_pulled`` gives a base to every document that has none, before
-each pull a command makes, so a document pulled once and replaced by a
-later pull is checked against the version it was first pulled as.
+every pull of the datastore (``watch``: the datastore calls it), so a
+document pulled once and replaced by a later pull is checked against the
+version it was first pulled as.
 ``edit_is_stale`` then judges an in-place edit the way a three-way merge
 does: it must hold every line peers changed since the base as they left it
 (and, where the base's bytes are unknown, peers must not have changed it
@@ -80,6 +81,12 @@ def _recorded_paths(repo) -> set[str]:
         for path in (where / folder).rglob("*.sha256"):
             out.add(path.relative_to(where).as_posix()[: -len(".sha256")])
     return out
+
+
+def watch(repo, ds) -> None:
+    """Make the shared datastore ``ds`` of ``repo`` record bases before
+    each pull (managed config only; repo/datastores.py opens it so)."""
+    ds.before_pull = lambda: record_pulled(repo)
 
 
 def record_pulled(repo) -> None:
