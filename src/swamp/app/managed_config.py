@@ -28,10 +28,11 @@ synced tree, so a pull by another command meanwhile cannot slip a peer's
 version under the open editor; the copy goes back only if the document is
 still what the edit started from, else it is kept as a conflict copy.
 A document changed in place (by hand, then ``datastore config publish``) is
-checked against the version this checkout last published of it (recorded
-locally under ``.swamp/cache/config-bases/``): a peer's version committed
-since then means the edit may predate it, so the edit is kept as a conflict
-copy and the peer's version is put back."""
+checked against its base (config_bases.py): the version this checkout first
+pulled, last published, or last had put back. An edit that touches lines
+peers changed since that base may have been made on an older version (an
+editor's buffer saved over a pulled file), so it is kept as a conflict copy
+and the peer's version is put back."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ import hashlib
 from pathlib import Path
 from typing import Iterator
 
+from swamp.repo import config_bases
 from swamp.app.lifecycle import changing, is_shared, reading
 from swamp.app.lifecycle import refresh as _pull
 from swamp.datastore.sync.counts import SyncCounts
@@ -102,7 +104,7 @@ def _run(repo, command: str, kind: str, name: str, body) -> dict:
         path = repo.root / done["path"]
         rel = repo.config_rel(path)
         if rel is not None and path.is_file():
-            _remember(repo, rel, _sha(path.read_bytes()))  # what this checkout published of it
+            config_bases.remember(repo, rel, path.read_bytes())  # what this checkout published of it
     return _with_sync(repo, done, counts)
 
 
@@ -150,12 +152,12 @@ def publish_edit(repo, kind: str, name: str, path: Path) -> dict:
                 data = path.read_bytes()
                 if _sha(data) != checked:  # an edit in place: from which version?
                     _refuse_stale(repo, [(rel, data)])
-                published = _sha(data)
+                published = data
             _journal(repo, path)
     except UnpublishedError as e:
         raise e.with_value({"name": name, "path": rel, "sync": counts.to_json()})
     if rel is not None:
-        _remember(repo, rel, published)
+        config_bases.remember(repo, rel, published)
     return {"name": name, "path": rel, "sync": counts.to_json()}
 
 
@@ -221,31 +223,6 @@ def edit_privately(repo, path: Path, edit) -> None:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _bases_dir(repo) -> Path:
-    return repo.local_dir / "cache" / "config-bases"
-
-
-def _recorded(repo, rel: str) -> str | None:
-    """The sha256 of the version of ``rel`` this checkout last published."""
-    try:
-        value = (_bases_dir(repo) / f"{rel}.sha256").read_text().strip()
-    except OSError:
-        return None
-    return value or None
-
-
-def _remember(repo, rel: str, sha: str | None) -> None:
-    from swamp.util.atomic import atomic_write
-
-    where = _bases_dir(repo) / f"{rel}.sha256"
-    if sha is None:
-        where.unlink(missing_ok=True)
-        return
-    with contextlib.suppress(OSError):  # a hint for later checks, never worth failing a publish
-        where.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(where, sha.encode())
-
-
 def _committed(repo, rel: str) -> str | None:
     """The sha256 of the version of ``rel`` last committed, as this checkout
     knows it after its pull (None on a directory datastore, or never
@@ -291,25 +268,29 @@ def _put_back_committed(repo, rel: str) -> None:
 
 def _refuse_stale(repo, edits: list[tuple[str, bytes]]) -> None:
     """Inside the publishing session, after its pull: each in-place edit
-    ``(rel, bytes)`` of a document whose committed version is no longer the
-    one this checkout last published may be based on an older version; it
-    is kept aside as a conflict copy, the committed version put back, and
-    ConflictError raised naming them. (A document this checkout never
-    published has no record: it is published as before.)"""
+    ``(rel, bytes)`` that may have been made on an older version than the
+    committed one (config_bases.edit_is_stale) is kept aside as a conflict
+    copy, the committed version put back, and ConflictError raised naming
+    them. (A document new to this checkout has no base: nothing older to
+    have edited.)"""
     kept = []
     for rel, data in edits:
         cur = _committed(repo, rel)
-        mine = _recorded(repo, rel)
-        if cur is None or mine is None or mine == cur or _sha(data) == cur:
+        if not config_bases.edit_is_stale(repo, rel, data, cur):
             continue
         saved = _keep_aside(repo, rel, data)
         _put_back_committed(repo, rel)
-        _remember(repo, rel, cur)  # the next edit in place starts from the version now on disk
+        try:  # the next edit in place starts from the version now on disk
+            back = (repo.datastore.root / rel).read_bytes()
+        except OSError:
+            back = None
+        config_bases.remember(repo, rel, back if back is not None and _sha(back) == cur else None, cur)
         kept.append((rel, saved))
     if kept:
         raise ConflictError(
-            "changed by a peer since this checkout last published it, so the edit may have been made on an older "
-            "version; not published: " + ", ".join(f"{rel} (your edit kept as {saved})" for rel, saved in kept),
+            "changed by a peer since this checkout's copy was pulled or last published, and the edit changes what "
+            "the peer changed (or undoes it): it may have been made on an older version (an editor's buffer "
+            "saved over a pulled file); not published: " + ", ".join(f"{rel} (your edit kept as {saved})" for rel, saved in kept),
             hint="compare with 'swamp datastore conflicts'; if your edit was made on the current version, publish "
                  "it with 'swamp datastore conflicts restore COPY'; 'swamp model|workflow|vault edit' always knows "
                  "which version it started from")
@@ -354,7 +335,7 @@ def publish(repo) -> dict:
                 for rel, data in changed:
                     if (root / rel).is_file() and (root / rel).read_bytes() == data:
                         repo.datastore.write_bytes(rel, data)  # journaled: the push diffs it
-                        _remember(repo, rel, _sha(data))
+                        config_bases.remember(repo, rel, data)
     except UnpublishedError as e:
         raise e.with_value({"documents": len(docs), "sync": counts.to_json()})
     return {"documents": len(docs), "published": counts.filesPushed, "sync": counts.to_json()}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from swamp.datastore.base import Datastore
 from swamp.datastore.sync.localonly import is_local_only
@@ -37,6 +37,9 @@ class CachedDatastore(Datastore):
         #: the whole command works from the cache (--offline)
         self.offline = False
         self.last_counts = SyncCounts()
+        #: called before every pull, before it can replace a file (managed
+        #: config records the version each document was pulled as)
+        self.before_pull: Callable[[], None] | None = None
 
     @classmethod
     def from_config(cls, repo, cfg, rules) -> "CachedDatastore":
@@ -84,6 +87,8 @@ class CachedDatastore(Datastore):
     # The engine serializes sync steps of every process sharing this cache
     # (an flock on .sync/lock), so no second local lock is needed here.
     def _pull(self, counts: SyncCounts) -> None:
+        if self.before_pull is not None:
+            self.before_pull()
         with tracing.span("swamp.sync.pull") as s:
             counts.add(s.counts(self.engine.pull()))
 
@@ -118,6 +123,8 @@ class CachedDatastore(Datastore):
         self.last_counts = counts
 
     def sync(self, *, pull: bool = True, push: bool = True, progress=None) -> SyncCounts:
+        if pull and self.before_pull is not None:
+            self.before_pull()
         with self.reporting(progress), tracing.span("swamp.sync", pull=pull, push=push) as s:
             if pull and push:
                 return s.counts(self.engine.sync(command="datastore sync"))

@@ -25,4 +25,9 @@ def open_datastore(repo):
 
     # The rules only when the datastore is shared: the filesystem datastore
     # has nothing to sync, and compiling them costs every command ~2 ms.
-    return open_configured(repo, path_rules)
+    ds = open_configured(repo, path_rules)
+    if repo.managed_config and hasattr(ds, "before_pull"):
+        from swamp.repo.config_bases import watch
+
+        watch(repo, ds)
+    return ds

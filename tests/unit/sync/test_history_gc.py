@@ -211,7 +211,7 @@ def test_a_live_sweep_makes_another_gc_wait_and_a_stale_one_does_not(make_peer, 
     a, _b, _sha = _reused_blob_setup(make_peer, future)
     key = "default/gc/mark.json"
     doc = json.loads(store.get(key)[0])
-    doc["sweep"] = {"id": "killed", "startedAt": clock.now(), "windowS": SWEEP_WINDOW_S, "blobs": []}
+    doc["sweep"] = {"id": "killed", "serverStartedAt": clock.now(), "windowS": SWEEP_WINDOW_S, "blobs": []}
     store.put(key, json.dumps(doc).encode())
     with pytest.raises(SwampError) as err:
         a.gc(30, grace_s=0)

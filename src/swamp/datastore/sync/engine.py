@@ -263,6 +263,14 @@ class SyncEngine(Puller, Committer, Transfers, Fencing, Publishing, Origin):
         gaps. ``{"ok", "commits", "checkpoints", "blobs", "errors"}``."""
         return verify(self.store, self.layout, self._pool)
 
+    def committed_content(self, rel: str) -> bytes | None:
+        """The bytes of ``rel`` as last committed (its base), whatever the
+        local file holds now; None when it was never committed."""
+        check_rel_path(rel)
+        with self._exclusive():
+            base = self.state.base(rel)
+            return None if base is None else self._content(self._session(), rel, base)
+
     def gc(self, retention_days: float = 30, *, grace_s: float = DEFAULT_GRACE_S, dry_run: bool = False) -> dict:
         """Trim commits outside the window and sweep blobs marked
         unreferenced at least ``grace_s`` ago (see gc.py)."""

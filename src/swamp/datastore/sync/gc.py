@@ -31,7 +31,10 @@ its parent's id and every puller (and ``verify``) refuses it
   *marked* (``gc/mark.json`` records when it was first seen unreferenced);
   a later gc deletes it only if it is still unreferenced and was marked at
   least ``grace_s`` ago. A push uploads its blobs before it commits, so a
-  grace longer than any push keeps the blobs it uploads safe.
+  grace longer than any push keeps the blobs it uploads safe. Marks are
+  stamped, and their age read, on the server's clock (clocks.server_now,
+  read after the blobs were listed, so a mark is never older than the
+  upload it marks): a gc runner's own clock never shortens the grace.
 
 A blob a push finds "already there" (412) may be an old one, marked long ago,
 that a gc is about to sweep; the grace must count from the moment the push
@@ -48,7 +51,16 @@ always) is the fence between pushes and sweeps:
 - the decision names the blobs being swept (``sweep``), and the gc issues no
   delete later than SWEEP_WINDOW_S after publishing it. A push that finds one
   of its blobs in a sweep waits that long before it checks the blob. The gc
-  removes ``sweep`` once done (a crashed gc's is ignored after a while).
+  removes ``sweep`` once done (a crashed gc's is ignored after a while);
+- a sweep's start is the server's clock read just before it was decided
+  (``serverStartedAt``), and the window is counted on the gc's monotonic
+  clock from before that read, so every delete is sent before
+  ``serverStartedAt + windowS`` on the server's clock. Another gc judges the
+  record stale on the server's clock too, never on its own: a gc whose clock
+  runs minutes ahead cannot take a live sweep for a dead one and erase it;
+- and a push trusts no reused blob it has not seen exist after protecting
+  it: every one is checked with a HEAD once its mark is removed (and any
+  sweep naming it is waited out).
 """
 
 from __future__ import annotations
@@ -62,6 +74,7 @@ from swamp.util import clock
 from swamp.util.ids import uuid4_hex
 
 from . import checkpoint, commitlog
+from .clocks import PEER_SKEW_TOLERANCE_S, server_now
 from .commitlog import HEAD_CURRENT_S
 from .layout import Layout
 from .pool import Pool
@@ -102,12 +115,28 @@ def _write_marks(store: ObjectStore, layout: Layout, doc: dict, etag: str | None
     return store.put(layout.gc_mark_key, body, if_match=etag)
 
 
-def _live_sweep(doc: dict, now: float) -> dict | None:
+def _live_sweep(doc: dict, server: float) -> dict | None:
+    """The sweep record of ``doc`` unless it was left by a killed gc, judged
+    at ``server`` (the server's clock, read before ``doc`` was)."""
     sweep = doc.get("sweep")
     if not sweep:
         return None
     window = float(sweep.get("windowS", SWEEP_WINDOW_S))
-    return sweep if now - float(sweep.get("startedAt", 0)) <= window + STALE_SWEEP_S else None
+    started = sweep.get("serverStartedAt")
+    allowance = window + STALE_SWEEP_S
+    if not isinstance(started, (int, float)):
+        # Written by an older swamp, with its own wall clock: allow for it.
+        started, allowance = float(sweep.get("startedAt", 0)), allowance + PEER_SKEW_TOLERANCE_S
+    return sweep if server - float(started) <= allowance else None
+
+
+def _server_marks(doc: dict, server: float) -> dict[str, float]:
+    """The marks of ``doc`` as times on the server's clock. A document an
+    older swamp wrote holds times of its runners' own clocks: its marks
+    start their grace again now (safe, and only once)."""
+    if doc.get("clock") == "server":
+        return dict(doc["blobs"])
+    return {sha: server for sha in doc["blobs"]}
 
 
 def protect(store: ObjectStore, layout: Layout, shas: set[str], pool: Pool) -> set[str]:
@@ -115,11 +144,11 @@ def protect(store: ObjectStore, layout: Layout, shas: set[str], pool: Pool) -> s
     stored (412) instead of uploading. Clear their gc marks, and return those
     that a gc swept since (or is sweeping): the push must upload them again.
 
-    A blob found marked is safe once its mark is removed: a gc that read
-    that mark cannot publish a sweep over our write (If-Match), and any
-    later gc must mark it anew. A blob not marked may have been swept after
-    the 412: it is checked with a HEAD, after waiting out a sweep that
-    names it."""
+    Once its mark is removed no gc that read the mark can publish a sweep
+    over our write (If-Match), and any later gc must mark it anew; a sweep
+    that names it is waited out. Then every one of them is checked with a
+    HEAD: the push relies only on blobs it saw exist after protecting them
+    (a sweep record erased by a faulty peer cannot make it trust one)."""
     if not shas:
         return set()
     for _ in range(MARK_ATTEMPTS):
@@ -143,7 +172,7 @@ def protect(store: ObjectStore, layout: Layout, shas: set[str], pool: Pool) -> s
         # Being swept (or was, by a gc killed meanwhile): once its window is
         # over no delete is coming any more, and what is gone is gone.
         time.sleep(float(sweep.get("windowS", SWEEP_WINDOW_S)) + SWEEP_MARGIN_S)
-    check = sorted(shas - unmarked)
+    check = sorted(shas)
     there = pool.map(lambda sha: store.head(layout.blob(sha)) is not None, check)
     return {sha for sha, ok in zip(check, there) if not ok}
 
@@ -160,25 +189,12 @@ def check_retention(retention_days: float) -> float:
     return retention_s
 
 
-def server_now(store: ObjectStore, layout: Layout) -> float:
-    """The server's clock, read from the Last-Modified of a write: commits'
-    ages are measured on that clock alone."""
-    store.put(layout.gc_clock_key, json.dumps({"time": clock.isoformat()}).encode())
-    meta = store.head(layout.gc_clock_key)
-    if meta is None:  # deleted at once by someone: read it from the listing instead
-        meta = next(iter(store.list(layout.gc_clock_key)), None)
-    if meta is None:
-        raise SwampError("gc could not read the server's clock; nothing was trimmed", code="gc_contended",
-                         hint="run gc again")
-    return meta.last_modified
-
-
 def gc(store: ObjectStore, layout: Layout, pool: Pool, *, retention_days: float = 30,
        grace_s: float = DEFAULT_GRACE_S, dry_run: bool = False) -> dict:
     retention_s = check_retention(retention_days)
-    now = clock.now()
     # A dry run writes nothing: it estimates the server's clock with ours.
-    cutoff = (now if dry_run else server_now(store, layout)) - retention_s
+    now = clock.now() if dry_run else server_now(store, layout)
+    cutoff = now - retention_s
     logs = [(layout.log_seq(m.key), m.last_modified) for m in store.list(layout.log_prefix)]
     logs = sorted((s, t) for s, t in logs if s is not None)
     ckpts = [(layout.checkpoint_seq(m.key), m.last_modified) for m in store.list(layout.checkpoint_prefix)]
@@ -205,12 +221,13 @@ def gc(store: ObjectStore, layout: Layout, pool: Pool, *, retention_days: float 
     unreferenced = {sha for sha in (layout.blob_sha(m.key) for m in store.list(layout.blob_prefix))
                     if sha is not None and sha not in referenced}
 
-    def decide(marks: dict) -> tuple[list[str], dict]:
+    def decide(marks: dict, now: float) -> tuple[list[str], dict]:
         sweep = sorted(sha for sha in unreferenced if sha in marks and now - marks[sha] >= grace_s)
         return sweep, {sha: marks.get(sha, now) for sha in unreferenced if sha not in sweep}
 
     if dry_run:
-        sweep, new_marks = decide(_read_marks(store, layout)[0]["blobs"])
+        doc = _read_marks(store, layout)[0]
+        sweep, new_marks = decide(_server_marks(doc, now), now)
         return {"commitsDeleted": len(drop_logs), "checkpointsDeleted": len(drop_ckpts),
                 "blobsDeleted": len(sweep), "blobsMarked": len(new_marks), "dryRun": True}
 
@@ -222,15 +239,20 @@ def gc(store: ObjectStore, layout: Layout, pool: Pool, *, retention_days: float 
 
     sweep_id = uuid4_hex()
     for _ in range(MARK_ATTEMPTS):
+        # The window starts before the server's clock is read: every delete
+        # is then sent before serverStartedAt + windowS on the server's clock.
+        deadline = time.monotonic() + SWEEP_WINDOW_S
+        server = server_now(store, layout)  # after the blobs were listed: no mark predates its upload
         doc, etag = _read_marks(store, layout)
-        if _live_sweep(doc, now):
+        if _live_sweep(doc, server):
             raise SwampError("another gc is sweeping blobs right now; nothing was swept", code="gc_contended",
                              hint="run gc again in a minute")
-        sweep, new_marks = decide(doc["blobs"])
-        new_doc = {"time": now, "blobs": new_marks}
+        sweep, new_marks = decide(_server_marks(doc, server), server)
+        new_doc = {"clock": "server", "time": server, "blobs": new_marks}
         if sweep:
-            new_doc["sweep"] = {"id": sweep_id, "startedAt": now, "windowS": SWEEP_WINDOW_S, "blobs": sweep}
-        deadline = time.monotonic() + SWEEP_WINDOW_S
+            # startedAt (this runner's clock) is only for people reading it
+            new_doc["sweep"] = {"id": sweep_id, "serverStartedAt": server, "startedAt": clock.now(),
+                                "windowS": SWEEP_WINDOW_S, "blobs": sweep}
         try:
             _write_marks(store, layout, new_doc, etag)
             break
