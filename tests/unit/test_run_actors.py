@@ -63,3 +63,26 @@ def test_a_cancel_names_who_cancelled_and_a_restart_clears_it(tmp_path):
     assert cancelled.cancelledBy == "token:ops" and cancelled.initiatedBy == "webhook:gh"
     again = workflows.resume(r, "gated", run.id, {}, from_step="gate", by="token:ops").run
     assert again.status == "suspended" and again.cancelledBy is None and again.resumedBy == "token:ops"
+
+
+def test_whoever_continues_a_run_last_is_who_its_next_steps_act_for(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    write_workflow(repo, "twice", f"""
+        jobs:
+          - name: j
+            steps:
+              - {{name: one, task: {{type: manual_approval, prompt: go}}}}
+              - {{name: mid, dependsOn: [{{step: one}}], {_work('w0')}}}
+              - {{name: two, dependsOn: [{{step: mid}}], task: {{type: manual_approval, prompt: go}}}}
+              - {{name: end, dependsOn: [{{step: two}}], {_work('w1')}}}
+        """)
+    r = Repo.open(repo)
+    run = workflows.run(r, "twice", {}, by="token:alice").run
+    workflows.decide(r, "twice", "one", "approved", None, None, by="token:bob")
+    mid = workflows.resume(r, "twice", run.id, {}, by="token:bob").run
+    assert mid.status == "suspended" and mid.resumedBy == "token:bob"
+    assert _by(repo, steps(mid)["j/mid"].outputId) == "token:bob"
+    workflows.decide(r, "twice", "two", "approved", None, None, by="token:alice")
+    done = workflows.resume(r, "twice", run.id, {}, by="token:alice").run
+    assert done.status == "succeeded" and done.resumedBy is None  # continued by who started it
+    assert _by(repo, steps(done)["j/end"].outputId) == "token:alice"

@@ -155,8 +155,8 @@ class Engine:
         continued by ``by`` (recorded ``resumedBy`` when it is not who
         started the run; its steps then run for ``by``)."""
         run.inputKeys = sorted(inputs)
-        if by and by != run.initiatedBy:
-            run.resumedBy = by
+        if by:  # who continues it now: no one else, when it is who started it
+            run.resumedBy = by if by != run.initiatedBy else None
         log = records.read_log(self.ds, run.workflowId, run.id)
         return _Execution(self, wf, source, run, inputs, stack or ((run.workflowId, wf.name),), log=log,
                           outer_stop=outer_stop).go()
