@@ -50,7 +50,7 @@ def outputs(repo, model: str | None = None, *, method: str | None = None, status
                 and (not status or r.status == status)]
     recs.sort(key=lambda r: (r.startedAt, r.id), reverse=True)
     return [{"id": r.id, "modelName": r.modelName, "methodName": r.methodName, "status": r.status,
-             "startedAt": r.startedAt, "durationMs": r.durationMs} for r in recs[:limit]]
+             "startedAt": r.startedAt, "durationMs": r.durationMs, "initiatedBy": r.initiatedBy} for r in recs[:limit]]
 
 
 def output_log(repo, output_id: str) -> dict:

@@ -22,7 +22,7 @@ from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, LeaseLostError, NotFoundError, SwampError, UnpublishedError
 from swamp.util import clock
 from swamp.util.actors import local_user
-from swamp.util.ids import holder, hostname, new_id
+from swamp.util.ids import hostname, new_id
 from swamp.workflows import records, signals
 from swamp.workflows.files import find_workflow
 from swamp.workflows.records import WorkflowRun
@@ -131,7 +131,7 @@ def settle_timeout(repo, run: WorkflowRun, job: str, step: str, message: Any,
             existing = signals.read_outcome(ds, run.workflowId, run.id, job, step, since)
             if existing is not None:
                 return existing
-            doc = signals.outcome_doc(run, job, step, since, "timed_out", message, holder())
+            doc = signals.outcome_doc(run, job, step, since, "timed_out", message, local_user())
             signals.create_outcome(ds, doc)
     except UnpublishedError:
         return None

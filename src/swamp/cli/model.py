@@ -342,7 +342,8 @@ def output_search(state: CliState, model_name, method_name, status, limit):
     from swamp.app import models
 
     rows = models.outputs(state.repo(), model_name, method=method_name, status=status, limit=limit)
-    emit(state, rows, lambda: table(rows, ["id", "modelName", "methodName", "status", "startedAt", "durationMs"]))
+    emit(state, rows, lambda: table(rows, ["id", "modelName", "methodName", "status", "startedAt", "durationMs",
+                                           "initiatedBy"]))
 
 
 @output.command("logs")

@@ -115,8 +115,8 @@ class Engine:
               parent: Parent | None = None, by: str | None = None) -> WorkflowRun:
         """Check the workflow's structure and inputs (raising before anything
         is written), then run it to its end or its suspension, as started by
-        ``by`` (util/actors.py; a nested run: its parent's starter; by
-        default this process's user)."""
+        ``by`` (util/actors.py; a nested run: whoever its parent acts for;
+        by default this process's user)."""
         problems = dag.check_structure(wf)
         if problems:
             raise ValidationError(f"{source}: " + "; ".join(problems))
@@ -131,7 +131,7 @@ class Engine:
             parentRunId=parent.run.id if parent else None,
             parentWorkflowId=parent.run.workflowId if parent else None,
             depth=len(parent.stack) if parent else 0,
-            initiatedBy=by or (parent.run.initiatedBy if parent else None) or local_user(),
+            initiatedBy=by or ((parent.run.resumedBy or parent.run.initiatedBy) if parent else None) or local_user(),
             host=hostname(), pid=os.getpid(),
         )
         run.logFile = records.log_path(wid, run.id)
@@ -155,8 +155,8 @@ class Engine:
         continued by ``by`` (recorded ``resumedBy`` when it is not who
         started the run; its steps then run for ``by``)."""
         run.inputKeys = sorted(inputs)
-        if by and by != run.initiatedBy:
-            run.resumedBy = by
+        if by:  # who continues it now: no one else, when it is who started it
+            run.resumedBy = by if by != run.initiatedBy else None
         log = records.read_log(self.ds, run.workflowId, run.id)
         return _Execution(self, wf, source, run, inputs, stack or ((run.workflowId, wf.name),), log=log,
                           outer_stop=outer_stop).go()
