@@ -109,7 +109,7 @@ def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False)
         engine.attach_remote()
         counts = engine.pull()
         aside = engine.set_aside_copies()
-        counts.add(engine.push(command="datastore setup", full_walk=True))
+        counts.add(engine.push(command="datastore setup", full_walk=True, wait_for_leases=True))
     finally:
         engine.close()
     repo.save_config(repo.config_model().model_copy(update={"datastore": cfg}))

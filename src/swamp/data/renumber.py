@@ -44,30 +44,52 @@ class DataVersions:
     def rewrite(self, files, versions: str, old: int, new: int) -> Iterable[str]:
         name = versions.rsplit("/", 1)[-1]
         meta_rel = f"{versions}/{new}/{layout.METADATA}"
-        raw = files.read(meta_rel)
-        if raw is None:
+        meta = _metadata(files, meta_rel)
+        if meta is None:
             return []
         from swamp.util import yamlio
 
-        meta = yamlio.loads(raw.decode(), meta_rel)
-        if not isinstance(meta, dict):
-            return []
         meta["version"] = new
         files.write(meta_rel, yamlio.dumps(meta).encode())
-        owner = meta.get("owner") or {}
         changed = [meta_rel]
-        output_id = owner.get("outputId")
-        if output_id and owner.get("modelType") and owner.get("definitionId") and owner.get("methodName"):
-            folder = f"outputs/{owner['modelType']}/{owner['definitionId']}/{owner['methodName']}"
-            for rel in files.files(folder):
-                if rel.endswith(f"-{output_id}.yaml") and _follow(files, rel, name, old, new, None):
-                    changed.append(rel)
-        run_id = owner.get("workflowRunId")
-        if run_id:
-            for rel in files.files("workflow-runs"):
-                if rel.endswith(f"/workflow-run-{run_id}.yaml") and _follow(files, rel, name, old, new, output_id):
-                    changed.append(rel)
+        output_id = (meta.get("owner") or {}).get("outputId")
+        for rel, in_run in _records(files, meta):
+            if _follow(files, rel, name, old, new, output_id if in_run else None):
+                changed.append(rel)
         return changed
+
+    def names(self, files, versions: str, version: int) -> list[str]:
+        """The records that name version ``version`` of ``versions``: the
+        output record of the run that wrote it, that step's workflow run
+        record. A version the engine may not publish yet is held back with
+        them (``swamp.datastore.sync.publishing``)."""
+        meta = _metadata(files, f"{versions}/{version}/{layout.METADATA}")
+        return [] if meta is None else [rel for rel, _in_run in _records(files, meta)]
+
+
+def _metadata(files, rel: str) -> dict | None:
+    raw = files.read(rel)
+    if raw is None:
+        return None
+    from swamp.util import yamlio
+
+    meta = yamlio.loads(raw.decode(), rel)
+    return meta if isinstance(meta, dict) else None
+
+
+def _records(files, meta: dict) -> list[tuple[str, bool]]:
+    """(path, whether it is a workflow run record) of the records here that
+    the version's owner names."""
+    owner = meta.get("owner") or {}
+    out = []
+    output_id = owner.get("outputId")
+    if output_id and owner.get("modelType") and owner.get("definitionId") and owner.get("methodName"):
+        folder = f"outputs/{owner['modelType']}/{owner['definitionId']}/{owner['methodName']}"
+        out += [(rel, False) for rel in files.files(folder) if rel.endswith(f"-{output_id}.yaml")]
+    run_id = owner.get("workflowRunId")
+    if run_id:
+        out += [(rel, True) for rel in files.files("workflow-runs") if rel.endswith(f"/workflow-run-{run_id}.yaml")]
+    return out
 
 
 def _follow(files, rel: str, name: str, old: int, new: int, output_id: str | None) -> bool:

@@ -128,7 +128,8 @@ class CachedDatastore(Datastore):
         with self.reporting(progress), tracing.span("swamp.sync", pull=pull, push=push) as s:
             if pull and push:
                 return s.counts(self.engine.sync(command="datastore sync"))
-            return s.counts(self.engine.pull() if pull else self.engine.push(command="datastore sync"))
+            return s.counts(self.engine.pull() if pull
+                            else self.engine.push(command="datastore sync", wait_for_leases=True))
 
     @contextlib.contextmanager
     def reporting(self, progress):

@@ -182,18 +182,21 @@ class SyncEngine(Puller, Committer, Transfers, Fencing, Publishing, Origin):
             self._pull_into(s)
             return self._finish(s)
 
-    def push(self, command: str = "", *, full_walk: bool = False) -> SyncCounts:
+    def push(self, command: str = "", *, full_walk: bool = False, wait_for_leases: bool = False) -> SyncCounts:
         """Publish local changes. ``full_walk`` ignores the journal and looks
         at every file (for caches written without ``mark_dirty``). New
         versions are published under their lease, taken first if need be
-        (publishing.py)."""
-        with self._publishing(full_walk), self._exclusive():
+        (publishing.py): waiting for it with ``wait_for_leases``, else
+        trying once (one busy elsewhere waits for the next push)."""
+        with self._publishing(full_walk, wait_for_leases), self._exclusive():
             s = self._session()
             self._push_into(s, command, full_walk)
             return self._finish(s)
 
     def sync(self, command: str = "") -> SyncCounts:
-        with self._publishing(False), self._exclusive():
+        """Pull, then push; the leases of new versions are waited for, as a
+        run waits (publishing.py)."""
+        with self._publishing(False, True), self._exclusive():
             s = self._session()
             # Its commit may build on this very pull, unless the pull brought
             # commits (their downloads came after its LIST): then on a fresh LIST.

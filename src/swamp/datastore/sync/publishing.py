@@ -14,11 +14,12 @@ holding of that version's lease:
   that lease this thread has now;
 - otherwise the push takes the lease itself, before the cache's lock and
   before its pull, so that pull (which renumbers ours above a peer's) and
-  the commit both happen under it. A push that already holds other leases
-  (a command's session publishing an older run's leftovers) tries each
-  such lease once and does not wait: two peers could otherwise wait on each
-  other; when one is busy, the push publishes only what was written under
-  this thread's own holdings, and leaves the rest journaled for the next push.
+  the commit both happen under it: ``datastore sync`` (and setup) waits for
+  it as a run would; a command's own push (publishing an older run's
+  leftovers beside its work) tries it once and does not wait, so a command
+  never waits on another peer's run, and two peers holding leases never
+  wait on each other. A leftover whose lease is busy, and the records that
+  name it, wait for the next push.
 
 Whatever the push cannot publish under a lease stays local and journaled;
 ``_publishable`` is the last check, right before every diff becomes a
@@ -27,19 +28,15 @@ commit. A mixin of ``SyncEngine``."""
 from __future__ import annotations
 
 import contextlib
-import threading
 from typing import Iterable, Iterator
 
 from swamp.errors import LockTimeoutError
 
 from .commitlog import Change
-from .compare import parents as _parents
 from .fencing import _written_in
 
 
 class Publishing:
-    _publish_local = threading.local()
-
     def _version_lease(self, rel: str) -> str | None:
         """The lease ``rel``'s version is allocated under, if it lies in a
         numbered version directory whose scheme names one."""
@@ -79,54 +76,63 @@ class Publishing:
                 and not any(n == name and _written_in(rel, w) for n, w in holdings)}
 
     @contextlib.contextmanager
-    def _publishing(self, full: bool) -> Iterator[None]:
+    def _publishing(self, full: bool, wait: bool) -> Iterator[None]:
         """Around a push: take the leases of the new versions it would
-        publish that no holding covers (see the module's docstring)."""
+        publish that no holding covers. ``wait``: as long as a run would
+        (`datastore sync`, setup); else each is tried once (a command's own
+        push: it must not wait on another peer's run for an older run's
+        leftovers, and two peers holding leases never wait on each other)."""
         taken = self.journal.peek()
         cands = self._candidates(taken.paths, full or taken.bulk or not self.state.tracking)
         cands = {rel for rel in cands if self._version_lease(rel) is not None}
         news = self._new_versions(self._diff(cands)) if cands else {}
         needed = sorted(set(self._uncovered(news, lost_too=True).values()))
-        waits = not self._held_here()  # holding others: never wait (no two peers wait on each other)
-        local = self._publish_local
-        before = getattr(local, "narrow", False)
         with contextlib.ExitStack() as stack:
             for name in needed:
                 try:
-                    stack.enter_context(self.lease(name, timeout_ms=None if waits else 0))
+                    stack.enter_context(self.lease(name, timeout_ms=None if wait else 0))
                 except LockTimeoutError:
-                    if waits:
+                    if wait:
                         raise
-                    local.narrow = True  # busy elsewhere: publish only our own holdings' work
-            try:
-                yield
-            finally:
-                local.narrow = before
+                    # busy elsewhere: those versions wait for the next push (_publishable)
+            yield
 
     def _publishable(self, changes: list[Change], held_back: dict[str, str]) -> list[Change]:
         """``changes`` without what may not be published now: a new version
-        no live holding of its lease covers (and, when a leftover's lease
-        was busy, everything not written under this thread's holdings).
-        Those are recorded in ``held_back``, journaled again for the next
-        push; nothing is reported: they are simply not published yet."""
-        if getattr(self._publish_local, "narrow", False):
-            mine = set()
-            with self._leases_mutex:
-                for lease in self._held_here():
-                    scope = self._leases.get(lease)
-                    if scope is not None:
-                        mine |= scope.written
-            keep = [ch for ch in changes
-                    if "" in mine or ch.path in mine or any(a in mine for a in _parents(ch.path))]
-        else:
-            keep = changes
-        blocked = set(self._uncovered(self._new_versions(keep)))
-        copies = self._copy_held_back(keep)  # another peer's work (origin.py): never ours to publish
-        kept = {id(ch) for ch in keep}
+        no live holding of its lease covers, with the records that name it
+        (its scheme's ``names``: the run's output record, say, so none is
+        published pointing at a number that may still move); and the copies
+        of other peers' work (origin.py), never ours to publish. The first
+        are recorded in ``held_back``, journaled again for the next push;
+        nothing is reported: they are simply not published yet."""
+        blocked = set(self._uncovered(self._new_versions(changes)))
+        if blocked:
+            blocked |= self._naming(blocked)
+        copies = self._copy_held_back(changes)
         out = []
         for ch in changes:
-            if id(ch) in kept and ch.path not in blocked and ch.path not in copies:
-                out.append(ch)
-            elif ch.path not in copies:
+            if ch.path in copies:
+                continue
+            if ch.path in blocked:
                 held_back.setdefault(ch.path, "")
+            else:
+                out.append(ch)
+        return out
+
+    def _naming(self, paths: set[str]) -> set[str]:
+        """The paths (records) that name the versions ``paths`` lie in, as
+        their schemes say (an optional ``names``)."""
+        from .renumber import _Files
+
+        files = _Files(self.tree)
+        out: set[str] = set()
+        seen = set()
+        for rel in paths:
+            scheme = self.rules.version_scheme(rel)
+            key = scheme.split(rel)
+            names = getattr(scheme, "names", None)
+            if key in seen or names is None:
+                continue
+            seen.add(key)
+            out.update(names(files, *key))
         return out

@@ -51,6 +51,10 @@ class VersionScheme(Protocol):
         one is published only under it (publishing.py). Optional: a scheme
         without it publishes without a lease."""
 
+    def names(self, files: LocalFiles, versions: str, version: int) -> Iterable[str]:
+        """The paths (records) that name that version: held back with it
+        while it may not be published (publishing.py). Optional."""
+
     def rewrite(self, files: LocalFiles, versions: str, old: int, new: int) -> Iterable[str]:
         """Make the contents follow version ``old`` of ``versions`` moving
         to ``new`` (already moved); returns the paths it changed."""
