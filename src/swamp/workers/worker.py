@@ -82,7 +82,13 @@ async def _reach(scheduler: str, security) -> None:
 async def _run(repo, scheduler, labels, concurrency, name, on_ready, security, host) -> None:
     from distributed import Worker
 
+    import dask
+
+    from swamp.workers.scheduler import HTTP_ROUTES
+
     await _reach(scheduler, security)
+    # for this process: the worker's HTTP port (no authentication) answers a health check only
+    dask.config.set({"distributed.worker.http.routes": list(HTTP_ROUTES)})
     worker = Worker(scheduler, name=name, nthreads=concurrency, host=host, security=security,
                     resources=placement.worker_resources(labels, concurrency),
                     local_directory=str(repo.local_dir / "cache" / "worker"),
