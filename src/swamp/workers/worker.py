@@ -47,6 +47,13 @@ def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1,
 
         raise SchedulerUnreachableError(f"the worker could not reach the Dask scheduler at {scheduler}: {e}",
                                         hint=UNREACHABLE_HINT) from None
+    except RuntimeError as e:  # Dask's "Worker failed to start", from what stopped it
+        if e.__cause__ is None:
+            raise
+        from swamp.errors import SwampError
+
+        raise SwampError(f"the worker could not start on {host}: {e.__cause__}",
+                         hint="check --host (an address of this machine) and the scheduler's address") from None
 
 
 def _identity(security):
