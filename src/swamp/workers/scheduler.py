@@ -1,8 +1,8 @@
 """``swamp worker scheduler``: a Dask scheduler for swamp's workers that
 only enrolled parties can talk to. It listens on tls:// with the team's
 certificate (links.security_for, as ``scheduler``), on loopback unless
-told a host, and has no dashboard (it would show task keys and state to
-anyone who reaches its HTTP port)."""
+told a host, and has no dashboard: the HTTP port Dask always opens, which
+has no authentication, answers a health check only (HTTP_ROUTES)."""
 
 from __future__ import annotations
 

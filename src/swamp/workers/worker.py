@@ -13,6 +13,8 @@ from swamp.workers import placement
 DEATH_TIMEOUT = 60
 #: how long a starting worker tries to reach its scheduler the first time
 CONNECT_TIMEOUT = 10
+#: the team certificate a worker without --name (or --cert-name) presents
+WORKER_CERT = "worker"
 
 
 def check_repo(repo) -> None:
@@ -21,10 +23,6 @@ def check_repo(repo) -> None:
     if repo.datastore.kind == "filesystem":
         raise ConflictError("a worker needs a shared datastore; this repository's is a local directory",
                             hint="run 'swamp datastore setup s3 ...' (the same as the dispatching side's) first")
-
-
-#: the team certificate a worker without --name (or --cert-name) presents
-WORKER_CERT = "worker"
 
 
 def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1, name: str | None = None,
@@ -87,9 +85,8 @@ async def _reach(scheduler: str, security) -> None:
 
 
 async def _run(repo, scheduler, labels, concurrency, name, on_ready, security, host) -> None:
-    from distributed import Worker
-
     import dask
+    from distributed import Worker
 
     from swamp.workers.scheduler import HTTP_ROUTES
 
