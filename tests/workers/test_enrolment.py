@@ -289,3 +289,36 @@ def test_with_the_insecure_flags_a_plain_tcp_setup_still_works_and_says_so(clust
         assert row["address"].startswith("tcp://127.0.0.1:")  # still on loopback, not every interface
     finally:
         stop_processes(procs)
+
+
+def _http_ports(pid: int) -> dict[int, int]:
+    """{port: status of GET /metrics} for each port of ``pid`` that answers HTTP /health."""
+    import urllib.error
+    import urllib.request
+
+    import psutil
+
+    out = {}
+    for c in psutil.Process(pid).net_connections(kind="inet"):
+        if c.status != psutil.CONN_LISTEN:
+            continue
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{c.laddr.port}/health", timeout=5) as r:
+                assert r.read() == b"ok"
+        except (OSError, AssertionError):
+            continue  # the TLS port: not HTTP
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{c.laddr.port}/metrics", timeout=5) as r:
+                out[c.laddr.port] = r.status
+        except urllib.error.HTTPError as e:
+            out[c.laddr.port] = e.code
+    return out
+
+
+def test_the_unauthenticated_http_ports_of_scheduler_and_workers_answer_a_health_check_only(cluster):
+    """Dask always opens an HTTP port beside the TLS one, without
+    authentication: it must not list workers, task keys or metrics."""
+    scheduler = next(p for p in cluster.procs if p.args[3:5] == ["worker", "scheduler"])
+    for pid in [scheduler.pid] + [w.proc.pid for w in cluster.workers.values()]:
+        ports = _http_ports(pid)
+        assert len(ports) == 1 and set(ports.values()) == {404}, (pid, ports)

@@ -132,3 +132,19 @@ def test_keys_are_not_written_where_git_would_commit_them(tmp_path):
     ignored = checkout / ".swamp" / "team-certs"  # swamp's own .gitignore keeps .swamp/ out of git
     assert cli(None, "worker", "ca", "create", "--dir", str(ignored)).code == 0
     assert cli(None, "worker", "cert", "issue", "eu-1", "--dir", str(ignored)).code == 0
+
+
+def test_a_scheduler_on_a_taken_port_is_a_clear_error(tmp_path):
+    import socket
+
+    team_certs.create_ca(tmp_path)
+    team_certs.issue(tmp_path, "scheduler")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = cli(None, "worker", "scheduler", "--port", str(port), "--team-certs", str(tmp_path), timeout=60)
+    assert r.code == 1, r
+    err = json.loads(r.stderr.strip().splitlines()[-1])  # after Dask's own log lines
+    assert "cannot listen on tls://127.0.0.1:" in err["error"] and "--port" in err["hint"]
+    assert "Traceback" not in r.stderr

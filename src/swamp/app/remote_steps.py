@@ -285,7 +285,7 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
         return True
     if host.dispatcher is None:
         execution.set_failed(st, e, f"the step is placed ({placement.describe()}) but no scheduler is "
-                                    "configured: pass --scheduler tcp://HOST:8786", step)
+                                    "configured: pass --scheduler tls://HOST:8786", step)
         return True
     try:
         prepared = execution.prepare_method(step, e, where, item, definition)  # here too: fail before dispatch

@@ -61,7 +61,8 @@ def _client(address: str, security, timeout: float = 10.0):
     try:
         return Client(address, timeout=timeout, set_as_default=False, security=security)
     except (OSError, TimeoutError) as e:
-        raise SchedulerUnreachableError(f"cannot reach the Dask scheduler at {address}: {e}", hint=UNREACHABLE_HINT) from None
+        raise SchedulerUnreachableError(f"cannot reach the Dask scheduler at {address}: {e}",
+                                        hint=UNREACHABLE_HINT) from None
 
 
 class DaskDispatcher:
@@ -80,6 +81,7 @@ class DaskDispatcher:
         self.client = client
         #: worker address -> the certificate it presented (DER), for sealing steps' secrets to it
         self._certs: dict[str, bytes] = {}
+        self._certs_mutex = threading.Lock()  # steps are dispatched from several threads at once
         self.client.run_on_scheduler(_no_rerun_on_worker_loss)
         self._mutex = threading.Lock()
         self._workers: dict = {}
@@ -214,14 +216,18 @@ class DaskDispatcher:
         from swamp.workers import sealed
 
         context = self.security.get_connection_args("client")["ssl_context"]
+        present = set(self.workers())
         recipients = {}
-        for addr in fitting:
-            if addr not in self._certs:
-                try:
-                    self._certs[addr] = sealed.peer_certificate(addr, context)
-                except (OSError, sealed.SealError):
-                    continue  # gone, or not who the scheduler says: not sealed to
-            recipients[addr] = self._certs[addr]
+        with self._certs_mutex:
+            for gone in set(self._certs) - present:  # its address may be another worker's next
+                self._certs.pop(gone, None)
+            for addr in fitting:
+                if addr not in self._certs:
+                    try:
+                        self._certs[addr] = sealed.peer_certificate(addr, context)
+                    except (OSError, sealed.SealError):
+                        continue  # gone, or not who the scheduler says: not sealed to
+                recipients[addr] = self._certs[addr]
         if not recipients:
             raise NoWorkerError(f"no fitting worker could be reached to seal the step's secrets to "
                                 f"({', '.join(fitting)})",

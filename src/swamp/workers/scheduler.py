@@ -1,8 +1,8 @@
 """``swamp worker scheduler``: a Dask scheduler for swamp's workers that
 only enrolled parties can talk to. It listens on tls:// with the team's
 certificate (links.security_for, as ``scheduler``), on loopback unless
-told a host, and has no dashboard (it would show task keys and state to
-anyone who reaches its HTTP port)."""
+told a host, and has no dashboard: the HTTP port Dask always opens, which
+has no authentication, answers a health check only (HTTP_ROUTES)."""
 
 from __future__ import annotations
 
@@ -25,11 +25,14 @@ def run(*, host: str, port: int, link=None, on_ready=None) -> None:
     security = security_for(address, link, default_name=SCHEDULER_CERT)
     try:
         asyncio.run(_serve(address, security, on_ready))
-    except OSError as e:
+    except (OSError, RuntimeError) as e:  # Dask's "failed to start" wraps the OSError
         from swamp.errors import SwampError
 
-        raise SwampError(f"the scheduler cannot listen on {address}: {e.strerror or e}",
-                         hint="choose another --port, or stop what listens there") from None
+        cause = e.__cause__ if isinstance(e, RuntimeError) and e.__cause__ is not None else e
+        if not isinstance(cause, OSError):
+            raise
+        raise SwampError(f"the scheduler cannot listen on {address}: {cause.strerror or cause}",
+                         hint="choose another --port or --host, or stop what listens there") from None
 
 
 async def _serve(address: str, security, on_ready) -> None:

@@ -13,6 +13,8 @@ from swamp.workers import placement
 DEATH_TIMEOUT = 60
 #: how long a starting worker tries to reach its scheduler the first time
 CONNECT_TIMEOUT = 10
+#: the team certificate a worker without --name (or --cert-name) presents
+WORKER_CERT = "worker"
 
 
 def check_repo(repo) -> None:
@@ -21,10 +23,6 @@ def check_repo(repo) -> None:
     if repo.datastore.kind == "filesystem":
         raise ConflictError("a worker needs a shared datastore; this repository's is a local directory",
                             hint="run 'swamp datastore setup s3 ...' (the same as the dispatching side's) first")
-
-
-#: the team certificate a worker without --name (or --cert-name) presents
-WORKER_CERT = "worker"
 
 
 def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1, name: str | None = None,
@@ -47,6 +45,13 @@ def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1,
 
         raise SchedulerUnreachableError(f"the worker could not reach the Dask scheduler at {scheduler}: {e}",
                                         hint=UNREACHABLE_HINT) from None
+    except RuntimeError as e:  # Dask's "Worker failed to start", from what stopped it
+        if e.__cause__ is None:
+            raise
+        from swamp.errors import SwampError
+
+        raise SwampError(f"the worker could not start on {host}: {e.__cause__}",
+                         hint="check --host (an address of this machine) and the scheduler's address") from None
 
 
 def _identity(security):
@@ -80,9 +85,14 @@ async def _reach(scheduler: str, security) -> None:
 
 
 async def _run(repo, scheduler, labels, concurrency, name, on_ready, security, host) -> None:
+    import dask
     from distributed import Worker
 
+    from swamp.workers.scheduler import HTTP_ROUTES
+
     await _reach(scheduler, security)
+    # for this process: the worker's HTTP port (no authentication) answers a health check only
+    dask.config.set({"distributed.worker.http.routes": list(HTTP_ROUTES)})
     worker = Worker(scheduler, name=name, nthreads=concurrency, host=host, security=security,
                     resources=placement.worker_resources(labels, concurrency),
                     local_directory=str(repo.local_dir / "cache" / "worker"),
