@@ -28,7 +28,7 @@ synced tree, so a pull by another command meanwhile cannot slip a peer's
 version under the open editor; the copy goes back only if the document is
 still what the edit started from, else it is kept as a conflict copy.
 A document changed in place (by hand, then ``datastore config publish``) is
-checked against its base (config_bases.py): the version this checkout first
+checked against its base (repo/config_bases.py): the version this checkout first
 pulled, last published, or last had put back. An edit that touches lines
 peers changed since that base may have been made on an older version (an
 editor's buffer saved over a pulled file), so it is kept as a conflict copy
