@@ -41,11 +41,11 @@ import hashlib
 from pathlib import Path
 from typing import Iterator
 
-from swamp.repo import config_bases
 from swamp.app.lifecycle import changing, is_shared, reading
 from swamp.app.lifecycle import refresh as _pull
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, SwampError, UnpublishedError, UsageError
+from swamp.repo import config_bases
 from swamp.repo.context import config_lease
 
 #: what the config tier holds, as (kind, directory)
