@@ -28,7 +28,7 @@ synced tree, so a pull by another command meanwhile cannot slip a peer's
 version under the open editor; the copy goes back only if the document is
 still what the edit started from, else it is kept as a conflict copy.
 A document changed in place (by hand, then ``datastore config publish``) is
-checked against its base (config_bases.py): the version this checkout first
+checked against its base (repo/config_bases.py): the version this checkout first
 pulled, last published, or last had put back. An edit that touches lines
 peers changed since that base may have been made on an older version (an
 editor's buffer saved over a pulled file), so it is kept as a conflict copy
@@ -41,11 +41,11 @@ import hashlib
 from pathlib import Path
 from typing import Iterator
 
-from swamp.repo import config_bases
 from swamp.app.lifecycle import changing, is_shared, reading
 from swamp.app.lifecycle import refresh as _pull
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, SwampError, UnpublishedError, UsageError
+from swamp.repo import config_bases
 from swamp.repo.context import config_lease
 
 #: what the config tier holds, as (kind, directory)

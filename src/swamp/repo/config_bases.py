@@ -1,5 +1,6 @@
 """Which committed version each config document's local file was made
-from, under managed config (docs/managed-config.md "Changing it").
+from, under managed config (docs/managed-config.md "Changing managed
+documents").
 
 A file edited in place (an editor on ``.swamp/models/...``) cannot say
 which version its buffer was opened on: a pull may have replaced the file
@@ -22,7 +23,6 @@ since)."""
 from __future__ import annotations
 
 import contextlib
-import difflib
 import hashlib
 from pathlib import Path
 
@@ -112,6 +112,8 @@ def record_pulled(repo) -> None:
 
 def _matches(a: list[bytes], b: list[bytes]) -> dict[int, int]:
     """Line i of ``a`` -> the line of ``b`` it is matched with (increasing)."""
+    import difflib  # here: only an in-place edit a peer's change may predate needs it
+
     return {m.a + k: m.b + k for m in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
             for k in range(m.size)}
 
