@@ -90,8 +90,8 @@ def test_two_peers_signal_one_wait_at_once_one_wins(tmp_path, seaweedfs):
     assert code == 1
     error = json.loads(err)
     assert error["code"] == "conflict"
-    assert "already settled" in error["error"] and f"signalled by {winner}@" in error["error"], error
-    assert json.loads(done[winner][1])["by"].startswith(f"{winner}@")
+    assert "already settled" in error["error"] and f"signalled by user:{winner}@" in error["error"], error
+    assert json.loads(done[winner][1])["by"].startswith(f"user:{winner}@")
 
     # Either peer continues the run: once, with the winner's message.
     resumed = ok(b, "workflow", "resume", "deploy")
@@ -157,5 +157,5 @@ def test_a_signal_racing_its_timeout_gets_exactly_one_outcome(tmp_path, seaweedf
     # Whatever happened, a later sender is told the same one outcome.
     late = cli(b, "workflow", "signal", "race", "go", "--data", "{}", "--run", run["id"])
     assert late.code == 1
-    words = "timed out" if go["signal"]["outcome"] == "timed_out" else "signalled by bob@"
+    words = "timed out" if go["signal"]["outcome"] == "timed_out" else "signalled by user:bob@"
     assert f"already settled: {words}" in json.loads(late.stderr)["error"], late.stderr

@@ -51,9 +51,9 @@ def test_schedules_and_webhooks_record_their_own_names(tmp_path):
         body = json.dumps({}).encode()
         headers = {"Content-Type": "application/json"}
         forged = server.request("POST", "/hooks/gh", raw=body,
-                                headers={**headers, "X-Swamp-Signature-256": sign("not-the-secret", body)})
+                                headers={**headers, "X-Swamp-Signature-256": sign("not-the-secret", body, webhook="gh")})
         assert forged.status == 401
-        sent = server.request("POST", "/hooks/gh", raw=body, headers={**headers, **signed_headers(SECRET, body)})
+        sent = server.request("POST", "/hooks/gh", raw=body, headers={**headers, **signed_headers(SECRET, body, webhook="gh")})
         assert sent.status == 202, sent.doc
         hooked = _first_finished(repo, "hooked")
         scheduled = _first_finished(repo, "beat")

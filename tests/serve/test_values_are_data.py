@@ -148,7 +148,7 @@ def test_a_webhook_body_is_text_in_the_workflow_it_starts(served, attack):
     server, tokens = served
     body = json.dumps({"who": attack}).encode()
     sent = server.request("POST", "/hooks/gh", raw=body,
-                          headers={"Content-Type": "application/json", **signed_headers(WEBHOOK_SECRET, body)})
+                          headers={"Content-Type": "application/json", **signed_headers(WEBHOOK_SECRET, body, webhook="gh")})
     assert sent.status == 202, sent.doc
     wait_for_output(server, tokens["runner"], "open", f"hello {attack}")
     no_leak(json.dumps(result_of(server, tokens["runner"], "open")))
