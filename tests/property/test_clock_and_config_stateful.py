@@ -120,7 +120,7 @@ class SkewedGcMachine(SyncMachine):
 
 
 TestSkewedGc = SkewedGcMachine.TestCase
-TestSkewedGc.settings = settings(max_examples=60 if CI else 15, stateful_step_count=30 if CI else 20,
+TestSkewedGc.settings = settings(max_examples=120 if CI else 30, stateful_step_count=30 if CI else 20,
                                  deadline=None)
 
 
@@ -233,7 +233,7 @@ class StaleBufferMachine(RuleBasedStateMachine):
 
 
 TestStaleBuffer = StaleBufferMachine.TestCase
-TestStaleBuffer.settings = settings(max_examples=80 if CI else 30, stateful_step_count=25 if CI else 20,
+TestStaleBuffer.settings = settings(max_examples=150 if CI else 40, stateful_step_count=25 if CI else 20,
                                     deadline=None)
 
 
