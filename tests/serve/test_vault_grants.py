@@ -30,7 +30,8 @@ GRANTS = """
 grants:
   - subjects: ["token:novault", "token:reader"]
     actions: [run, read]
-    resources: ["model:deploy", "model:hello", "data:deploy/*", "data:hello/*", "workflow:ship"]
+    resources: ["model:deploy", "model:hello", "data:deploy/*", "data:hello/*", "workflow:ship",
+                "workflow:gated-ship"]
   - subjects: ["token:reader"]
     actions: [read]
     resources: ["vault:prod"]
@@ -58,6 +59,17 @@ def served(tmp_path_factory):
               - name: greet
                 task: {type: model_method, modelIdOrName: hello, methodName: execute}
               - name: deploy
+                task: {type: model_method, modelIdOrName: deploy, methodName: execute}
+    """)
+    # waits for an approval, then deploys: whoever resumes it reads the vault
+    write_workflow(repo, "gated-ship", """
+        jobs:
+          - name: main
+            steps:
+              - name: wait
+                task: {type: manual_approval, prompt: "ship?"}
+              - name: deploy
+                dependsOn: [{step: wait, condition: {type: succeeded}}]
                 task: {type: model_method, modelIdOrName: deploy, methodName: execute}
     """)
     (repo / "grants").mkdir()
@@ -168,6 +180,22 @@ def test_a_workflow_step_with_read_on_the_vault_runs(served):
     no_secret(json.dumps(ran.doc), json.dumps(log.doc))
 
 
+@pytest.mark.parametrize("who, outcome", [("novault", "failed"), ("reader", "succeeded")])
+def test_resuming_a_run_reads_its_vaults_for_who_resumes_it(served, who, outcome):
+    server, tokens = served
+    started = server.post(f"{API}/workflows/gated-ship/run", {}, token=tokens["local"])
+    assert started.status == 200 and started.doc["status"] == "suspended", started.doc
+    run_id = started.doc["id"]
+    approved = server.post(f"{API}/workflows/gated-ship/approve", {"step": "wait", "runId": run_id},
+                           token=tokens["local"])
+    assert approved.status == 200, approved.doc
+    resumed = server.post(f"{API}/workflows/gated-ship/resume", {"runId": run_id}, token=tokens[who])
+    assert resumed.status == 200 and resumed.doc["status"] == outcome, resumed.doc
+    if outcome == "failed":
+        assert_refused_for_vault(step_of(resumed.doc, "deploy")["error"])
+    no_secret(json.dumps(resumed.doc))
+
+
 # ------------------------------------------------------------------ dashboard
 def newest_run(server: Serve, token: str, after: set[str]) -> dict:
     deadline = time.monotonic() + 60
@@ -214,3 +242,24 @@ def test_a_webhook_runs_with_the_servers_authority(served):
     run = newest_run(server, tokens["local"], before)
     assert run["status"] == "succeeded", run
     no_secret(json.dumps(run))
+
+
+def test_the_dashboards_resume_form_resumes_with_the_callers_vault_grants(served):
+    server, tokens = served
+    started = server.post(f"{API}/workflows/gated-ship/run", {}, token=tokens["local"])
+    run_id = started.doc["id"]
+    assert server.post(f"{API}/workflows/gated-ship/approve", {"step": "wait", "runId": run_id},
+                       token=tokens["local"]).status == 200
+    ui = Session(server)
+    ui.login(tokens["novault"])
+    status, page = ui.post(f"/ui/workflows/gated-ship/runs/{run_id}/resume", {},
+                           csrf_from=f"/ui/workflows/gated-ship/runs/{run_id}")
+    assert status == 200, page[:300]
+    deadline = time.monotonic() + 60
+    while (run := server.get(f"{API}/workflows/gated-ship/runs/{run_id}", token=tokens["local"]).doc)["status"] \
+            not in ("succeeded", "failed"):
+        assert time.monotonic() < deadline, run
+        time.sleep(0.2)
+    assert run["status"] == "failed", run
+    assert_refused_for_vault(step_of(run, "deploy")["error"])
+    no_secret(json.dumps(run), page)
