@@ -32,6 +32,9 @@ grants:
     actions: [run, read]
     resources: ["model:deploy", "model:hello", "data:deploy/*", "data:hello/*", "workflow:ship",
                 "workflow:gated-ship"]
+  - subjects: ["token:novault", "token:reader"]
+    actions: [run, read, approve]
+    resources: ["workflow:signal-ship"]
   - subjects: ["token:reader"]
     actions: [read]
     resources: ["vault:prod"]
@@ -70,6 +73,17 @@ def served(tmp_path_factory):
                 task: {type: manual_approval, prompt: "ship?"}
               - name: deploy
                 dependsOn: [{step: wait, condition: {type: succeeded}}]
+                task: {type: model_method, modelIdOrName: deploy, methodName: execute}
+    """)
+    # waits for a signal, then deploys: the server continues it by itself, for whoever started it
+    write_workflow(repo, "signal-ship", """
+        jobs:
+          - name: main
+            steps:
+              - name: release
+                task: {type: wait_for_signal, prompt: "which version?"}
+              - name: deploy
+                dependsOn: [{step: release}]
                 task: {type: model_method, modelIdOrName: deploy, methodName: execute}
     """)
     (repo / "grants").mkdir()
@@ -194,6 +208,26 @@ def test_resuming_a_run_reads_its_vaults_for_who_resumes_it(served, who, outcome
     if outcome == "failed":
         assert_refused_for_vault(step_of(resumed.doc, "deploy")["error"])
     no_secret(json.dumps(resumed.doc))
+
+
+@pytest.mark.parametrize("who, outcome", [("novault", "failed"), ("reader", "succeeded")])
+def test_a_run_the_server_continues_after_a_signal_reads_vaults_for_who_started_it(served, who, outcome):
+    server, tokens = served
+    started = server.post(f"{API}/workflows/signal-ship/run", {}, token=tokens[who])
+    assert started.status == 200 and started.doc["status"] == "suspended", started.doc
+    run_id = started.doc["id"]
+    sent = server.post(f"{API}/workflows/signal-ship/signal", {"step": "release", "message": {"v": "1"},
+                                                               "runId": run_id}, token=tokens[who])
+    assert sent.status == 200, sent.doc
+    deadline = time.monotonic() + 60
+    while (run := server.get(f"{API}/workflows/signal-ship/runs/{run_id}", token=tokens["local"]).doc)["status"] \
+            not in ("succeeded", "failed"):
+        assert time.monotonic() < deadline, run
+        time.sleep(0.2)
+    assert run["status"] == outcome, run
+    if outcome == "failed":
+        assert_refused_for_vault(step_of(run, "deploy")["error"])
+    no_secret(json.dumps(run))
 
 
 # ------------------------------------------------------------------ dashboard
