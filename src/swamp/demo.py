@@ -132,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--temp", action="store_true", help="use a new temporary directory")
     args = ap.parse_args(argv)
     from swamp.errors import SwampError
+    from swamp.util.file_modes import restrict_umask
+
+    restrict_umask()  # an entry point, as the swamp command: nothing it writes is writable by others
 
     path = Path(tempfile.mkdtemp(prefix="swamp-demo-")) if args.temp else Path(args.path).absolute()
     try:

@@ -55,6 +55,8 @@ ROWS = {
     "runMethod:type": ("POST", f"{API}/models/hello/methods/execute/run",
                        {"type": "command/shell", "inputs": {"run": "id"}}, "write model:hello", "approver"),
     "reloadAccess": ("POST", f"{API}/access/reload", {}, "admin access:reload", "approver"),
+    # a run evaluates its definition's vault.get() for the caller: deploy's env reads vault prod
+    "runMethod:vault": ("POST", f"{API}/models/deploy/methods/execute/run", {}, "read vault:prod", "approver"),
 }
 
 #: list routes: each row the caller may not read is left out (a token with no grant sees none)
@@ -85,6 +87,15 @@ FORMS = {
 def served(tmp_path_factory):
     repo = init_repo(tmp_path_factory.mktemp("grant-table") / "repo")
     write_shell(repo, "hello", "type: command/shell\nname: hello\nglobalArguments: {run: 'echo hello'}\n")
+    assert cli(repo, "vault", "create", "local_encryption", "prod").code == 0
+    assert cli(repo, "vault", "put", "prod", "api.token", input="grant-table-secret").code == 0
+    write_shell(repo, "deploy", """
+        type: command/shell
+        name: deploy
+        globalArguments:
+          run: 'echo "deployed with $TOKEN"'
+          env: {TOKEN: "${{ vault.get('prod', 'api.token') }}"}
+    """)
     write_workflow(repo, "gated", """
         jobs:
           - name: main

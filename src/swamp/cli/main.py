@@ -87,6 +87,9 @@ def __getattr__(name: str):
 def main(argv=None) -> None:
     import os
 
+    from swamp.util.file_modes import restrict_umask
+
+    restrict_umask()  # first: nothing this command (serve, a worker, a step) writes is writable by others
     args = sys.argv[1:] if argv is None else argv
     tracing = any(k.startswith("OTEL_") for k in os.environ) or any(str(a).startswith("--traceparent") for a in args)
     completing = "_SWAMP_COMPLETE" in os.environ  # the shell asks for completions (swamp completions)

@@ -340,6 +340,8 @@ def _eval_error(value: Any, text: str, call: _Call | None) -> ExpressionError:
             else:
                 detail = getattr(exc, "message", None) or str(exc)
             err = ExpressionError(detail, expression=text, hint=hint)
+            if getattr(exc, "code", None) == "forbidden":  # a namespace refused the caller: a 403, not a bad expression
+                err.code = "forbidden"
             err.__cause__ = exc
             return err
     return ExpressionError(detail, expression=text, hint=_hint(text))

@@ -36,8 +36,9 @@ class ExpressionError(SwampError):
 
     def located(self, *, source: str | None = None, field: str | None = None,
                 expression: str | None = None) -> "ExpressionError":
-        """The same error with the location filled in where it was missing."""
-        return ExpressionError(
+        """The same error with the location filled in where it was missing
+        (and its code: ``forbidden`` when a namespace refused the caller)."""
+        err = ExpressionError(
             self.detail,
             expression=self.expression or expression,
             source=self.source or source,
@@ -47,6 +48,8 @@ class ExpressionError(SwampError):
             snippet=self.snippet,
             hint=self.hint,
         )
+        err.code = self.code
+        return err
 
     def _compose(self) -> str:
         where = ": ".join(p for p in (self.source, self.field) if p)

@@ -61,10 +61,14 @@ class SignalWatch(Watch):
             from swamp.app import signals
 
             ok = False
+            from swamp.serve import vault_grants
+
             try:
-                # it continues for whoever started it: a signal's sender is recorded in the signal
-                result = workflows.resume(state.repo, name, run.id, {}, observer=_observer(call, name),
-                                          by=run.initiatedBy)
+                # it continues for whoever started it (their vault grants too): a signal's sender is
+                # recorded in the signal
+                with vault_grants.acting_for_starter(state, run.initiatedBy, "signalResume"):
+                    result = workflows.resume(state.repo, name, run.id, {}, observer=_observer(call, name),
+                                              by=run.initiatedBy)
                 ok = True
                 _log(f"signal: resumed run {run.id} of {name}: {result.run.status}")
             except SwampError as e:

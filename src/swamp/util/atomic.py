@@ -62,7 +62,9 @@ _UMASK: int | None = None
 
 def _default_mode() -> int:
     """What ``open()`` would give a new file: 0666 less the process umask
-    (mkstemp's 0600 would make files meant for git private to one user)."""
+    (mkstemp's 0600 would make files meant for git private to one user),
+    never writable by the group or others (util/file_modes.py: the
+    entry points restrict the umask; this holds for library use too)."""
     global _UMASK
     if _UMASK is None:
         try:
@@ -71,7 +73,7 @@ def _default_mode() -> int:
         except (OSError, StopIteration, ValueError):
             _UMASK = os.umask(0o022)
             os.umask(_UMASK)
-    return 0o666 & ~_UMASK
+    return 0o666 & ~(_UMASK | 0o022)
 
 
 def temp_beside(path: Path, makedirs: Callable[[Path], None]) -> tuple[int, str]:

@@ -18,8 +18,10 @@ The hooks:
   ``TRACEPARENT`` (or ``--traceparent``) when the caller sends one;
 - ``span(name, **attrs)``: a child of the current span, as a context
   manager; ``traced(name, attrs)`` the same as a decorator;
-- ``carry(fn)``: ``fn`` run in another thread keeps the current span as
-  its parent (the workflow engine's job and step threads);
+- ``carry(fn)``: ``fn`` run in another thread keeps the current context:
+  the current span as its parent, and the run's other context variables
+  (whose vault access the run has: vault/access.py) — the workflow
+  engine's job and step threads;
 - ``child_env()``: the ``TRACEPARENT`` a child process gets, so the tracing
   of a ``command/shell`` step joins the same trace.
 
@@ -392,9 +394,10 @@ def traced(name: str, attrs=None, result=None, after=None):
 
 def carry(fn):
     """``fn`` bound to the current context, to run in another thread with
-    the current span as its parent. ``fn`` itself when tracing is off."""
-    if not (_tracer if _tracer is not None else _get()):
-        return fn
+    the current span as its parent and the context variables a run sets
+    (vault/access.py: on whose behalf it reads vaults; vault/audit.py:
+    through which command). Copied with tracing off too: without the
+    context a step thread would read vaults with no check at all."""
     import contextvars
 
     context = contextvars.copy_context()  # one per call: a context runs in one thread at a time

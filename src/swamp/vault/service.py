@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from swamp.errors import NotFoundError, SwampError, ValidationError
 from swamp.util import clock, documents, yamlio
 from swamp.util.names import did_you_mean
-from swamp.vault import audit
+from swamp.vault import access, audit
 from swamp.vault.names import check_key_name, check_vault_name
 from swamp.vault.redact import register_secret
 from swamp.vault.types import Vault, length_class
@@ -83,6 +83,7 @@ def put_secret(repo, vault: str, key: str, value: str) -> dict:
     check_key_name(key)
     if not isinstance(value, str) or value == "":
         raise ValidationError("a secret value cannot be empty")
+    access.require("write", vault)  # a run's caller (a method's sensitive output) writes only where allowed
     backend = get_vault(repo, vault)
     overwritten = backend.put(key, value)
     _touch_meta(backend, key, value, created=not overwritten)
@@ -105,6 +106,7 @@ def get_secret(repo, vault: str, key: str) -> str:
     `vault read-secret --reveal`). Not registered with the redactor:
     showing it is the point. Audited as a read."""
     check_key_name(key)
+    access.require("read", vault)
     value = get_vault(repo, vault).get(key)
     audit.record(repo.secrets_dir, "read", vault, key)
     return value
@@ -116,6 +118,7 @@ def list_keys(repo, vault: str) -> list[str]:
 
 def delete_secret(repo, vault: str, key: str) -> None:
     check_key_name(key)
+    access.require("write", vault)
     get_vault(repo, vault).delete(key)
     audit.record(repo.secrets_dir, "delete", vault, key)
 
@@ -161,7 +164,8 @@ def annotate_secret(repo, vault: str, key: str, note: str) -> dict:
 
 class RepoVaults:
     """The VaultProvider for expressions and method runs: secrets of the
-    repository's vaults, registered with the redactor as they are read."""
+    repository's vaults, registered with the redactor as they are read,
+    each asked of the run's caller first (access.py)."""
 
     def __init__(self, repo):
         self.repo = repo
@@ -171,6 +175,7 @@ class RepoVaults:
         self._given: dict | None = getattr(repo, "given_secrets", None)
 
     def get(self, vault: str, key: str) -> str:
+        access.require("read", vault)  # before anything is fetched: a refused run holds nothing
         if self._given is not None:
             if (vault, key) not in self._given:
                 raise NotFoundError(f"secret {key!r} of vault {vault!r} was not sent with this step",
@@ -185,6 +190,7 @@ class RepoVaults:
         return value
 
     def exists(self, vault: str, key: str) -> bool:
+        access.require("read", vault)  # evaluating vault.get(): a refused run fails before it starts
         if self._given is not None:
             return (vault, key) in self._given
         return self._vault(vault).exists(key)

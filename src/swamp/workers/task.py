@@ -17,7 +17,9 @@ def serve(repo, *, identity=None) -> None:
     now (it is not safe to load from two threads), keep it for every step.
     ``identity``: (certificate DER, key) that opens the steps' sealed secrets."""
     from swamp.models.registry import registry_for
+    from swamp.util.file_modes import restrict_umask
 
+    restrict_umask()  # however this worker was started, what its steps write is not writable by others
     registry = registry_for(repo)
     registry.all()
     with _lock:

@@ -105,6 +105,7 @@ def _route(op: str):
 
 def _api(c: Ctx, op: str, path: dict, body: dict):
     """Run the API route ``op``'s own handler, after its own access check."""
+    from swamp.serve import vault_grants
     from swamp.serve.routes import Call, Reply
 
     route = _route(op)
@@ -114,7 +115,8 @@ def _api(c: Ctx, op: str, path: dict, body: dict):
     c.require(route.action, route.resource(call))
     key = c.dash.state.begin()
     try:
-        result = route.run(call)
+        with vault_grants.acting_for(c.dash.state, c.subjects, op):
+            result = route.run(call)
     finally:
         c.dash.state.end(key)
     return result.doc if isinstance(result, Reply) else result
@@ -159,10 +161,12 @@ def resume_in_background(c: Ctx, name: str, run_id: str) -> None:
     import threading
 
     from swamp.errors import SwampError
+    from swamp.serve import vault_grants
     from swamp.serve.wire import _log
     from swamp.serve.routes import Call, _observer
 
     state, who, actor = c.dash.state, c.subjects[0], actors.of_subjects(c.subjects)
+    subjects = list(c.subjects)
     if state.shutting_down:
         return
     state.admit(who)
@@ -175,8 +179,9 @@ def resume_in_background(c: Ctx, name: str, run_id: str) -> None:
         call.note = lambda info: state.note(key, info)
         call.note({"kind": "workflow", "workflow": name, "runId": run_id})
         try:
-            result = workflows.resume(state.repo, name, run_id, {}, observer=_observer(call, name),
-                                      by=actor)
+            with vault_grants.acting_for(state, subjects, "dashboardResume"):  # the run's vault.get() is the caller's
+                result = workflows.resume(state.repo, name, run_id, {}, observer=_observer(call, name),
+                                          by=actor)
             _log(f"{who}: run {result.run.id} of {name} {result.run.status} (resumed from the dashboard)")
         except SwampError as e:
             _log(f"{who}: run {run_id} of {name} did not resume: {e.message}")
@@ -259,10 +264,12 @@ def start_in_background(c: Ctx, name: str, inputs: dict) -> str | None:
     import threading
 
     from swamp.errors import SwampError
+    from swamp.serve import vault_grants
     from swamp.serve.routes import Call, _observer
     from swamp.serve.wire import _log
 
     state, who, actor = c.dash.state, c.subjects[0], actors.of_subjects(c.subjects)
+    subjects = list(c.subjects)
     state.admit(who)
     key = state.begin()
     got: dict = {}
@@ -281,8 +288,9 @@ def start_in_background(c: Ctx, name: str, inputs: dict) -> str | None:
         call.note = note
         call.note({"kind": "workflow", "workflow": name})
         try:
-            result = workflows.run(state.repo, name, inputs, observer=_observer(call, name),
-                                   by=actor)
+            with vault_grants.acting_for(state, subjects, "dashboardRun"):  # the run's vault.get() is the caller's
+                result = workflows.run(state.repo, name, inputs, observer=_observer(call, name),
+                                       by=actor)
             _log(f"{who}: run {result.run.id} of {name} {result.run.status} (started from the dashboard)")
         except SwampError as e:
             got.setdefault("error", e)
