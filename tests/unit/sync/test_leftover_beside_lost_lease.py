@@ -105,3 +105,35 @@ def test_a_leftover_another_process_renumbers_onto_a_lost_lease_path_is_publishe
     finally:
         for e in (holder, beside, b, fresh):
             e.close()
+
+
+def test_a_leftover_another_process_renumbers_while_the_lease_is_busy_is_not_taken_back_by_the_holder(tmp_path):
+    """Another process's push renumbers (the leftover to 2, the leased
+    version to 3) but cannot publish the leftover (the peer that took the
+    lease over still holds it). The holder then finds its lease lost: it
+    takes back what its holding's scope file says (3 now), not the path its
+    own memory last saw (2, the leftover's now), and the next sync
+    publishes the leftover."""
+    remote = tmp_path / "remote"
+    holder, beside = _engine(remote, tmp_path / "a", "a"), _engine(remote, tmp_path / "a", "a")
+    b, fresh = _engine(remote, tmp_path / "b", "b"), _engine(remote, tmp_path / "fresh", "fresh")
+    try:
+        write(holder, f"{VERSIONS}/1/raw", b"a's leftover")
+        with pytest.raises(LeaseLostError):
+            with holder.lease(LEASE):
+                holder.pull()
+                write(holder, f"{VERSIONS}/2/raw", b"a's version under the lease")
+                assert b.force_release_lease(LEASE)
+                with b.lease(LEASE):
+                    b.pull()
+                    write(b, f"{VERSIONS}/1/raw", b"b's version 1")
+                    b.push("run")
+                    beside.push("another command")  # the lease is busy: the leftover waits
+                holder.push("run")
+        assert _kept_aside(holder) == {f"{VERSIONS}/3/raw": b"a's version under the lease"}
+        holder.sync("sync")
+        fresh.pull()
+        assert files(fresh) == {f"{VERSIONS}/1/raw": b"b's version 1", f"{VERSIONS}/2/raw": b"a's leftover"}
+    finally:
+        for e in (holder, beside, b, fresh):
+            e.close()

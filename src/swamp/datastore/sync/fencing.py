@@ -229,6 +229,12 @@ class Fencing:
         called under the cache's lock. True if it took anything back."""
         with self._leases_mutex:
             scope = self._leases.get(held)
+            # Read under the mutex, so no mark of this process falls between.
+            on_disk = scopes.load_one(self.root / ".sync", held.nonce) if scope is not None else None
+            if on_disk is not None:
+                # The file is the whole truth: it has every path this process
+                # marked, and the moves another process's pull made since.
+                scope.written = on_disk.written
             written = set(scope.written) if scope is not None else set()
         if not written:
             return False

@@ -136,32 +136,41 @@ def published(sync_dir: Path, nonce: str, seq: int) -> None:
 
 def load(sync_dir: Path) -> list[Holding]:
     """Every holding with a scope file on this cache, in no set order."""
-    out = []
     try:
         files = sorted((sync_dir / DIR).glob(f"*{_SUFFIX}"))
     except OSError:
-        return out
-    for f in files:
-        try:
-            raw = f.read_bytes()
-        except FileNotFoundError:
-            continue  # its holder left meanwhile
-        lines = raw.decode("utf-8", "replace").split("\n")[:-1]  # the last, unterminated piece is ignored
-        if not lines:
-            continue
-        try:
-            head = json.loads(lines[0])
-            h = Holding(str(head["lease"]), str(head["nonce"]), str(head["host"]), int(head["pid"]),
-                        head.get("machine"), path=f)
-        except (ValueError, KeyError, TypeError):
-            continue  # not one of ours
-        for line in lines[1:]:
-            if line.startswith(_PUBLISHED):
-                with contextlib.suppress(ValueError):
-                    h.published.append(int(line[len(_PUBLISHED):]))
-            elif line.startswith(_LEFT):
-                h.written.discard(line[len(_LEFT):])
-            elif line:
-                h.written.add("" if line == ALL else line)
-        out.append(h)
-    return out
+        return []
+    return [h for h in map(_read, files) if h is not None]
+
+
+def load_one(sync_dir: Path, nonce: str) -> Holding | None:
+    """Holding ``nonce`` as its scope file says now (with what other
+    processes' renumberings recorded in it), or None without one."""
+    if not _NONCE_RE.match(nonce):
+        return None
+    return _read(sync_dir / DIR / f"{nonce}{_SUFFIX}")
+
+
+def _read(f: Path) -> Holding | None:
+    try:
+        raw = f.read_bytes()
+    except FileNotFoundError:
+        return None  # its holder left meanwhile
+    lines = raw.decode("utf-8", "replace").split("\n")[:-1]  # the last, unterminated piece is ignored
+    if not lines:
+        return None
+    try:
+        head = json.loads(lines[0])
+        h = Holding(str(head["lease"]), str(head["nonce"]), str(head["host"]), int(head["pid"]),
+                    head.get("machine"), path=f)
+    except (ValueError, KeyError, TypeError):
+        return None  # not one of ours
+    for line in lines[1:]:
+        if line.startswith(_PUBLISHED):
+            with contextlib.suppress(ValueError):
+                h.published.append(int(line[len(_PUBLISHED):]))
+        elif line.startswith(_LEFT):
+            h.written.discard(line[len(_LEFT):])
+        elif line:
+            h.written.add("" if line == ALL else line)
+    return h
