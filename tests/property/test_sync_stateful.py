@@ -501,6 +501,25 @@ def test_a_version_written_under_a_lost_lease_and_renumbered_is_not_published() 
         m.teardown()  # failed: "a content written under a lost lease is in the tree"
 
 
+def test_a_leftover_version_renumbered_onto_a_lost_lease_path_is_not_taken_back() -> None:
+    """Found by frozen_holder after the renumber rule (issue 24): p0 writes
+    count/1 without the lease (a leftover), then as a frozen holder writes
+    count/2 under it; p1 takes the lease over and publishes count/1. p0's
+    rebase pull moves its versions highest first (2 -> 3, then 1 -> 2), so
+    the leftover landed on count/2/raw, a path the lease's scope still
+    listed, and was taken back to .sync/lost-lease/ with the lease's work,
+    never published. Fixed: a move's old paths leave the scope, and a
+    version from outside it landing there does not join it
+    (fencing._follow)."""
+    m = SyncMachine()
+    try:
+        m.publish_version("p0")                                    # p0#1, count/1, no lease
+        m.frozen_holder(holder="p0", taker="p1", same_name=True)   # p0#2 fenced, p1#3 published
+        m.log_never_resurrects_or_rewrites()
+    finally:
+        m.teardown()  # failed: "written, never replaced by anyone who saw it, and gone: [b'p0#1']"
+
+
 def test_a_push_trusting_a_recent_listing_is_refused_on_an_emptied_remote(tmp_path) -> None:
     """Found by remote_reset: within HEAD_CURRENT_S of its last listing a
     push trusted the head and skipped the identity check, so it committed

@@ -23,6 +23,7 @@ from .counting import Session
 from .errors import CorruptRemoteError
 from .lease import DEFAULT_TTL_MS, Lease, force_release, read_lease
 from .localtree import BlockedPath
+from .renumber import Move
 
 def _log():
     import logging  # here: a sync that goes well logs nothing (logging costs a command ~2 ms)
@@ -159,25 +160,24 @@ class Fencing:
         found = sorted((self.root / ".sync" / "lost-lease").glob(f"*-{nonce[:12]}"))
         return f".sync/lost-lease/{found[-1].name}" if found else None
 
-    def _follow_moves(self, moves: list[tuple[list[str], list[str]]]) -> None:
-        """A pull renumbered versions of ours (renumber.py): ``moves`` pairs
-        the paths each version held with those it moved to (and those
-        the move rewrote). What was written under a lease stays under it
-        once moved, so if that lease is lost the moved version is taken
-        back too, never published under its new number."""
+    def _follow_moves(self, moves: list[Move]) -> None:
+        """A pull renumbered versions of ours (renumber.py). What was
+        written under a lease stays under it once moved, so if that lease
+        is lost the moved version is taken back too, never published under
+        its new number. And what was not stays out: moves go highest first,
+        so a version of ours written before the lease (a leftover) can land
+        on the very path a leased one just left; taking that leftover back
+        with the lease's work would withhold a version nobody lost."""
         if not moves:
             return
         with self._leases_mutex:
             for scope in self._leases.values():
-                for olds, news in moves:
-                    if any(_written_in(p, scope.written) for p in olds):
-                        scope.written.update(news)
-                        for rel in news:
-                            scope.file.add(rel)
+                steps = _follow(scope.written, moves)
+                if scope.file is not None:
+                    scope.file.follow(steps)
         # and those of the holdings of other processes on this cache
         for h in self._other_holdings():
-            follow = [rel for olds, news in moves if any(_written_in(p, h.written) for p in olds) for rel in news]
-            scopes.append(self.root / ".sync", h.nonce, follow)
+            scopes.follow(self.root / ".sync", h.nonce, _follow(set(h.written), moves))
 
     def _check_leases(self, s: Session) -> bool:
         """Before a commit: every lease held in this process must still be
@@ -229,6 +229,12 @@ class Fencing:
         called under the cache's lock. True if it took anything back."""
         with self._leases_mutex:
             scope = self._leases.get(held)
+            # Read under the mutex, so no mark of this process falls between.
+            on_disk = scopes.load_one(self.root / ".sync", held.nonce) if scope is not None else None
+            if on_disk is not None:
+                # The file is the whole truth: it has every path this process
+                # marked, and the moves another process's pull made since.
+                scope.written = on_disk.written
             written = set(scope.written) if scope is not None else set()
         if not written:
             return False
@@ -302,6 +308,33 @@ class _LeaseScope(Plain):
         self.aside = aside
         self.published = [] if published is None else published
         self.file = file
+
+
+def _follow(written: set[str], moves: list[Move]) -> list[tuple[bool, str]]:
+    """Apply ``moves``, in the order they were made, to the scope
+    ``written`` (changed in place); the steps (joined?, path) taken, for
+    its scope file. A moved version's old paths leave the scope; its new
+    ones, and the records rewritten for it, join it if it was written under
+    the scope, and its new ones leave it if it was not."""
+    steps: list[tuple[bool, str]] = []
+
+    def leave(rel: str) -> None:
+        if rel in written:
+            written.discard(rel)
+            steps.append((False, rel))
+
+    for move in moves:
+        inside = any(_written_in(p, written) for p in move.olds)
+        for rel in move.olds:
+            leave(rel)
+        if inside:
+            for rel in move.dests + move.rewritten:
+                written.add(rel)
+                steps.append((True, rel))
+        else:
+            for rel in move.dests:
+                leave(rel)
+    return steps
 
 
 def _written_in(rel: str, written: set[str]) -> bool:

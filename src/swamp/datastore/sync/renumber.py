@@ -14,13 +14,23 @@ everything it changed so the next push publishes it.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Protocol
+from typing import Callable, Iterable, NamedTuple, Protocol
 
 from .journal import Journal
 from .localonly import is_synced
 from .localtree import LocalTree
 from .rules import PathRules
 from .state import SyncState
+
+class Move(NamedTuple):
+    """One version of ours renumbered: the files it held (``olds``), where
+    each went (``dests``, in the same order), and the records the scheme
+    rewrote in place because they name it (``rewritten``)."""
+
+    olds: list[str]
+    dests: list[str]
+    rewritten: list[str]
+
 
 def _log():
     import logging  # here: a sync that goes well logs nothing (logging costs a command ~2 ms)
@@ -97,10 +107,10 @@ class Renumberer:
         self.moved: dict[tuple[str, int], int] = {}
         #: every path renumbering moved or rewrote (all journaled)
         self.changed: list[str] = []
-        #: per version moved: (our paths it held, the paths it moved to and
-        #: those the scheme rewrote), so what was written under a lease
-        #: stays under it once moved (fencing.py)
-        self.moves: list[tuple[list[str], list[str]]] = []
+        #: per version moved, in the order moved, so what was written under
+        #: a lease stays under it once moved, and what was not does not
+        #: join it by landing on a path a leased version left (fencing.py)
+        self.moves: list[Move] = []
 
     def _key(self, rel: str) -> tuple[VersionScheme, tuple[str, int]] | None:
         scheme = self.rules.version_scheme(rel)
@@ -141,17 +151,17 @@ class Renumberer:
         for i, (v, ours) in reversed(list(enumerate(plan))):
             new = start + i
             vdir = f"{versions}/{v}"
-            follow: list[str] = []
+            dests: list[str] = []
             for p in ours:
                 to = f"{versions}/{new}/{p[len(vdir) + 1:]}"
                 self.tree.move_out(p, to)
                 self.journal.append(to)
-                follow.append(to)
-            for p in scheme.rewrite(files, versions, v, new):
+                dests.append(to)
+            rewritten = list(scheme.rewrite(files, versions, v, new))
+            for p in rewritten:
                 self.journal.append(p)
-                follow.append(p)
-            self.changed += follow
-            self.moves.append((ours, follow))
+            self.changed += dests + rewritten
+            self.moves.append(Move(ours, dests, rewritten))
             self.moved[(versions, v)] = new
             _log().info("renumbered our unpublished version %s/%d to %d (a peer published %d first)",
                      versions, v, new, old)

@@ -8,7 +8,10 @@ dirty, appended as the journal is (one short O_APPEND write per mark, on a
 descriptor kept open for the holding's life). ``*`` stands for everything.
 A line ``/published <seq>`` (never a path: paths are relative) records a
 commit made under the holding by any process on the cache, so the holder
-never says "nothing was published" once one landed.
+never says "nothing was published" once one landed. A line ``/left <path>``
+says a path left the scope: a renumbering moved the version written there
+away, and what lands there next (another version of ours moving down) was
+not written under the holding. Lines apply in order.
 A last line without its newline is a write cut short by a crash: the mark
 precedes the write it announces, so nothing was written under it; ignored.
 
@@ -33,6 +36,7 @@ _SUFFIX = ".scope"
 _NONCE_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 ALL = "*"
 _PUBLISHED = "/published "
+_LEFT = "/left "
 
 
 class Holding(Plain):
@@ -88,6 +92,11 @@ class ScopeFile:
         if self._fd is not None:
             os.write(self._fd, ((rel or ALL) + "\n").encode("utf-8"))
 
+    def follow(self, steps: list[tuple[bool, str]]) -> None:
+        """Record ``steps`` (joined?, path) in order (a renumbering)."""
+        if self._fd is not None and steps:
+            os.write(self._fd, "".join(line + "\n" for line in _step_lines(steps)).encode("utf-8"))
+
     def remove(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
@@ -96,10 +105,15 @@ class ScopeFile:
             self.path.unlink()
 
 
-def append(sync_dir: Path, nonce: str, rels: list[str]) -> None:
-    """Add ``rels`` to the scope of holding ``nonce`` (a pull in any process
-    renumbered a version written under it); nothing if it has no file."""
-    _append_lines(sync_dir, nonce, [r or ALL for r in rels])
+def follow(sync_dir: Path, nonce: str, steps: list[tuple[bool, str]]) -> None:
+    """Record ``steps`` (joined?, path), in order, in the scope of holding
+    ``nonce``: a pull in any process renumbered versions, and paths joined
+    or left it; nothing if it has no file."""
+    _append_lines(sync_dir, nonce, _step_lines(steps))
+
+
+def _step_lines(steps: list[tuple[bool, str]]) -> list[str]:
+    return [(rel or ALL) if joined else f"{_LEFT}{rel}" for joined, rel in steps]
 
 
 def _append_lines(sync_dir: Path, nonce: str, lines: list[str]) -> None:
@@ -122,30 +136,41 @@ def published(sync_dir: Path, nonce: str, seq: int) -> None:
 
 def load(sync_dir: Path) -> list[Holding]:
     """Every holding with a scope file on this cache, in no set order."""
-    out = []
     try:
         files = sorted((sync_dir / DIR).glob(f"*{_SUFFIX}"))
     except OSError:
-        return out
-    for f in files:
-        try:
-            raw = f.read_bytes()
-        except FileNotFoundError:
-            continue  # its holder left meanwhile
-        lines = raw.decode("utf-8", "replace").split("\n")[:-1]  # the last, unterminated piece is ignored
-        if not lines:
-            continue
-        try:
-            head = json.loads(lines[0])
-            h = Holding(str(head["lease"]), str(head["nonce"]), str(head["host"]), int(head["pid"]),
-                        head.get("machine"), path=f)
-        except (ValueError, KeyError, TypeError):
-            continue  # not one of ours
-        for line in lines[1:]:
-            if line.startswith(_PUBLISHED):
-                with contextlib.suppress(ValueError):
-                    h.published.append(int(line[len(_PUBLISHED):]))
-            elif line:
-                h.written.add("" if line == ALL else line)
-        out.append(h)
-    return out
+        return []
+    return [h for h in map(_read, files) if h is not None]
+
+
+def load_one(sync_dir: Path, nonce: str) -> Holding | None:
+    """Holding ``nonce`` as its scope file says now (with what other
+    processes' renumberings recorded in it), or None without one."""
+    if not _NONCE_RE.match(nonce):
+        return None
+    return _read(sync_dir / DIR / f"{nonce}{_SUFFIX}")
+
+
+def _read(f: Path) -> Holding | None:
+    try:
+        raw = f.read_bytes()
+    except FileNotFoundError:
+        return None  # its holder left meanwhile
+    lines = raw.decode("utf-8", "replace").split("\n")[:-1]  # the last, unterminated piece is ignored
+    if not lines:
+        return None
+    try:
+        head = json.loads(lines[0])
+        h = Holding(str(head["lease"]), str(head["nonce"]), str(head["host"]), int(head["pid"]),
+                    head.get("machine"), path=f)
+    except (ValueError, KeyError, TypeError):
+        return None  # not one of ours
+    for line in lines[1:]:
+        if line.startswith(_PUBLISHED):
+            with contextlib.suppress(ValueError):
+                h.published.append(int(line[len(_PUBLISHED):]))
+        elif line.startswith(_LEFT):
+            h.written.discard(line[len(_LEFT):])
+        elif line:
+            h.written.add("" if line == ALL else line)
+    return h
