@@ -382,6 +382,23 @@ def write_shell(repo: Path, name: str, body: str) -> None:
     p.write_text(textwrap.dedent(body).lstrip())
 
 
+def write_deploy_with_secret(repo: Path, secret: str, *, swamp=None) -> None:
+    """The suite's model that names a vault in its own text: a vault `prod`
+    holding `api.token` = ``secret``, and `deploy`, a command/shell model
+    whose `TOKEN` is that secret. ``swamp`` runs the vault commands (`cli`,
+    a subprocess, by default; `invoke` in this process)."""
+    swamp = swamp or cli
+    assert swamp(repo, "vault", "create", "local_encryption", "prod").code == 0
+    assert swamp(repo, "vault", "put", "prod", "api.token", input=secret).code == 0
+    write_shell(repo, "deploy", """
+        type: command/shell
+        name: deploy
+        globalArguments:
+          run: 'echo "deployed with $TOKEN"'
+          env: {TOKEN: "${{ vault.get('prod', 'api.token') }}"}
+    """)
+
+
 def write_workflow(repo: Path, name: str, body: str) -> Path:
     p = repo / "workflows" / f"workflow-{name}.yaml"
     p.parent.mkdir(parents=True, exist_ok=True)

@@ -139,7 +139,10 @@ def test_a_signal_racing_its_timeout_gets_exactly_one_outcome(tmp_path, seaweedf
 
     left = clock.parse_iso(deadline).timestamp() - time.time()
     time.sleep(max(0.0, left - 0.3))  # fire both right around the deadline
-    sender = popen(b, "workflow", "signal", "race", "go", "--data", '{"ok": true}', env={"USER": "bob"})
+    # --run: under load the sender may start after the run has ended, when no run
+    # of 'race' waits any more; named, it is told the one outcome either way
+    sender = popen(b, "workflow", "signal", "race", "go", "--data", '{"ok": true}', "--run", run["id"],
+                   env={"USER": "bob"})
     resumer = popen(a, "workflow", "resume", "race", env={"USER": "alice"})
     s_code, s_out, s_err = sender.wait(120), *sender.communicate()
     r_code, r_out, _ = resumer.wait(120), *resumer.communicate()

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from tests.dashboard.http import Session, text_of
-from tests.helpers import cli, init_repo, write_shell, write_workflow
+from tests.helpers import cli, init_repo, write_deploy_with_secret, write_shell, write_workflow
 from tests.serve.server import Serve, mint_token
 
 API = "/api/v1"
@@ -87,15 +87,7 @@ FORMS = {
 def served(tmp_path_factory):
     repo = init_repo(tmp_path_factory.mktemp("grant-table") / "repo")
     write_shell(repo, "hello", "type: command/shell\nname: hello\nglobalArguments: {run: 'echo hello'}\n")
-    assert cli(repo, "vault", "create", "local_encryption", "prod").code == 0
-    assert cli(repo, "vault", "put", "prod", "api.token", input="grant-table-secret").code == 0
-    write_shell(repo, "deploy", """
-        type: command/shell
-        name: deploy
-        globalArguments:
-          run: 'echo "deployed with $TOKEN"'
-          env: {TOKEN: "${{ vault.get('prod', 'api.token') }}"}
-    """)
+    write_deploy_with_secret(repo, "grant-table-secret")
     write_workflow(repo, "gated", """
         jobs:
           - name: main

@@ -17,7 +17,7 @@ import pytest
 
 from swamp.serve.webhooks import signed_headers
 from tests.dashboard.http import Session
-from tests.helpers import cli, init_repo, write_shell, write_workflow
+from tests.helpers import cli, init_repo, write_deploy_with_secret, write_shell, write_workflow
 from tests.serve.server import Serve, mint_token
 
 API = "/api/v1"
@@ -51,15 +51,7 @@ grants:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     repo = init_repo(tmp_path_factory.mktemp("values") / "repo")
-    assert cli(repo, "vault", "create", "local_encryption", "prod").code == 0
-    assert cli(repo, "vault", "put", "prod", "api.token", input=SECRET).code == 0
-    write_shell(repo, "deploy", """
-        type: command/shell
-        name: deploy
-        globalArguments:
-          run: 'echo "deployed with $TOKEN"'
-          env: {TOKEN: "${{ vault.get('prod', 'api.token') }}"}
-    """)
+    write_deploy_with_secret(repo, SECRET)
     assert cli(repo, "model", "method", "run", "deploy", "execute").code == 0
     write_shell(repo, "hello", "type: command/shell\nname: hello\nglobalArguments: {run: 'echo hello'}\n")
     write_shell(repo, "open", "type: command/shell\nname: open\nglobalArguments: {}\n")

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from tests.helpers import init_repo, invoke, write_shell, write_workflow
+from tests.helpers import init_repo, invoke, write_deploy_with_secret, write_shell, write_workflow
 
 SECRET = "s3cr3t-of-the-vault"
 ENV_SECRET = "env-secret-of-the-process"
@@ -30,17 +30,7 @@ ATTACKS = [
 def repo(tmp_path, monkeypatch):
     monkeypatch.setenv("SWAMP_TEST_ENV_SECRET", ENV_SECRET)
     r = init_repo(tmp_path / "repo")
-    assert invoke(r, "vault", "create", "local_encryption", "prod").code == 0
-    assert invoke(r, "vault", "put", "prod", "api.token", input=SECRET).code == 0
-    # deploy: a model whose data callers must not reach, and which names the vault in its own text
-    write_shell(r, "deploy", """
-        type: command/shell
-        name: deploy
-        globalArguments:
-          run: 'echo "deployed with $TOKEN"'
-          env:
-            TOKEN: "${{ vault.get('prod', 'api.token') }}"
-    """)
+    write_deploy_with_secret(r, SECRET, swamp=invoke)
     assert invoke(r, "model", "method", "run", "deploy", "execute").code == 0
     # open: its `run` is left to the caller
     write_shell(r, "open", "type: command/shell\nname: open\nglobalArguments: {}\n")

@@ -39,7 +39,8 @@ def find_repo_root(repo_dir: str | Path | None = None) -> Path:
     if repo_dir is None:
         repo_dir = os.environ.get("SWAMP_REPO_DIR")
     if repo_dir is not None:
-        root = Path(repo_dir).absolute()
+        root = Path(repo_dir)
+        root = root if root.is_absolute() else _cwd() / root
         try:
             found = (root / MARKER).is_file()
         except OSError as e:  # a name too long, a loop of links: not a path to a repository
@@ -49,12 +50,22 @@ def find_repo_root(repo_dir: str | Path | None = None) -> Path:
             raise RepoNotFoundError(f"{root} is not a swamp repository (no {MARKER})",
                                     hint="run 'swamp repo init' there first")
         return root
-    here = Path.cwd().absolute()
+    here = _cwd()
     for d in (here, *here.parents):
         if (d / MARKER).is_file():
             return d
     raise RepoNotFoundError(f"no swamp repository at or above {here}",
                             hint="run 'swamp repo init', or pass --repo-dir")
+
+
+def _cwd() -> Path:
+    # A shell can sit in a directory another process removed: getcwd fails,
+    # and that is the user's situation to fix, not a traceback.
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        raise RepoNotFoundError("the current directory no longer exists",
+                                hint="cd into the repository again, or pass --repo-dir with an absolute path") from None
 
 
 class Repo:
