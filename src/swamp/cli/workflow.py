@@ -121,6 +121,11 @@ def _observer(state: CliState, activity):
     return show
 
 
+def _step_status(s) -> str:
+    """"succeeded (attempt 3/3)" for a step tried more than once."""
+    return f"{s.status} ({s.attempt_note})" if s.attempt_note else s.status
+
+
 def _finish(state: CliState, repo, result, junit: str | None) -> None:
     from swamp.workflows.service import run_json
 
@@ -141,9 +146,10 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
             + (f" in {run.durationMs} ms" if run.durationMs is not None else ""))
-        rows = [{"job": j.name, "step": s.name, "status": s.status,
+        rows = [{"job": j.name, "step": s.name, "status": _step_status(s),
                  "detail": s.skipReason or s.error or (s.approval.prompt if s.approval and
-                                                       s.status == "waiting_approval" else None)}
+                                                       s.status == "waiting_approval" else None)
+                 or (f"kept from run {s.reusedFrom}" if s.reusedFrom else None)}
                 for j, s in run.steps()]
         table(rows, ["job", "step", "status", "detail"])
         say_reports(result.reports)
