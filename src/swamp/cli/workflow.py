@@ -145,7 +145,8 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
 
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
-            + (f" in {run.durationMs} ms" if run.durationMs is not None else ""))
+            + (f" in {run.durationMs} ms" if run.durationMs is not None else "")
+            + (f" (re-runs run {run.rerunOf})" if run.rerunOf else ""))
         rows = [{"job": j.name, "step": s.name, "status": _step_status(s),
                  "detail": s.skipReason or s.error or (s.approval.prompt if s.approval and
                                                        s.status == "waiting_approval" else None)
@@ -175,7 +176,10 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
 
 
 @workflow.command("run", cls=CommandWithSubcommands)
-@click.argument("name")
+@click.argument("name", required=False)
+@click.option("--from-failed", "from_failed", metavar="RUN_ID",
+              help="Re-run failed run RUN_ID from its failure, as a new run: only the steps that failed or did "
+                   "not run run; those that succeeded keep their outcome and data (NAME may be left out).")
 @input_options
 @_junit
 @click.option("--fail-on", type=click.Choice(["low", "medium", "high"]), default="low", show_default=True,
@@ -190,7 +194,7 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
 @global_options
 @click.pass_obj
 def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, scheduler=None, remote_only=False,
-        link=None, **options):
+        link=None, from_failed=None, **options):
     """Run workflow NAME and print its run record. Exits 1 when the run fails.
 
     With --stdin holding NDJSON (one JSON object a line), runs it once per
@@ -203,14 +207,19 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
     Example: swamp workflow run deploy --input env=prod"""
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
+    from swamp.errors import UsageError
 
     reports, checks = selections(options)
     batch = collect_batch(input_, input_file, stdin_input)
     repo = state.repo()
     if len(batch) > 1 and junit:
-        from swamp.errors import UsageError
-
         raise UsageError("--junit writes one run's report; a batch from --stdin has several")
+    if from_failed:
+        if len(batch) > 1:
+            raise UsageError("--from-failed re-runs one run; a batch from --stdin has several")
+        name = name or workflows.run_by_id(repo, from_failed).workflowName
+    elif not name:
+        raise UsageError("missing the workflow's NAME", hint="swamp workflow run NAME (see swamp workflow search)")
     dispatcher = None
     if scheduler or remote_only:  # placed steps of this command's runs go to workers (swamp.workers)
         from swamp.app import remote_steps
@@ -226,7 +235,7 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
             return
         with activity_for(state, f"workflow {name}") as activity:
             result = workflows.run(repo, name, batch[0], fail_on=fail_on, observer=_observer(state, activity),
-                                   reports=reports, checks=checks)
+                                   reports=reports, checks=checks, from_failed=from_failed)
     finally:
         if dispatcher is not None:
             dispatcher.close()

@@ -112,14 +112,20 @@ class Engine:
 
     # ---------------------------------------------------------------- start
     def start(self, wf: Workflow, source: str, inputs: dict, *, fail_on: str = "low",
-              parent: Parent | None = None, by: str | None = None) -> WorkflowRun:
+              parent: Parent | None = None, by: str | None = None,
+              rerun_of: WorkflowRun | None = None) -> WorkflowRun:
         """Check the workflow's structure and inputs (raising before anything
         is written), then run it to its end or its suspension, as started by
         ``by`` (util/actors.py; a nested run: whoever its parent acts for;
-        by default this process's user)."""
+        by default this process's user). ``rerun_of``: a failed run of
+        ``wf`` whose succeeded steps the new run keeps (workflows/rerun.py)."""
+        from swamp.workflows import rerun
+
         problems = dag.check_structure(wf)
         if problems:
             raise ValidationError(f"{source}: " + "; ".join(problems))
+        if rerun_of is not None:
+            rerun.check(wf, rerun_of)
         values = validate_workflow_inputs(wf, inputs)
         from swamp.util.actors import local_user
         from swamp.util.ids import hostname, new_id
@@ -135,9 +141,15 @@ class Engine:
             host=hostname(), pid=os.getpid(),
         )
         run.logFile = records.log_path(wid, run.id)
-        run.jobs = plan(wf)
+        run.jobs = plan(wf) if rerun_of is None else rerun.plan(wf, rerun_of)
+        log = ""
+        if rerun_of is not None:
+            run.rerunOf = rerun_of.id
+            kept = rerun.kept(run)
+            log = (f"{clock.isoformat()} re-runs run {rerun_of.id} from its failure; kept: "
+                   f"{', '.join(kept) or 'nothing'}\n")
         stack = (parent.stack if parent else ()) + ((wid, wf.name),)
-        return _Execution(self, wf, source, run, values, stack, log="",
+        return _Execution(self, wf, source, run, values, stack, log=log,
                           outer_stop=parent.should_stop if parent else None).go()
 
     @staticmethod
