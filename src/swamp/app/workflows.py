@@ -217,18 +217,20 @@ def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
 def failed_run(repo, wf, run_id: str, *, into=None) -> WorkflowRun:
     """The run of ``wf`` that ``--from-failed RUN_ID`` names (its id, or a
     unique start of it); a run of another workflow is not found."""
-    from swamp.errors import NotFoundError
+    from swamp.errors import ConflictError, NotFoundError
 
+    wid = workflow_id(wf)
     with reading(repo, into=into):
-        try:
-            found = records.find_run(repo.datastore, run_id)
-        except NotFoundError:
-            found = None
-    if found is None or found.workflowId != workflow_id(wf):
-        raise NotFoundError(f"workflow {wf.name!r} has no run {run_id!r}",
-                            hint=f"list its failed runs with 'swamp workflow history search --workflow {wf.name} "
-                                 "--status failed'")
-    return found
+        # only this workflow's runs are looked at: a caller allowed to run it learns nothing of others
+        ids = [rid for rid in records.run_ids(repo.datastore, wid) if rid.startswith(run_id)]
+        exact = [rid for rid in ids if rid == run_id]
+        if len(run_id) >= 4 and (exact or len(ids) == 1):
+            return records.load(repo.datastore, wid, (exact or ids)[0])
+    if len(ids) > 1 and len(run_id) >= 4:
+        raise ConflictError(f"{run_id!r} is the start of {len(ids)} runs of {wf.name}", hint="give more of the id")
+    raise NotFoundError(f"workflow {wf.name!r} has no run {run_id!r}",
+                        hint=f"list its failed runs with 'swamp workflow history search --workflow {wf.name} "
+                             "--status failed'")
 
 
 def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None,
