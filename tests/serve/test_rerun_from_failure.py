@@ -165,3 +165,23 @@ def test_the_rerun_form_refuses_a_token_that_only_reads(served):
                            csrf_from=f"/ui/workflows/pipe/runs/{old['id']}")
     assert status == 403 and "is not allowed" in text_of(page)
     assert _runs(server, tokens) == before
+
+
+def test_the_cli_reruns_through_the_server_for_who_may_run(served, tmp_path):
+    server, tokens, repo = served
+    old = _failed(server, tokens)
+    elsewhere = tmp_path  # not the repository: the run is the server's
+    refused = cli(None, "workflow", "run", "pipe", "--from-failed", old["id"], "--server", server.url,
+                  "--token", tokens["reader"], cwd=elsewhere)
+    assert refused.code != 0 and refused.error["code"] == "forbidden", refused
+    (repo / "fixed").touch()
+    try:
+        shown = cli(None, "workflow", "run", "pipe", "--from-failed", old["id"], "--server", server.url,
+                    "--token", tokens["runner"], cwd=elsewhere, json=False)
+    finally:
+        (repo / "fixed").unlink()
+    assert shown.code == 0, shown
+    assert f"(re-runs run {old['id']})" in shown.stdout and f"kept from run {old['id']}" in shown.stdout
+    nameless = cli(None, "workflow", "run", "--from-failed", old["id"], "--server", server.url,
+                   "--token", tokens["runner"], cwd=elsewhere)
+    assert nameless.code == 2 and "NAME" in nameless.error["error"], nameless
