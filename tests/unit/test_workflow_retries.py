@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from tests.helpers import cli, init_repo, run, steps, visible_versions, write_shell, write_workflow
+from tests.helpers import (cli, init_repo, on_a_terminal, run, steps, visible_versions, write_shell,
+                           write_workflow)
 
 #: a command that fails until it has run N times (its count kept in a file)
 FLAKY = """
@@ -164,6 +165,14 @@ def test_the_cli_table_and_history_get_show_the_attempts(repo):
     doc = cli(repo, "workflow", "history", "get", rid).data
     step = doc["jobs"][0]["steps"][0]
     assert step["attempt"] == 3 and [a["status"] for a in step["attempts"]] == ["failed", "failed", "succeeded"]
+
+
+def test_a_terminal_sees_each_failed_attempt_and_the_next_one_start(repo):
+    _flaky(repo)
+    _one_step(repo, _step("flaky", "retries: 2, "))
+    shown = on_a_terminal(["workflow", "run", "w", "--repo-dir", str(repo)], cwd=repo)
+    assert "main/flaky attempt 1/3 failed: command exited with code 1; trying again" in shown, shown
+    assert "main/flaky running (attempt 3/3)" in shown and "succeeded (attempt 3/3)" in shown, shown
 
 
 @pytest.mark.parametrize("value, words", [

@@ -115,7 +115,12 @@ def _observer(state: CliState, activity):
             running.pop(where, None)
         activity.doing(f"workflow {run.workflowName}: " + (", ".join(running) or "…"))
         extra = f" ({step.skipReason})" if step.skipReason else (f": {step.error}" if step.error else "")
-        activity.say(redact_text(f"  {marks.get(step.status, ' ')} {where} {step.status}{extra}"))
+        if step.status == "running" and step.attempts and step.attempts[-1].number == step.attempt:
+            last = step.attempts[-1]  # the attempt in flight just failed: another follows (workflows/retries.py)
+            activity.say(redact_text(f"  ↻ {where} attempt {last.number}/{step.maxAttempts} failed: {last.error}; "
+                                     "trying again"))
+            return
+        activity.say(redact_text(f"  {marks.get(step.status, ' ')} {where} {_step_status(step)}{extra}"))
 
     show.step_log = lambda run, job, step, line: activity.logged(line)  # a placed step's lines, live
     return show

@@ -223,6 +223,8 @@ def _observer(call: Call, name: str, logs: "_StepLogs | None" = None):
             event["error"] = step.error
         if step.skipReason:
             event["skipReason"] = step.skipReason
+        if step.attempt:  # a step that may be retried: which attempt this is (workflows/retries.py)
+            event["attempt"], event["maxAttempts"] = step.attempt, step.maxAttempts
         call.emit("step", event)
 
     # A placed step's log lines as the worker logs them (app/remote_steps.py).
