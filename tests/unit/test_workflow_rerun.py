@@ -213,6 +213,8 @@ def test_the_cli_reruns_by_run_id_alone(repo):
     doc = cli(repo, "workflow", "history", "get", rid).data
     assert doc["rerunOf"] == old.id
     assert doc["jobs"][0]["steps"][0]["reusedFrom"] == old.id
+    human = cli(repo, "workflow", "history", "get", rid, json=False).stdout
+    assert f"re-runs run {old.id}" in human and f"kept from run {old.id}" in human
 
 
 def test_the_cli_refuses_an_unknown_run_clearly(repo):

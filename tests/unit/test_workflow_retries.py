@@ -207,3 +207,16 @@ def test_retries_on_an_approval_step_are_refused_with_where_its_timeout_goes(rep
     errors = cli(repo, "workflow", "validate", "w").data["workflows"][0]["errors"]
     assert any("retries and timeouts are for model_method steps" in e and "task's timeout" in e
                for e in errors), errors
+
+
+def test_history_get_shows_a_person_each_attempt(repo):
+    _flaky(repo, succeed_at=9)
+    _one_step(repo, _step("flaky", "retries: 1, "))
+    run(repo, "w")
+    rid = cli(repo, "workflow", "history", "w").data[0]["id"]
+    shown = cli(repo, "workflow", "history", "get", rid, json=False)
+    assert shown.code == 0, shown
+    assert "failed at main/flaky: command exited with code 1" in shown.stdout
+    assert "failed (attempt 2/2)" in shown.stdout and "attempts of main/flaky:" in shown.stdout
+    assert "1. failed" in shown.stdout and "2. failed" in shown.stdout
+    assert not shown.stdout.lstrip().startswith("{")  # a person's view; --json prints the record

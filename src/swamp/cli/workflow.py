@@ -398,8 +398,11 @@ def history_get(state: CliState, run_id):
     from swamp.app import workflows
     from swamp.workflows.service import run_json
 
+    from swamp.cli.run_record import say_run_record
+
     repo = state.repo()
-    emit(state, run_json(repo, workflows.run_by_id(repo, run_id)))
+    doc = run_json(repo, workflows.run_by_id(repo, run_id))
+    emit(state, doc, lambda: say_run_record(doc))
 
 
 @history.command("logs")
