@@ -220,3 +220,32 @@ def test_history_get_shows_a_person_each_attempt(repo):
     assert "failed (attempt 2/2)" in shown.stdout and "attempts of main/flaky:" in shown.stdout
     assert "1. failed" in shown.stdout and "2. failed" in shown.stdout
     assert not shown.stdout.lstrip().startswith("{")  # a person's view; --json prints the record
+
+
+def test_a_cancel_during_the_pause_before_a_retry_ends_the_step_there(repo):
+    import threading
+    import time
+
+    from swamp.app import workflows
+    from swamp.repo.context import Repo
+    from swamp.workflows import records
+
+    _flaky(repo, succeed_at=9)
+    _one_step(repo, _step("flaky", "retries: 5, retryDelay: 600, "))
+    done: dict = {}
+    runner = threading.Thread(target=lambda: done.update(run=run(repo, "w")))
+    runner.start()
+    try:
+        while True:  # until the first attempt failed and the step waits for its retry
+            runs = records.all_runs(Repo.open(repo).datastore)
+            if runs and runs[0].jobs[0].steps[0].attempts:
+                break
+            assert runner.is_alive(), done
+            time.sleep(0.1)
+        workflows.cancel(Repo.open(repo), "w", runs[0].id)
+    finally:
+        runner.join(120)
+    r = done["run"]
+    s = steps(r)["main/flaky"]
+    assert r.status == "cancelled" and s.status == "failed" and s.error == "command exited with code 1"
+    assert (repo / "flaky.count").read_text().strip() == "1"  # no attempt after the cancel
