@@ -249,3 +249,17 @@ def test_a_cancel_during_the_pause_before_a_retry_ends_the_step_there(repo):
     s = steps(r)["main/flaky"]
     assert r.status == "cancelled" and s.status == "failed" and s.error == "command exited with code 1"
     assert (repo / "flaky.count").read_text().strip() == "1"  # no attempt after the cancel
+
+
+def test_the_junit_report_lists_a_retried_steps_attempts(repo, tmp_path):
+    _flaky(repo)
+    _one_step(repo, _step("flaky", "retries: 2, "))
+    report = tmp_path / "junit.xml"
+    assert cli(repo, "workflow", "run", "w", "--junit", str(report)).code == 0
+    import xml.etree.ElementTree as ET
+
+    case = ET.parse(report).getroot().find(".//testcase")
+    assert case.find("failure") is None
+    assert case.find("system-out").text.splitlines() == [
+        "attempt 1/3: failed: command exited with code 1", "attempt 2/3: failed: command exited with code 1",
+        "attempt 3/3: succeeded"]
