@@ -155,3 +155,36 @@ def test_serve_with_a_scheduler_dispatches_placed_steps(cluster):
     # the worker records the method run for whoever the run acts for (the server's caller), not for itself
     record = ok(cluster.origin, "model", "method", "history", "get", step["outputId"])
     assert record["initiatedBy"] == reply.doc["initiatedBy"]
+
+
+def _placed_workflow(cluster, name: str, step: str) -> None:
+    (cluster.origin / "workflows" / f"workflow-{name}.yaml").write_text(
+        f"name: {name}\njobs:\n  - name: j\n    steps:\n      - {step}\n")
+
+
+def test_a_placed_step_is_retried_and_only_its_last_attempt_publishes(cluster):
+    count = cluster.root / "placed-retry.count"
+    _placed_workflow(cluster, "placed-retry",
+                     "{name: flaky, retries: 1, placement: {labels: {region: eu}, queueTimeout: 20}, "
+                     "task: {type: model_method, modelIdOrName: hello, methodName: execute, "
+                     f"inputs: {{run: 'echo x >> {count}; test $(wc -l < {count}) -ge 2'}}}}}}")
+    before = len(ok(cluster.origin, "data", "versions", "hello", "result"))
+    run = cluster.run("placed-retry")
+    assert run["status"] == "succeeded", run
+    (step,) = _steps(run)
+    assert [a["status"] for a in step["attempts"]] == ["failed", "succeeded"] and step["worker"] == "eu-1"
+    assert len(count.read_text().splitlines()) == 2
+    assert len(ok(cluster.origin, "data", "versions", "hello", "result")) == before + 1
+
+
+def test_a_placed_step_that_runs_out_of_time_is_stopped_on_its_worker(cluster):
+    _placed_workflow(cluster, "placed-timeout",
+                     "{name: slow, timeout: 1, placement: {labels: {region: us}, queueTimeout: 20}, "
+                     "task: {type: model_method, modelIdOrName: hello, methodName: execute, "
+                     "inputs: {run: 'sleep 20'}}}")
+    before = ok(cluster.origin, "data", "versions", "hello", "result")
+    run = cluster.run("placed-timeout")
+    assert run["status"] == "failed", run
+    (step,) = _steps(run)
+    assert step["error"] == "timed out after 1 s", step
+    assert ok(cluster.origin, "data", "versions", "hello", "result") == before  # nothing of it published

@@ -96,6 +96,8 @@ class StepJob:
     log_topic: str | None = None
     #: the run's ephemeral data of this model, {(model id, name): entry}: the step reads it
     ephemeral: dict = field(default_factory=dict)
+    #: an attempt that is tried again when it fails: then what it wrote is not published (workflows/retries.py)
+    discard_failed: bool = False
 
     def __repr__(self) -> str:  # never the secrets, should a log print the job
         return f"StepJob({self.command!r}, secrets={len(self.secrets)})"
@@ -185,7 +187,8 @@ def run_step(repo, job: StepJob, *, worker: str, registry=None, control=None) ->
                 record = runner.execute(prepared, tags=job.tags, triggered_by=job.triggered_by,
                                         initiated_by=job.initiated_by,
                                         workflow_run_id=job.workflow_run_id, workflow_name=job.workflow_name,
-                                        step_name=job.step_name, overrides=job.overrides, ephemeral=ephemeral)
+                                        step_name=job.step_name, overrides=job.overrides, ephemeral=ephemeral,
+                                        discard_failed=job.discard_failed)
             if cancelled():
                 if record is not None:
                     _drop(repo.datastore, record)  # before the push: nothing of it is published
@@ -298,18 +301,25 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
                       variables={"run": execution.run_info}, secrets=secrets_for(host.repo, prepared),
                       overrides=overrides, auto=definition.id in execution.autos,
                       workflow_run_id=execution.run.id, workflow_name=execution.run.workflowName,
-                      initiated_by=execution.acting_for(), step_name=e.name, traceparent=tracing.child_env().get("TRACEPARENT"), ephemeral=ephemeral)
+                      initiated_by=execution.acting_for(), step_name=e.name, traceparent=tracing.child_env().get("TRACEPARENT"), ephemeral=ephemeral,
+                      discard_failed=not execution.final_attempt(e))
     except SwampError as err:
         execution.set_failed(st, e, err.message, step)
         return True
     execution.set_running(st, e)
     label = f"{st.record.name}/{e.name}"
     execution.log(f"step {label}: dispatched ({placement.describe()})")
-    live = _Live(execution, st, e)
+    from swamp.workflows.retries import policy_for, timed_out
+
+    timeout = policy_for(execution.wf, step).timeout
+    live = _Live(execution, st, e, timeout)
     try:
         outcome = host.dispatcher.run(job, placement, cancelled=live.cancelled, on_log=live.line)
     except SwampError as err:  # StepCancelledError, WorkerLostError, NoWorkerError, ...
-        execution.set_failed(st, e, err.message, step)
+        if live.timed_out:  # stopped on its worker for running out of time: an attempt that failed
+            execution.method_ended(st, step, e, "failed", timed_out(timeout))
+        else:
+            execution.set_failed(st, e, err.message, step)
         return True
     except BaseException:  # Ctrl-C: the dispatcher cancelled the step on its worker
         execution.set_failed(st, e, "cancelled: the run was interrupted; the step was stopped on its worker "
@@ -326,10 +336,7 @@ def dispatch(host, execution, st, step, e, where: str, item, definition, command
                 execution.ephemeral.pop(key)
             execution.ephemeral.update(outcome.ephemeral)
     execution.log(f"step {label}: ran on worker {outcome.worker}")
-    if outcome.status == "succeeded":
-        execution.set_done(st, e, "succeeded", save=False)
-    else:
-        execution.set_failed(st, e, outcome.error or outcome.status, step, save=False)
+    execution.method_ended(st, step, e, outcome.status, outcome.error, save=False)
     # Bring in what the worker pushed before later steps evaluate anything;
     # the record follows at the run's usual pace (and always at its end).
     host.watch()
@@ -350,12 +357,15 @@ class _Live:
     #: lines of one step kept in the run's log (the worker streams at most its own cap)
     MAX_LINES = 2000
 
-    def __init__(self, execution, st, e) -> None:
+    def __init__(self, execution, st, e, timeout: float | None = None) -> None:
         import threading
         import time
 
         self._time = time.monotonic
         self.execution, self.st, self.e = execution, st, e
+        #: the step's timeout (workflows/retries.py): past it, the dispatcher is told to cancel it
+        self._deadline = None if timeout is None else self._time() + timeout
+        self.timed_out = False
         self._mutex = threading.Lock()
         self._lines = 0
         self._unsaved = False
@@ -387,6 +397,9 @@ class _Live:
             save = self._unsaved and self._time() - self._saved >= self.LOG_SAVE_INTERVAL
             if save:
                 self._unsaved, self._saved = False, self._time()
+        if self._deadline is not None and self._time() >= self._deadline:
+            self.timed_out = True
+            return True
         try:
             if save:
                 ex.flush(force=True)

@@ -192,19 +192,45 @@ class _Host:
 
 def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
         observer: Observer | None = None, dispatcher=None, remote_only: bool = False,
-        reports=None, checks=None, on_log=None, by: str | None = None) -> RunResult:
+        reports=None, checks=None, on_log=None, by: str | None = None,
+        from_failed: str | None = None) -> RunResult:
     """``reports`` (a reports.run.Selection) chooses the reports that run
     once the run ends; ``checks`` is (skip every pre-flight check, names
     of checks to skip) for its model_method steps. ``by`` is who starts it
-    (util/actors.py; default: this process's user)."""
+    (util/actors.py; default: this process's user). ``from_failed``: the id
+    of a failed run of NAME to re-run from its failure (workflows/rerun.py),
+    with its inputs (``inputs`` merge over them)."""
     from swamp.app.reports import for_workflow
 
     source, wf = checked(repo, name)
     report_types = for_workflow(repo, wf, reports)  # an unknown report: refused before the run starts
     host = _Host(repo, dispatcher=dispatcher, remote_only=remote_only)
+    old = None
+    if from_failed:
+        old = failed_run(repo, wf, from_failed, into=host.sync)
+        inputs = {**(old.inputs or {}), **inputs}
     result = _engine(repo, host, observer, checks, on_log).start(wf, source, inputs, fail_on=fail_on_level(fail_on),
-                                                                  by=by or local_user())
+                                                                  by=by or local_user(), rerun_of=old)
     return _reported(repo, RunResult(result, host.sync, is_shared(repo), host.unpublished), report_types)
+
+
+def failed_run(repo, wf, run_id: str, *, into=None) -> WorkflowRun:
+    """The run of ``wf`` that ``--from-failed RUN_ID`` names (its id, or a
+    unique start of it); a run of another workflow is not found."""
+    from swamp.errors import ConflictError, NotFoundError
+
+    wid = workflow_id(wf)
+    with reading(repo, into=into):
+        # only this workflow's runs are looked at: a caller allowed to run it learns nothing of others
+        ids = [rid for rid in records.run_ids(repo.datastore, wid) if rid.startswith(run_id)]
+        exact = [rid for rid in ids if rid == run_id]
+        if len(run_id) >= 4 and (exact or len(ids) == 1):
+            return records.load(repo.datastore, wid, (exact or ids)[0])
+    if len(ids) > 1 and len(run_id) >= 4:
+        raise ConflictError(f"{run_id!r} is the start of {len(ids)} runs of {wf.name}", hint="give more of the id")
+    raise NotFoundError(f"workflow {wf.name!r} has no run {run_id!r}",
+                        hint=f"list its failed runs with 'swamp workflow history search --workflow {wf.name} "
+                             "--status failed'")
 
 
 def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None,

@@ -185,9 +185,14 @@ def workflow_run(client: Client, state, p: dict) -> None:
     if p.get("junit"):
         raise UsageError("--junit is not available with --server", hint="fetch the run record, or run locally")
     batch = collect_batch(p["input_"], p["input_file"], p["stdin_input"])
+    if not p.get("name"):
+        raise UsageError("missing the workflow's NAME", hint="with --server, give it: swamp workflow run NAME"
+                                                             + (" --from-failed RUN_ID" if p.get("from_failed") else ""))
     results = []
     for inputs in batch:
         body = {"inputs": _plain(inputs), "cliStrings": _cli_strings(inputs), "failOn": p["fail_on"]}
+        if p.get("from_failed"):  # re-run that failed run from its failure (workflows/rerun.py)
+            body["fromFailed"] = p["from_failed"]
         status, doc = client.call("POST", f"/workflows/{_q(p['name'])}/run", body)
         results.append((_unpublished(doc), doc["value"]) if status == 202 else (None, doc))
     docs = [d for _, d in results]
@@ -206,10 +211,14 @@ def workflow_run(client: Client, state, p: dict) -> None:
 
 def _human_run(run: dict) -> None:
     say(f"workflow {run['workflowName']}: run {run['id']} {run['status']}"
-        + (f" in {run['durationMs']} ms" if run.get("durationMs") is not None else ""))
-    rows = [{"job": j["name"], "step": s["name"], "status": s["status"],
+        + (f" in {run['durationMs']} ms" if run.get("durationMs") is not None else "")
+        + (f" (re-runs run {run['rerunOf']})" if run.get("rerunOf") else ""))
+    rows = [{"job": j["name"], "step": s["name"],
+             "status": s["status"] + (f" (attempt {s['attempt']}/{s['maxAttempts']})"
+                                      if (s.get("attempt") or 0) > 1 else ""),
              "detail": s.get("skipReason") or s.get("error") or (
-                 (s.get("approval") or {}).get("prompt") if s["status"] == "waiting_approval" else None)}
+                 (s.get("approval") or {}).get("prompt") if s["status"] == "waiting_approval" else None)
+             or (f"kept from run {s['reusedFrom']}" if s.get("reusedFrom") else None)}
             for j in run.get("jobs", []) for s in j.get("steps", [])]
     table(rows, ["job", "step", "status", "detail"])
     if run["status"] == "suspended":
@@ -266,7 +275,7 @@ def workflow_cancel(client: Client, state, p: dict) -> None:
 HANDLERS = {
     "model method run": (method_run, {"model_name", "method_name", "direct_name", "input_", "input_file",
                                       "stdin_input", "tag"}),
-    "workflow run": (workflow_run, {"name", "input_", "input_file", "stdin_input", "junit", "fail_on"}),
+    "workflow run": (workflow_run, {"name", "input_", "input_file", "stdin_input", "junit", "fail_on", "from_failed"}),
     "workflow resume": (workflow_resume, {"name", "run_id", "from_step", "input_", "input_file", "stdin_input",
                                           "junit"}),
     "workflow approve": (lambda c, s, p: _decide(c, s, p, "approved"), {"name", "step", "run_id", "reason"}),

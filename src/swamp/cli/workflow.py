@@ -115,10 +115,20 @@ def _observer(state: CliState, activity):
             running.pop(where, None)
         activity.doing(f"workflow {run.workflowName}: " + (", ".join(running) or "…"))
         extra = f" ({step.skipReason})" if step.skipReason else (f": {step.error}" if step.error else "")
-        activity.say(redact_text(f"  {marks.get(step.status, ' ')} {where} {step.status}{extra}"))
+        if step.status == "running" and step.attempts and step.attempts[-1].number == step.attempt:
+            last = step.attempts[-1]  # the attempt in flight just failed: another follows (workflows/retries.py)
+            activity.say(redact_text(f"  ↻ {where} attempt {last.number}/{step.maxAttempts} failed: {last.error}; "
+                                     "trying again"))
+            return
+        activity.say(redact_text(f"  {marks.get(step.status, ' ')} {where} {_step_status(step)}{extra}"))
 
     show.step_log = lambda run, job, step, line: activity.logged(line)  # a placed step's lines, live
     return show
+
+
+def _step_status(s) -> str:
+    """"succeeded (attempt 3/3)" for a step tried more than once."""
+    return f"{s.status} ({s.attempt_note})" if s.attempt_note else s.status
 
 
 def _finish(state: CliState, repo, result, junit: str | None) -> None:
@@ -140,10 +150,12 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
 
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
-            + (f" in {run.durationMs} ms" if run.durationMs is not None else ""))
-        rows = [{"job": j.name, "step": s.name, "status": s.status,
+            + (f" in {run.durationMs} ms" if run.durationMs is not None else "")
+            + (f" (re-runs run {run.rerunOf})" if run.rerunOf else ""))
+        rows = [{"job": j.name, "step": s.name, "status": _step_status(s),
                  "detail": s.skipReason or s.error or (s.approval.prompt if s.approval and
-                                                       s.status == "waiting_approval" else None)}
+                                                       s.status == "waiting_approval" else None)
+                 or (f"kept from run {s.reusedFrom}" if s.reusedFrom else None)}
                 for j, s in run.steps()]
         table(rows, ["job", "step", "status", "detail"])
         say_reports(result.reports)
@@ -169,7 +181,10 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
 
 
 @workflow.command("run", cls=CommandWithSubcommands)
-@click.argument("name")
+@click.argument("name", required=False)
+@click.option("--from-failed", "from_failed", metavar="RUN_ID",
+              help="Re-run failed run RUN_ID from its failure, as a new run: only the steps that failed or did "
+                   "not run run; those that succeeded keep their outcome and data (NAME may be left out).")
 @input_options
 @_junit
 @click.option("--fail-on", type=click.Choice(["low", "medium", "high"]), default="low", show_default=True,
@@ -184,7 +199,7 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
 @global_options
 @click.pass_obj
 def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, scheduler=None, remote_only=False,
-        link=None, **options):
+        link=None, from_failed=None, **options):
     """Run workflow NAME and print its run record. Exits 1 when the run fails.
 
     With --stdin holding NDJSON (one JSON object a line), runs it once per
@@ -197,14 +212,19 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
     Example: swamp workflow run deploy --input env=prod"""
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
+    from swamp.errors import UsageError
 
     reports, checks = selections(options)
     batch = collect_batch(input_, input_file, stdin_input)
     repo = state.repo()
     if len(batch) > 1 and junit:
-        from swamp.errors import UsageError
-
         raise UsageError("--junit writes one run's report; a batch from --stdin has several")
+    if from_failed:
+        if len(batch) > 1:
+            raise UsageError("--from-failed re-runs one run; a batch from --stdin has several")
+        name = name or workflows.run_by_id(repo, from_failed).workflowName
+    elif not name:
+        raise UsageError("missing the workflow's NAME", hint="swamp workflow run NAME (see swamp workflow search)")
     dispatcher = None
     if scheduler or remote_only:  # placed steps of this command's runs go to workers (swamp.workers)
         from swamp.app import remote_steps
@@ -220,7 +240,7 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
             return
         with activity_for(state, f"workflow {name}") as activity:
             result = workflows.run(repo, name, batch[0], fail_on=fail_on, observer=_observer(state, activity),
-                                   reports=reports, checks=checks)
+                                   reports=reports, checks=checks, from_failed=from_failed)
     finally:
         if dispatcher is not None:
             dispatcher.close()
@@ -378,8 +398,11 @@ def history_get(state: CliState, run_id):
     from swamp.app import workflows
     from swamp.workflows.service import run_json
 
+    from swamp.cli.run_record import say_run_record
+
     repo = state.repo()
-    emit(state, run_json(repo, workflows.run_by_id(repo, run_id)))
+    doc = run_json(repo, workflows.run_by_id(repo, run_id))
+    emit(state, doc, lambda: say_run_record(doc))
 
 
 @history.command("logs")

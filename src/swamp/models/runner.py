@@ -86,7 +86,7 @@ class Runner:
     def execute(self, prepared: "Prepared", *, tags: dict | None = None, triggered_by: str = "manual",
                 initiated_by: str | None = None, workflow_run_id: str | None = None, workflow_name: str | None = None,
                 step_name: str | None = None, overrides: dict | None = None,
-                ephemeral: dict | None = None, control=None) -> OutputRecord:
+                ephemeral: dict | None = None, control=None, discard_failed: bool = False) -> OutputRecord:
         """Run a prepared method and write its output record and log. The
         caller holds the session (the application layer: the model's lease,
         a pull before, a push after), so ``prepared`` was resolved against
@@ -97,7 +97,11 @@ class Runner:
         it is cancelled, or on an interrupt. Cancelled, the run is recorded
         ``cancelled`` with the error "cancelled", and the data versions it
         wrote are deleted before the caller's push: nothing of it is
-        published. ``initiated_by`` is who started it (util/actors.py; by
+        published. Stopped with a reason (a step's timeout), it is recorded
+        ``failed`` with that reason, and its data versions are deleted the
+        same way; so are a failed run's when ``discard_failed`` (an attempt
+        that is tried again: only the last attempt publishes data).
+        ``initiated_by`` is who started it (util/actors.py; by
         default this process's user)."""
         from swamp.models import secrets, step_environment
         from swamp.util import processes
@@ -139,8 +143,15 @@ class Runner:
         finally:
             control.environment = outer_environment
             if error != "interrupted" and control.cancelled.is_set():
-                status, error = "cancelled", "cancelled"
-                ctx.log("cancelled: its processes were stopped; nothing it wrote is published")
+                if control.reason:  # a timeout: a failure, not a person's cancel
+                    status, error = "failed", control.reason
+                    ctx.log(f"{control.reason}: its processes were stopped; nothing it wrote is published")
+                else:
+                    status, error = "cancelled", "cancelled"
+                    ctx.log("cancelled: its processes were stopped; nothing it wrote is published")
+                self._drop(definition, ctx)
+            elif status == "failed" and discard_failed:
+                ctx.log("this attempt failed and is tried again: nothing it wrote is published")
                 self._drop(definition, ctx)
             rec = OutputRecord(
                 id=run.output_id, definitionId=definition.id, modelName=definition.name,

@@ -223,6 +223,8 @@ def _observer(call: Call, name: str, logs: "_StepLogs | None" = None):
             event["error"] = step.error
         if step.skipReason:
             event["skipReason"] = step.skipReason
+        if step.attempt:  # a step that may be retried: which attempt this is (workflows/retries.py)
+            event["attempt"], event["maxAttempts"] = step.attempt, step.maxAttempts
         call.emit("step", event)
 
     # A placed step's log lines as the worker logs them (app/remote_steps.py).
@@ -250,7 +252,8 @@ def workflow_run(call: Call):
     call.note({"kind": "workflow", "workflow": name})
     logs = _StepLogs(call)
     result = workflows.run(call.repo, name, _inputs(call), fail_on=call.body.get("failOn", "low"),
-                           observer=_observer(call, name, logs), on_log=logs.on_log, by=call.caller)
+                           observer=_observer(call, name, logs), on_log=logs.on_log, by=call.caller,
+                           from_failed=call.body.get("fromFailed"))
     return _run_doc(call, result)
 
 
@@ -431,7 +434,9 @@ ROUTES: list[Route] = [
     Route("GET", f"{API}/outputs/{{id}}/log", "getOutputLog", "One method run's log", output_log),
     Route("POST", f"{API}/workflows/{{workflow}}/run", "runWorkflow", "Run a workflow; returns its run record",
           workflow_run, "run", _workflow,
-          body=Body({**_RUN_INPUTS, "failOn": (str, False, "low, medium or high: the lowest failing severity")}),
+          body=Body({**_RUN_INPUTS, "failOn": (str, False, "low, medium or high: the lowest failing severity"),
+                     "fromFailed": (str, False, "re-run this failed run from its failure: only the steps that "
+                                                "failed or did not run run")}),
           stream=True, changes=True, runs=True),
     Route("POST", f"{API}/workflows/{{workflow}}/resume", "resumeWorkflow", "Continue a suspended run",
           workflow_resume, "run", _workflow,

@@ -31,7 +31,10 @@ def format_errors(exc, model_cls=None) -> tuple[str, str | None]:
             if hint is None and model_cls is not None:
                 hint = _unknown_key_hint(model_cls, tuple(err["loc"]))
         else:
-            lines.append(f"{loc}: {err['msg']}")
+            msg = err["msg"]
+            if err["type"] == "value_error":  # a validator's own words, without pydantic's "Value error, "
+                msg = str(err.get("ctx", {}).get("error", msg))
+            lines.append(f"{loc}: {msg}")
     return "; ".join(lines), hint
 
 

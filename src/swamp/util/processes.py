@@ -38,6 +38,8 @@ class Control:
         self._lock = threading.Lock()
         #: the environment of a process the run starts without an ``env=`` (None: this process's)
         self.environment: dict[str, str] | None = None
+        #: why it was cancelled when not by a person ("timed out after 5 s"): the run failed, with this error
+        self.reason: str | None = None
 
     def adopt(self, proc: subprocess.Popen) -> None:
         with self._lock:
@@ -46,12 +48,14 @@ class Control:
         if late:  # started while the cancel was under way
             stop(proc, grace=0)
 
-    def cancel(self, grace: float | None = None) -> None:
+    def cancel(self, grace: float | None = None, *, reason: str | None = None) -> None:
         """Stop the run's processes (SIGTERM, SIGKILL after ``grace``);
-        returns at once. A second cancel does nothing."""
+        returns at once. A second cancel does nothing. ``reason``: not a
+        cancel but a failure (a timeout), the run's error."""
         with self._lock:
             if self.cancelled.is_set():
                 return
+            self.reason = reason
             self.cancelled.set()
             procs = list(self._procs)
         for proc in procs:

@@ -32,7 +32,7 @@ from swamp.errors import SwampError, ValidationError
 from swamp.util import clock, tracing
 from swamp.workflows import conditions, dag, records
 from swamp.workflows.expressions import UNSET, Scope, truthy
-from swamp.workflows.records import Approval, AssertResult, JobRun, SignalWait, StepRun, WorkflowRun
+from swamp.workflows.records import Approval, AssertResult, JobRun, SignalWait, StepAttempt, StepRun, WorkflowRun
 from swamp.workflows.scheduler import Gate, Unit, run_parallel, run_units
 from swamp.workflows.schema import Job, Step, Workflow, workflow_id
 
@@ -112,14 +112,20 @@ class Engine:
 
     # ---------------------------------------------------------------- start
     def start(self, wf: Workflow, source: str, inputs: dict, *, fail_on: str = "low",
-              parent: Parent | None = None, by: str | None = None) -> WorkflowRun:
+              parent: Parent | None = None, by: str | None = None,
+              rerun_of: WorkflowRun | None = None) -> WorkflowRun:
         """Check the workflow's structure and inputs (raising before anything
         is written), then run it to its end or its suspension, as started by
         ``by`` (util/actors.py; a nested run: whoever its parent acts for;
-        by default this process's user)."""
+        by default this process's user). ``rerun_of``: a failed run of
+        ``wf`` whose succeeded steps the new run keeps (workflows/rerun.py)."""
+        from swamp.workflows import rerun
+
         problems = dag.check_structure(wf)
         if problems:
             raise ValidationError(f"{source}: " + "; ".join(problems))
+        if rerun_of is not None:
+            rerun.check(wf, rerun_of)
         values = validate_workflow_inputs(wf, inputs)
         from swamp.util.actors import local_user
         from swamp.util.ids import hostname, new_id
@@ -135,9 +141,15 @@ class Engine:
             host=hostname(), pid=os.getpid(),
         )
         run.logFile = records.log_path(wid, run.id)
-        run.jobs = plan(wf)
+        run.jobs = plan(wf) if rerun_of is None else rerun.plan(wf, rerun_of)
+        log = ""
+        if rerun_of is not None:
+            run.rerunOf = rerun_of.id
+            kept = rerun.kept(run)
+            log = (f"{clock.isoformat()} re-runs run {rerun_of.id} from its failure; kept: "
+                   f"{', '.join(kept) or 'nothing'}\n")
         stack = (parent.stack if parent else ()) + ((wid, wf.name),)
-        return _Execution(self, wf, source, run, values, stack, log="",
+        return _Execution(self, wf, source, run, values, stack, log=log,
                           outer_stop=parent.should_stop if parent else None).go()
 
     @staticmethod
@@ -197,6 +209,19 @@ def _check_record_matches(wf: Workflow, run: WorkflowRun) -> None:
 
 
 @dataclass
+class _Attempt:
+    """The attempt in flight of a step with a retry policy."""
+
+    number: int
+    of: int
+    started: float | None = None
+    startedAt: str | None = None
+    #: it failed and another attempt follows
+    again: bool = False
+    recorded: bool = False
+
+
+@dataclass
 class _JobState:
     job: Job
     index: int
@@ -228,6 +253,8 @@ class _Execution:
         self._log: list[str] = [log] if log else []
         self._t0 = time.perf_counter()
         self._started: dict[int, float] = {}
+        #: the attempt in flight of each step that has a retry policy (workflows/retries.py), by id(StepRun)
+        self._attempts: dict[int, _Attempt] = {}
         run_info = {"id": run.id, "workflowId": run.workflowId, "workflowName": run.workflowName,
                     "startedAt": run.startedAt, "tags": dict(run.tags), "depth": run.depth}
         self.run_info = run_info
@@ -357,14 +384,22 @@ class _Execution:
             control.cancel()
 
     @contextlib.contextmanager
-    def cancellable(self):
+    def cancellable(self, timeout: float | None = None):
         """While a local step's method runs: its Control, registered so a
         cancel stops it, and a watch for the cancel request (a pull at most
-        every CANCEL_CHECK_INTERVAL) however the step was scheduled."""
+        every CANCEL_CHECK_INTERVAL) however the step was scheduled. With a
+        ``timeout`` (seconds), the control is stopped when it runs out, its
+        reason the step's error (workflows/retries.py)."""
         from swamp.util import processes
+        from swamp.workflows.retries import timed_out
 
         control = processes.Control()
         done = threading.Event()
+        timer = None
+        if timeout is not None:
+            timer = threading.Timer(timeout, lambda: control.cancel(reason=timed_out(timeout)))
+            timer.daemon = True
+            timer.start()
         with self.lock:
             self.controls.add(control)
 
@@ -383,6 +418,8 @@ class _Execution:
         try:
             yield control
         finally:
+            if timer is not None:
+                timer.cancel()
             done.set()
             with self.lock:
                 self.controls.discard(control)
@@ -617,6 +654,70 @@ class _Execution:
         return self.engine.runner.prepare(definition, method, inputs, variables={"run": self.run_info})
 
     def run_method(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any, definition) -> None:
+        """The step's attempts (workflows/retries.py): one, as it always
+        was, or up to ``retries`` more after a failed one, each in a session
+        of its own, with a pause before each that a cancel cuts short."""
+        from swamp.workflows.retries import policy_for
+
+        policy = policy_for(self.wf, step)
+        if policy.plain:
+            self.attempt_method(st, step, e, where, item, definition, policy)
+            return
+        for number in range(1, policy.attempts + 1):
+            with self.lock:
+                self._attempts[id(e)] = _Attempt(number, policy.attempts)
+                if policy.attempts > 1:
+                    e.attempt, e.maxAttempts = number, policy.attempts
+            try:
+                self.attempt_method(st, step, e, where, item, definition, policy)
+            finally:
+                with self.lock:
+                    again = self._attempts.pop(id(e)).again
+            if not again:
+                return
+            delay = policy.delay_after(number)
+            self.log(f"step {st.record.name}/{e.name}: attempt {number}/{policy.attempts} failed: "
+                     f"{e.attempts[-1].error}; attempt {number + 1} in {delay:g} s")
+            if self.pause(delay):  # the run stops: the step ends with its last attempt's error
+                self.set_failed(st, e, e.attempts[-1].error or "failed", step)
+                return
+
+    def pause(self, seconds: float) -> bool:
+        """Wait ``seconds``, or less when the run stops: then True."""
+        end = time.monotonic() + seconds
+        while not self.should_stop():
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            self.stop.wait(min(left, CANCEL_CHECK_INTERVAL / 4))
+        return True
+
+    def final_attempt(self, e: StepRun) -> bool:
+        """Whether a failure of ``e`` now ends it (no retry follows)."""
+        with self.lock:
+            a = self._attempts.get(id(e))
+        return a is None or a.number >= a.of or self.stop.is_set()
+
+    def method_ended(self, st: _JobState, step: Step, e: StepRun, status: str, error: str | None,
+                     *, save: bool = True) -> None:
+        """A method ran (here or on a worker): the step succeeded, or failed,
+        or this attempt failed and another follows (the step stays running)."""
+        if status == "succeeded":
+            self.set_done(st, e, "succeeded", save=save)
+        elif not self.final_attempt(e):
+            with self.lock:
+                a = self._attempts[id(e)]
+                a.again = True
+                self._record_attempt(e, "failed", error or status)
+                e.outputId, e.dataArtifacts = None, []
+            self.notify(st, e)
+            if save:
+                self.flush()
+        else:
+            self.set_failed(st, e, error or status, step, save=save)
+
+    def attempt_method(self, st: _JobState, step: Step, e: StepRun, where: str, item: Any, definition,
+                       policy) -> None:
         """One session: the task's method and inputs, and the method's
         arguments, are resolved once after its pull; the run record goes
         out in the same commit as what the method wrote."""
@@ -643,20 +744,17 @@ class _Execution:
                     self.write_record()
                     return
                 self.set_running(st, e)
-                with self.cancellable() as control:
+                with self.cancellable(policy.timeout) as control:
                     rec = self.engine.runner.execute(
                         prepared, triggered_by="workflow", initiated_by=self.acting_for(),
                         workflow_run_id=self.run.id,
                         workflow_name=self.run.workflowName, step_name=e.name, overrides=overrides,
-                        ephemeral=self.ephemeral, control=control)
+                        ephemeral=self.ephemeral, control=control, discard_failed=not self.final_attempt(e))
                 with self.lock:
                     e.outputId = rec.id
                     e.dataArtifacts = list(rec.dataArtifacts)
                 self.scope.data_changed()  # its writes, ephemeral ones included
-                if rec.status == "succeeded":
-                    self.set_done(st, e, "succeeded", save=False)
-                else:
-                    self.set_failed(st, e, rec.error or rec.status, step, save=False)
+                self.method_ended(st, step, e, rec.status, rec.error, save=False)
                 self.write_record()
         except SwampError as err:  # the session's own failure: a lease wait, a push
             self.set_failed(st, e, err.message, step)
@@ -848,12 +946,30 @@ class _Execution:
     def set_running(self, st: _JobState, e: StepRun) -> None:
         with self.lock:
             e.status = "running"
-            e.startedAt = clock.isoformat()
-            self._started[id(e)] = time.perf_counter()
+            e.error = None
+            a = self._attempts.get(id(e))
+            if a is not None:
+                a.started, a.startedAt = time.perf_counter(), clock.isoformat()
+            if a is None or a.number == 1 or id(e) not in self._started:  # a step's time spans its attempts
+                e.startedAt = clock.isoformat()
+                self._started[id(e)] = time.perf_counter()
         self.notify(st, e)
+
+    def _record_attempt(self, e: StepRun, status: str, error: str | None) -> None:
+        """Under the lock: the outcome of the attempt in flight, when the
+        step may be tried more than once."""
+        a = self._attempts.get(id(e))
+        if a is None or a.of == 1 or a.recorded:
+            return
+        a.recorded = True
+        ms = int((time.perf_counter() - a.started) * 1000) if a.started is not None else None
+        e.attempts.append(StepAttempt(number=a.number, status=status, startedAt=a.startedAt,
+                                      completedAt=clock.isoformat(), durationMs=ms, error=error,
+                                      outputId=e.outputId))
 
     def _end(self, e: StepRun) -> None:
         e.completedAt = clock.isoformat()
+        self._record_attempt(e, "succeeded" if e.status == "succeeded" else "failed", e.error)
         t0 = self._started.pop(id(e), None)
         if t0 is not None:
             e.durationMs = int((time.perf_counter() - t0) * 1000)
@@ -864,7 +980,8 @@ class _Execution:
             if status == "succeeded":
                 self._end(e)
         self.log(f"step {st.record.name}/{e.name}: {status}"
-                 + (f" (output {e.outputId})" if e.outputId else ""))
+                 + (f" (output {e.outputId})" if e.outputId else "")
+                 + (f" ({e.attempt_note})" if e.attempt_note else ""))
         self.notify(st, e)
         if save:
             self.flush()
@@ -878,7 +995,8 @@ class _Execution:
                 e.allowedFailure = True
             self._end(e)
         self.log(f"step {st.record.name}/{e.name}: failed"
-                 + (" (allowed)" if e.allowedFailure else "") + f": {message}")
+                 + (" (allowed)" if e.allowedFailure else "")
+                 + (f" ({e.attempt_note})" if e.attempt_note else "") + f": {message}")
         self.notify(st, e)
         if save:
             self.flush()

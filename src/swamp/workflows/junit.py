@@ -1,7 +1,8 @@
 """A run as a JUnit XML report for CI systems: a testsuite per job, a
 testcase per step. A failed step is a <failure>, a skipped one <skipped>,
 and a step that never finished (waiting for approval, or not reached) is
-<skipped> with its status as the message."""
+<skipped> with its status as the message. A retried step lists its
+attempts in <system-out>."""
 
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ def junit_xml(run: WorkflowRun) -> str:
 
 
 def _case(case: ET.Element, step: StepRun) -> str | None:
+    if len(step.attempts) > 1:  # a retried step: its attempts, as CI shows a flaky test's reruns
+        ET.SubElement(case, "system-out").text = "\n".join(
+            f"attempt {a.number}/{step.maxAttempts}: {a.status}" + (f": {a.error}" if a.error else "")
+            for a in step.attempts)
     if step.status == "failed":
         el = ET.SubElement(case, "failure", message=step.error or "failed",
                            type="allowedFailure" if step.allowedFailure else "failure")

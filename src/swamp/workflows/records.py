@@ -58,6 +58,18 @@ class AssertResult(_Doc):
     failsRun: bool = False
 
 
+class StepAttempt(_Doc):
+    """One attempt of a step that may be retried (workflows/retries.py)."""
+
+    number: int
+    status: Literal["succeeded", "failed"]
+    startedAt: str | None = None
+    completedAt: str | None = None
+    durationMs: int | None = None
+    error: str | None = None
+    outputId: str | None = None
+
+
 class StepRun(_Doc):
     name: str
     status: StepStatus = "pending"
@@ -83,15 +95,30 @@ class StepRun(_Doc):
     error: str | None = None
     detail: str | None = None  # why a step was skipped, in words
     worker: str | None = None  # the worker that ran a placed step
+    #: a step that may be retried: the attempt running (or the last one), of how many, and each one's outcome
+    attempt: int | None = None
+    maxAttempts: int | None = None
+    attempts: list[StepAttempt] = Field(default_factory=list)
+    #: a re-run (--from-failed): the run whose outcome of this step is kept, not run again
+    reusedFrom: str | None = None
 
     @property
     def declared(self) -> str:
         return self.forEachOf or self.name
 
+    @property
+    def attempt_note(self) -> str | None:
+        """"attempt 3/3" once a step was tried more than once, for tables."""
+        if self.attempt and self.maxAttempts and self.attempt > 1:
+            return f"attempt {self.attempt}/{self.maxAttempts}"
+        return None
+
     def to_json(self) -> dict:
         out = self.model_dump(exclude_none=True, exclude_defaults=False)
         if not self.dataArtifacts:
             out.pop("dataArtifacts", None)
+        if not self.attempts:
+            out.pop("attempts", None)
         if self.forEachOf is None:
             out.pop("item", None)
         return out
@@ -126,6 +153,8 @@ class WorkflowRun(_Doc):
     failOn: Literal["low", "medium", "high"] = "low"
     tags: dict[str, str] = Field(default_factory=dict)
     parentRunId: str | None = None
+    #: the failed run this one re-runs (--from-failed): its succeeded steps were kept, not run again
+    rerunOf: str | None = None
     parentWorkflowId: str | None = None
     depth: int = 0
     #: who started it, who last continued it, who cancelled it (util/actors.py)

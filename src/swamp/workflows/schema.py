@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from swamp.util.schema_types import Name
+from swamp.workflows import retries
 
 SEVERITIES = ("low", "medium", "high")
 IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -216,7 +217,42 @@ class Placement(_Strict):
     queueTimeout: float | None = Field(default=None, gt=0)
 
 
-class Step(_Strict):
+class _Attempts(_Strict):
+    """``retries``, ``retryDelay``, ``retryBackoff``, ``timeout`` (workflows/retries.py)."""
+
+    retries: int | None = None
+    retryDelay: float | None = None
+    retryBackoff: float | None = None
+    #: seconds an attempt of a model_method step may run (an approval's or a signal's wait is its task's timeout)
+    timeout: float | None = None
+
+    @field_validator("retries", mode="before")
+    @classmethod
+    def _retries(cls, v: Any) -> Any:
+        return retries.count(v)
+
+    @field_validator("retryDelay", mode="before")
+    @classmethod
+    def _delay(cls, v: Any) -> Any:
+        return retries.seconds(v, least=0, most=retries.MAX_DELAY, zero=True)
+
+    @field_validator("retryBackoff", mode="before")
+    @classmethod
+    def _backoff(cls, v: Any) -> Any:
+        return retries.backoff(v)
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _timeout(cls, v: Any) -> Any:
+        return retries.seconds(v, least=0, most=TIMEOUT_MAX, zero=False)
+
+
+class StepDefaults(_Attempts):
+    """``stepDefaults``: what every model_method step of the workflow gets
+    unless it sets its own."""
+
+
+class Step(_Attempts):
     name: str = Field(min_length=1)
     description: str | None = None
     dependsOn: list[StepDependency] = Field(default_factory=list)
@@ -228,6 +264,16 @@ class Step(_Strict):
     dataOutputOverrides: list[DataOutputOverride] = Field(default_factory=list)
     placement: Placement | None = None  # run on a worker (workers/)
     task: Task
+
+    @model_validator(mode="after")
+    def _attempts_of_methods(self) -> "Step":
+        if self.task.type != "model_method" and retries.given(self):
+            keys = ", ".join(k for k in retries.KEYS if getattr(self, k) is not None)
+            hint = (" (the wait of an approval or a signal is its task's timeout)"
+                    if self.timeout is not None and self.task.type in ("manual_approval", "wait_for_signal") else "")
+            raise ValueError(f"{keys}: retries and timeouts are for model_method steps, "
+                             f"not a {self.task.type} step{hint}")
+        return self
 
 
 class Job(_Strict):
@@ -268,6 +314,8 @@ class Workflow(_Strict):
     tags: dict[str, str] = Field(default_factory=dict)
     inputs: dict[str, Any] | None = None
     concurrency: int | None = Field(default=None, ge=0)
+    #: retries and timeout of every model_method step that sets none of its own (workflows/retries.py)
+    stepDefaults: StepDefaults | None = None
     #: the reports that run after each run of it (docs/reports.md)
     reports: list[str] | None = None
     #: run by swamp serve on a schedule (docs/serve.md#schedules)

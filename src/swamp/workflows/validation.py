@@ -31,7 +31,9 @@ def review_workflow(repo, wf: Workflow) -> tuple[list[str], list[str]]:
     problems += input_reference_problems(wf)
     problems += signal_problems(wf)
     errors, warnings = reference_problems(repo, wf)
-    return problems + errors, warnings + shell_warnings(repo, wf)
+    from swamp.workflows.gates import ungated_warnings
+
+    return problems + errors, warnings + shell_warnings(repo, wf) + ungated_warnings(wf)
 
 
 def shell_warnings(repo, wf: Workflow) -> list[str]:

@@ -315,6 +315,8 @@ class Dashboard:
                            v(views.signal, post=True, op="signalStep", action="approve"), methods=["POST"]),
             StarletteRoute("/ui/workflows/{workflow}/runs/{run}/resume",
                            v(views.resume, post=True, op="resumeWorkflow", action="run"), methods=["POST"]),
+            StarletteRoute("/ui/workflows/{workflow}/runs/{run}/rerun",
+                           v(views.rerun, post=True, op="runWorkflow", action="run"), methods=["POST"]),
             StarletteRoute("/ui/workflows/{workflow}/runs/{run}/cancel",
                            v(views.cancel, post=True, op="cancelWorkflow", action="run"), methods=["POST"]),
             StarletteRoute("/ui/approvals", v(views.approvals), methods=["GET"]),

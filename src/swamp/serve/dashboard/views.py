@@ -94,7 +94,15 @@ def run(c: Ctx) -> Page:
                              "can_resume": c.allowed("run", f"workflow:{name}") and doc["status"] == "suspended"
                              and not waiting and not signal_waits,
                              "can_cancel": c.allowed("run", f"workflow:{name}")
-                             and doc["status"] in ("running", "suspended", "pending")})
+                             and doc["status"] in ("running", "suspended", "pending"),
+                             "can_rerun": c.allowed("run", f"workflow:{name}") and _rerunnable(doc)})
+
+
+def _rerunnable(doc: dict) -> bool:
+    """Whether the run page offers "Re-run from failure" (workflows/rerun.py)."""
+    from swamp.workflows.rerun import RERUNNABLE
+
+    return doc["status"] in RERUNNABLE and not doc.get("parentRunId")
 
 
 def _route(op: str):
@@ -228,6 +236,21 @@ def cancel(c: Ctx) -> Response:
     return _back(c)
 
 
+def rerun(c: Ctx) -> Response:
+    """Re-run a failed run from its failure, as ``workflow run --from-failed``
+    (``run`` on the workflow): the new run's page once it moves."""
+    name, old = c.path["workflow"], c.path["run"]
+    c.require("run", f"workflow:{name}")
+    if c.dash.state.shutting_down:
+        from swamp.serve.errors import HttpError
+
+        raise HttpError("shutting_down", "the server is shutting down")
+    run_id = start_in_background(c, name, {}, from_failed=old)
+    if run_id is None:
+        return RedirectResponse(f"/ui/workflows/{name}", 303)
+    return RedirectResponse(f"/ui/workflows/{name}/runs/{run_id}", 303)
+
+
 def start_run(c: Ctx) -> Response:
     """Start a run in the background, with the inputs of the form built
     from the workflow's declared inputs, checked first as the run checks
@@ -256,7 +279,7 @@ def start_run(c: Ctx) -> Response:
 START_WAIT_S = 5.0
 
 
-def start_in_background(c: Ctx, name: str, inputs: dict) -> str | None:
+def start_in_background(c: Ctx, name: str, inputs: dict, *, from_failed: str | None = None) -> str | None:
     """Run a workflow in a thread of its own (counted in flight, as the
     server's own runs are) and return its run id once its first step
     moves, or None if that takes longer than START_WAIT_S. A run refused
@@ -290,7 +313,7 @@ def start_in_background(c: Ctx, name: str, inputs: dict) -> str | None:
         try:
             with vault_grants.acting_for(state, subjects, "dashboardRun"):  # the run's vault.get() is the caller's
                 result = workflows.run(state.repo, name, inputs, observer=_observer(call, name),
-                                       by=actor)
+                                       by=actor, from_failed=from_failed)
             _log(f"{who}: run {result.run.id} of {name} {result.run.status} (started from the dashboard)")
         except SwampError as e:
             got.setdefault("error", e)
