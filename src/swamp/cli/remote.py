@@ -214,8 +214,8 @@ def _human_run(run: dict) -> None:
     table(rows, ["job", "step", "status", "detail"])
     if run["status"] == "suspended":
         for w in run.get("approvalRequired", []):
-            say(f"waiting for approval: {w['step']} (swamp workflow approve {run['workflowName']} {w['step']}, "
-                f"then swamp workflow resume {run['workflowName']})")
+            say(f"waiting for approval: {w['step']} (swamp workflow approve {run['workflowName']} {w['step']} "
+                f"--run {run['id']}, or reject)")
 
 
 def data_get(client: Client, state, p: dict) -> None:
@@ -249,8 +249,14 @@ def _decide(client: Client, state, p: dict, decision: str) -> None:
                                                     ("reason", p["reason"])) if v is not None})
     if status == 202:
         raise UnpublishedError(result["error"], hint=result.get("hint"), value=result["value"])
-    emit(state, result, f"{decision} {result['job']}/{result['step']} of run {result['runId']}; "
-                        f"continue with: swamp workflow resume {p['name']}")
+    from swamp.app.approvals import decision_line
+
+    if result.get("resumed"):
+        follow = f"; the server continues the run (follow it: swamp workflow history get {result['runId']} --follow)"
+    else:
+        follow = (f"; {result['resumeHint']}" if result.get("resumeHint") else "") + \
+            f"; continue with: swamp workflow resume {p['name']} --run {result['runId']}"
+    emit(state, result, decision_line(result) + follow)
 
 
 def workflow_cancel(client: Client, state, p: dict) -> None:

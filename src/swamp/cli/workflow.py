@@ -121,7 +121,8 @@ def _observer(state: CliState, activity):
     return show
 
 
-def _finish(state: CliState, repo, result, junit: str | None) -> None:
+def _finish(state: CliState, repo, result, junit: str | None, *, extra: dict | None = None,
+            failed_ok: bool = False) -> None:
     from swamp.workflows.service import run_json
 
     run = result.run
@@ -137,6 +138,7 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
         data["published"] = False
     if result.reports:
         data["reports"] = [o.to_json() for o in result.reports]
+    data.update(extra or {})
 
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
@@ -151,16 +153,15 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
             for j, s in run.steps():
                 if s.status == "waiting_signal":
                     say(f"waiting for a signal: {j.name}/{s.name}" + (f" ({s.signal.prompt})" if s.signal.prompt else "")
-                        + f": swamp workflow signal {run.workflowName} {j.name}/{s.name} --data JSON")
+                        + f": swamp workflow signal {run.workflowName} {j.name}/{s.name} --data JSON --run {run.id}")
             for w in data.get("approvalRequired", []):
                 say(f"waiting for approval: {w['step']}"
-                    f" (swamp workflow approve {run.workflowName} {w['step']}, then swamp workflow resume "
-                    f"{run.workflowName})")
+                    f" (swamp workflow approve {run.workflowName} {w['step']} --run {run.id}, or reject)")
 
     emit(state, data, human)
     if result.unpublished is not None:
         raise result.unpublished  # done here, not published: the error on stderr, exit 1
-    if run.status in ("failed", "cancelled"):
+    if run.status in ("failed", "cancelled") and not failed_ok:
         sys.exit(1)
 
 
@@ -287,21 +288,51 @@ def _decision(decision: str):
     @workflow.command(verb)
     @click.argument("name")
     @click.argument("step")
-    @click.option("--run", "run_id", metavar="ID", help="The run (default: the newest suspended one).")
+    @click.option("--run", "run_id", metavar="RUN_ID",
+                  help="The run (needed when several runs wait at STEP; 'swamp workflow approvals' lists them).")
     @click.option("--reason", help="Why; kept in the run record.")
+    @click.option("--no-resume", is_flag=True,
+                  help="Only record the decision; the run stays suspended until 'swamp workflow resume'.")
     @global_options
     @click.pass_obj
-    def command(state: CliState, name, step, run_id, reason):
+    def command(state: CliState, name, step, run_id, reason, no_resume):
         from swamp.app import workflows
+        from swamp.app.approvals import continuable, decision_line
 
-        result = workflows.decide(state.repo(), name, step, decision, run_id, reason)
-        emit(state, result, f"{decision} {result['job']}/{result['step']} of run {result['runId']}; "
-                            f"continue with: swamp workflow resume {name}")
+        repo = state.repo()
+        result = workflows.decide(repo, name, step, decision, run_id, reason)
+        if no_resume or not continuable(repo, name, result["runId"]):
+            waits = "" if no_resume else "; the run still waits for another decision or a signal"
+            emit(state, {**result, "resumed": False},
+                 f"{decision_line(result)}{waits}; continue with: "
+                 f"swamp workflow resume {name} --run {result['runId']}")
+            return
+        _continue_here(state, repo, name, result)
 
-    command.__doc__ = (f"{verb.capitalize()} STEP of a suspended run of NAME (STEP or JOB/STEP).\n\n"
-                       f"Example: swamp workflow {verb} deploy release --reason \"checked the plan\"")
+    command.__doc__ = (f"{verb.capitalize()} STEP of a suspended run of NAME (STEP or JOB/STEP), then continue the "
+                       f"run here once nothing else in it waits (as 'swamp workflow resume' would; with --server, "
+                       f"on the server). Several runs waiting at STEP: say which with --run. Exits 1 when the run "
+                       f"it continues fails{'' if decision == 'approved' else ' for another reason than this one'}.\n\n"
+                       f"Example: swamp workflow {verb} deploy release --run RUN_ID --reason \"checked the plan\"")
     command.help = command.__doc__
     return command
+
+
+def _continue_here(state: CliState, repo, name: str, decided: dict) -> None:
+    """Continue the run a decision settled, in this process, and print it as
+    'workflow resume' does, the decision included (--json: under "decision")."""
+    from swamp.app import workflows
+    from swamp.app.approvals import decision_line
+    from swamp.cli.activity import activity_for
+
+    if not (state.json or state.quiet):
+        say(decision_line(decided) + "; continuing the run here")
+    with activity_for(state, f"workflow {name}") as activity:
+        result = workflows.resume(repo, name, decided["runId"], {}, observer=_observer(state, activity))
+    rejected_here = decided["decision"] == "rejected" and result.run.failedStep in (
+        decided["step"], f"{decided['job']}/{decided['step']}")
+    _finish(state, repo, result, None, extra={"decision": decided, "resumed": True},
+            failed_ok=rejected_here)
 
 
 approve = _decision("approved")

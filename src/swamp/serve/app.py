@@ -111,6 +111,14 @@ class ServeState:
                                 f"{s.max_runs_per_principal} per caller", hint="retry once one has finished")
             self.running[who] = mine + 1
 
+    def hand_over(self, who: str) -> bool:
+        """Count one more run for ``who`` without the limit check: a request
+        admitted already hands its run to a background thread (which then
+        releases it), as its own admission ends with the request."""
+        with self.cond:
+            self.running[who] = self.running.get(who, 0) + 1
+        return True
+
     def release(self, who: str) -> None:
         with self.cond:
             self.running[who] -= 1
@@ -169,24 +177,58 @@ class ServeState:
                 left = list(self.inflight.values())
             _log(f"shutdown: {len(left)} run(s) still going after {CANCEL_GRACE_S:.0f} s more: {left}")
 
-    def start_workflow(self, workflow: str, inputs: dict, who: str, *, admitted: bool = False) -> None:
-        """Run a workflow in a thread of its own (webhooks, schedules),
-        counted in flight so that a shutdown waits for it."""
-        from swamp.serve.routes import Call, _observer
+    def start_workflow(self, workflow: str, inputs: dict, who: str, *, admitted: bool = False,
+                       run_id: str | None = None, fail_on: str | None = None, by: str | None = None) -> str:
+        """Run a workflow in a thread of its own (webhooks, schedules,
+        detached API runs), counted in flight so that a shutdown waits for
+        it. Returns the run's id (``run_id``, or a new one), known before
+        the run starts."""
+        from swamp.serve.routes import _observer
+        from swamp.util.ids import new_id
 
+        run_id = run_id or new_id()
+
+        def work(call) -> str:
+            from swamp.app import workflows
+
+            call.note({"kind": "workflow", "workflow": workflow, "runId": run_id})
+            result = workflows.run(self.repo, workflow, inputs, fail_on=fail_on, observer=_observer(call, workflow),
+                                   by=by or who, run_id=run_id)
+            return f"{who}: run {result.run.id} of {workflow} {result.run.status}"
+
+        self._in_background(f"run {workflow} for {who}", workflow, work, who, admitted,
+                            failed=f"{who}: {workflow} did not run")
+        return run_id
+
+    def resume_workflow(self, workflow: str, run_id: str, who: str, *, by: str | None = None) -> None:
+        """Continue a suspended run in a thread of its own (after the last
+        decision it waited for), counted against ``who``'s run limits."""
+        from swamp.serve.routes import _observer
+
+        self.admit(who)
+
+        def work(call) -> str:
+            from swamp.app import workflows
+
+            call.note({"kind": "workflow", "workflow": workflow, "runId": run_id})
+            result = workflows.resume(self.repo, workflow, run_id, {}, observer=_observer(call, workflow),
+                                      by=by or who)
+            return f"{who}: run {run_id} of {workflow} {result.run.status} (continued after a decision)"
+
+        self._in_background(f"resume {workflow} for {who}", workflow, work, who, True,
+                            failed=f"{who}: run {run_id} of {workflow} did not continue")
+
+    def _in_background(self, label: str, workflow: str, work, who: str, admitted: bool, *, failed: str) -> None:
         key = self.begin()
 
         def run() -> None:
-            from swamp.app import workflows
-
             call = Call(self.repo, {"workflow": workflow}, {}, {})
             call.note = lambda info: self.note(key, info)
             call.note({"kind": "workflow", "workflow": workflow})
             try:
-                result = workflows.run(self.repo, workflow, inputs, observer=_observer(call, workflow), by=who)
-                _log(f"{who}: run {result.run.id} of {workflow} {result.run.status}")
+                _log(work(call))
             except SwampError as e:
-                _log(f"{who}: {workflow} did not run: {e.message}")
+                _log(f"{failed}: {e.message}")
             except Exception:
                 import traceback
 
@@ -196,7 +238,7 @@ class ServeState:
                 if admitted:
                     self.release(who)
 
-        threading.Thread(target=run, name=f"run {workflow} for {who}").start()
+        threading.Thread(target=run, name=label).start()
 
     # ------------------------------------------------------------ access
     def subjects(self, request: Request) -> list[str]:
@@ -392,6 +434,11 @@ def _endpoint(state: ServeState, route: Route):
             call = Call(state.repo, path, query, body,
                         authorize=lambda action, resource: state.authorize(subjects, action, resource),
                         caller=actors.of_subjects(subjects))
+            call.resume_later = lambda workflow, run_id: state.resume_workflow(
+                workflow, run_id, subjects[0], by=call.caller)
+            call.start_later = lambda workflow, inputs, fail_on, run_id: state.start_workflow(
+                workflow, inputs, subjects[0], admitted=state.hand_over(subjects[0]), run_id=run_id,
+                fail_on=fail_on, by=call.caller)
             audit["args"] = {"path": path, "query": query, "body": body}
             if route.action and route.resource:
                 audit["action"], audit["resource"] = route.action, route.resource(call)

@@ -34,6 +34,10 @@ class Call:
     authorize: Callable[[str, str], None] = lambda action, resource: None
     #: who is calling, as records name them (util/actors.py: "token:NAME", "anonymous")
     caller: str | None = None
+    #: continue a run in the background on this server: (workflow, run id) (serve/app.py)
+    resume_later: Callable[[str, str], None] | None = None
+    #: start a workflow run in the background on this server: (workflow, inputs, fail_on, run id)
+    start_later: Callable[[str, dict, str, str], None] | None = None
 
 
 @dataclass
@@ -272,12 +276,36 @@ def _decide(decision: str):
 
         b = call.body
         try:
-            return workflows.decide(call.repo, call.path["workflow"], b["step"], decision, b.get("runId"),
-                                    b.get("reason"), by=call.caller)
+            doc = workflows.decide(call.repo, call.path["workflow"], b["step"], decision, b.get("runId"),
+                                   b.get("reason"), by=call.caller)
         except UnpublishedError as e:
             return _unpublished(e)
+        return _continue_decided(call, doc)
 
     return handler
+
+
+def _continue_decided(call: Call, doc: dict) -> dict:
+    """Once a decision leaves nothing else waiting, this server continues
+    the run in the background (as the CLI continues it in its process),
+    if the caller may run the workflow; ``resumed`` says whether it does."""
+    from swamp.app.approvals import continuable
+    from swamp.errors import SwampError
+    from swamp.serve.errors import HttpError
+
+    name = call.path["workflow"]
+    if call.resume_later is None or not continuable(call.repo, name, doc["runId"]):
+        return {**doc, "resumed": False}
+    try:
+        call.authorize("run", f"workflow:{name}")
+    except HttpError:
+        return {**doc, "resumed": False,
+                "resumeHint": f"continuing the run needs run on workflow:{name}, which this caller lacks"}
+    try:
+        call.resume_later(name, doc["runId"])
+    except SwampError as e:  # at its run limit, say: the decision stands, the run waits
+        return {**doc, "resumed": False, "resumeHint": f"not continued: {e.message}"}
+    return {**doc, "resumed": True}
 
 
 def workflow_signal(call: Call):
