@@ -88,8 +88,8 @@ def test_the_cli_refuses_to_guess_between_two_waiting_runs_then_continues_the_on
 
     approved = cli(repo, "workflow", "approve", "gated", "gate", "--run", first, "--reason", "fine")
     assert approved.code == 0, approved
-    assert approved.data["status"] == "succeeded" and approved.data["resumed"] is True
-    assert approved.data["decision"]["decision"] == "approved"
+    assert approved.data["run"]["status"] == "succeeded" and approved.data["resumed"] is True
+    assert approved.data["decision"] == "approved" and approved.data["runId"] == first
     assert _run(repo, first)["status"] == "succeeded" and _run(repo, second)["status"] == "suspended"
 
 

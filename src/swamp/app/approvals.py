@@ -29,7 +29,7 @@ def waiting_run(ds, workflow_id: str, workflow_name: str, step: str, run_id: str
     if not waiting:
         if suspended:
             return suspended[0]  # find_waiting then says what this run waits for
-        raise NotFoundError(f"no run of {workflow_name} is waiting for a decision",
+        raise NotFoundError(f"no suspended run of {workflow_name} waits for a decision",
                             hint=f"list the waits with 'swamp workflow approvals {workflow_name}'")
     ids = ", ".join(sorted(r.id for r in waiting))
     raise ConflictError(f"{len(waiting)} runs of {workflow_name} wait for a decision at {step}: {ids}",

@@ -121,8 +121,10 @@ def _observer(state: CliState, activity):
     return show
 
 
-def _finish(state: CliState, repo, result, junit: str | None, *, extra: dict | None = None,
+def _finish(state: CliState, repo, result, junit: str | None, *, under: dict | None = None,
             failed_ok: bool = False) -> None:
+    """Print a run (--json: its record; with ``under``, that document with
+    the record as its "run") and exit 1 when it failed, unless ``failed_ok``."""
     from swamp.workflows.service import run_json
 
     run = result.run
@@ -138,7 +140,6 @@ def _finish(state: CliState, repo, result, junit: str | None, *, extra: dict | N
         data["published"] = False
     if result.reports:
         data["reports"] = [o.to_json() for o in result.reports]
-    data.update(extra or {})
 
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
@@ -158,7 +159,7 @@ def _finish(state: CliState, repo, result, junit: str | None, *, extra: dict | N
                 say(f"waiting for approval: {w['step']}"
                     f" (swamp workflow approve {run.workflowName} {w['step']} --run {run.id}, or reject)")
 
-    emit(state, data, human)
+    emit(state, data if under is None else {**under, "run": data}, human)
     if result.unpublished is not None:
         raise result.unpublished  # done here, not published: the error on stderr, exit 1
     if run.status in ("failed", "cancelled") and not failed_ok:
@@ -320,7 +321,7 @@ def _decision(decision: str):
 
 def _continue_here(state: CliState, repo, name: str, decided: dict) -> None:
     """Continue the run a decision settled, in this process, and print it as
-    'workflow resume' does, the decision included (--json: under "decision")."""
+    'workflow resume' does (--json: the decision, the run record as its "run")."""
     from swamp.app import workflows
     from swamp.app.approvals import decision_line
     from swamp.cli.activity import activity_for
@@ -331,8 +332,7 @@ def _continue_here(state: CliState, repo, name: str, decided: dict) -> None:
         result = workflows.resume(repo, name, decided["runId"], {}, observer=_observer(state, activity))
     rejected_here = decided["decision"] == "rejected" and result.run.failedStep in (
         decided["step"], f"{decided['job']}/{decided['step']}")
-    _finish(state, repo, result, None, extra={"decision": decided, "resumed": True},
-            failed_ok=rejected_here)
+    _finish(state, repo, result, None, under={**decided, "resumed": True}, failed_ok=rejected_here)
 
 
 approve = _decision("approved")
