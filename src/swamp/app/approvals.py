@@ -40,11 +40,15 @@ def waiting_run(ds, workflow_id: str, workflow_name: str, step: str, run_id: str
 def continuable(repo, workflow_name: str, run_id: str) -> bool:
     """Whether the run is suspended with nothing left waiting (no approval,
     no signal): the decision just taken was the last it waited for."""
-    from swamp.app.workflows import get_run
+    from swamp.app.lifecycle import reading
+    from swamp.workflows.files import find_workflow
+    from swamp.workflows.schema import workflow_id
     from swamp.workflows.service import run_json
 
     try:
-        doc = run_json(repo, get_run(repo, workflow_name, run_id))  # get_run pulled first
+        with reading(repo):
+            doc = run_json(repo, records.load(repo.datastore, workflow_id(find_workflow(repo, workflow_name)[1]),
+                                              run_id))
     except NotFoundError:
         return False
     return doc["status"] == "suspended" and not doc.get("approvalRequired") and not doc.get("signalRequired")

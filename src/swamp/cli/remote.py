@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from swamp.cli.output import emit, say, show_failure_log, table
+from swamp.cli.run_summary import human_run as _human_run
 from swamp.errors import SwampError, UnpublishedError, UsageError
 
 #: the exit code the command line gives each error code (everything else: 1)
@@ -185,6 +186,15 @@ def workflow_run(client: Client, state, p: dict) -> None:
     if p.get("junit"):
         raise UsageError("--junit is not available with --server", hint="fetch the run record, or run locally")
     batch = collect_batch(p["input_"], p["input_file"], p["stdin_input"])
+    if p.get("detach"):
+        if len(batch) > 1:
+            raise UsageError("--detach starts one run; not with a batch from --stdin")
+        body = {"inputs": _plain(batch[0]), "cliStrings": _cli_strings(batch[0]), "failOn": p["fail_on"],
+                "wait": False}
+        _, doc = client.call("POST", f"/workflows/{_q(p['name'])}/run", body)
+        emit(state, doc, f"started run {doc['runId']} of {doc['workflowName']} on the server; "
+                         f"follow it: {doc['follow']}")
+        return
     results = []
     for inputs in batch:
         body = {"inputs": _plain(inputs), "cliStrings": _cli_strings(inputs), "failOn": p["fail_on"]}
@@ -204,18 +214,14 @@ def workflow_run(client: Client, state, p: dict) -> None:
         sys.exit(1)
 
 
-def _human_run(run: dict) -> None:
-    say(f"workflow {run['workflowName']}: run {run['id']} {run['status']}"
-        + (f" in {run['durationMs']} ms" if run.get("durationMs") is not None else ""))
-    rows = [{"job": j["name"], "step": s["name"], "status": s["status"],
-             "detail": s.get("skipReason") or s.get("error") or (
-                 (s.get("approval") or {}).get("prompt") if s["status"] == "waiting_approval" else None)}
-            for j in run.get("jobs", []) for s in j.get("steps", [])]
-    table(rows, ["job", "step", "status", "detail"])
-    if run["status"] == "suspended":
-        for w in run.get("approvalRequired", []):
-            say(f"waiting for approval: {w['step']} (swamp workflow approve {run['workflowName']} {w['step']} "
-                f"--run {run['id']}, or reject)")
+def workflow_history_get(client: Client, state, p: dict) -> None:
+    fetch = lambda: client.call("GET", f"/runs/{_q(p['run_id'])}")[1]  # noqa: E731
+    if p.get("follow"):
+        from swamp.cli.follow_run import follow
+
+        follow(state, fetch)
+        return
+    emit(state, fetch())
 
 
 def data_get(client: Client, state, p: dict) -> None:
@@ -272,7 +278,7 @@ def workflow_cancel(client: Client, state, p: dict) -> None:
 HANDLERS = {
     "model method run": (method_run, {"model_name", "method_name", "direct_name", "input_", "input_file",
                                       "stdin_input", "tag"}),
-    "workflow run": (workflow_run, {"name", "input_", "input_file", "stdin_input", "junit", "fail_on"}),
+    "workflow run": (workflow_run, {"name", "input_", "input_file", "stdin_input", "junit", "fail_on", "detach"}),
     "workflow resume": (workflow_resume, {"name", "run_id", "from_step", "input_", "input_file", "stdin_input",
                                           "junit"}),
     "workflow approve": (lambda c, s, p: _decide(c, s, p, "approved"), {"name", "step", "run_id", "reason"}),
@@ -282,6 +288,7 @@ HANDLERS = {
     "data list": (data_list, {"model"}),
     "data versions": (data_versions, {"model", "name"}),
     "workflow history": (workflow_history, {"name", "limit"}),
+    "workflow history get": (workflow_history_get, {"run_id", "follow"}),
     "workflow history list": (workflow_history, {"name", "limit"}),
     "workflow signal": (lambda c, s, p: _signals_cli().remote_signal(c, s, p), {"name", "step", "data", "run_id"}),
     "workflow signals": (lambda c, s, p: _signals_cli().remote_signals(c, s, p), {"name"}),

@@ -181,12 +181,14 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
                    "docs/workers.md). Default: $SWAMP_SCHEDULER.")
 @click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement "
               "instead of running it on this machine.")
+@click.option("--detach", is_flag=True, help="Start the run in the background (with --server: on the server) "
+              "and print its id at once; follow it with 'swamp workflow history get ID --follow'.")
 @link_options("--insecure-scheduler")
 @run_options
 @global_options
 @click.pass_obj
 def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, scheduler=None, remote_only=False,
-        link=None, **options):
+        link=None, detach=False, **options):
     """Run workflow NAME and print its run record. Exits 1 when the run fails.
 
     With --stdin holding NDJSON (one JSON object a line), runs it once per
@@ -207,6 +209,12 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
         from swamp.errors import UsageError
 
         raise UsageError("--junit writes one run's report; a batch from --stdin has several")
+    if detach:
+        _detach(state, repo, name, batch, fail_on, {
+            "--junit": junit, "--scheduler": scheduler, "--remote-only": remote_only,
+            "--report/--skip-report(s)": reports.requested or reports.skip_all or reports.skip,
+            "--skip-check(s)": checks[0] or checks[1]})
+        return
     dispatcher = None
     if scheduler or remote_only:  # placed steps of this command's runs go to workers (swamp.workers)
         from swamp.app import remote_steps
@@ -227,6 +235,20 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
         if dispatcher is not None:
             dispatcher.close()
     _finish(state, repo, result, junit)
+
+
+def _detach(state: CliState, repo, name: str, batch: list[dict], fail_on: str, refused: dict) -> None:
+    """--detach: one run, started in a background process (cli/detached_run.py)."""
+    from swamp.cli import detached_run
+    from swamp.errors import UsageError
+
+    given = sorted(k for k, v in refused.items() if v)
+    if len(batch) > 1 or given:
+        what = "a batch from --stdin" if len(batch) > 1 else ", ".join(given)
+        raise UsageError(f"--detach starts one run with its inputs and --fail-on; not with {what}",
+                         hint=f"run it in the foreground: swamp workflow run {name}")
+    doc = detached_run.start(state, repo, name, batch[0], fail_on)
+    emit(state, doc, f"started run {doc['runId']} of {name} in the background; follow it: {doc['follow']}")
 
 
 def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str, reports=None,
@@ -400,16 +422,23 @@ def history_search(state: CliState, workflow_name, status, limit):
 
 @history.command("get")
 @click.argument("run_id", metavar="RUN_ID")
+@click.option("--follow", is_flag=True, help="Print each step as it changes until the run ends or suspends "
+              "(--json: a JSON object a line, the run's record last); exits 1 when the run fails.")
 @global_options
 @click.pass_obj
-def history_get(state: CliState, run_id):
+def history_get(state: CliState, run_id, follow=False):
     """One run's record, by its id (or a unique start of it).
 
-    Example: swamp workflow history get 3f2a9c1e"""
+    Example: swamp workflow history get 3f2a9c1e --follow"""
     from swamp.app import workflows
     from swamp.workflows.service import run_json
 
     repo = state.repo()
+    if follow:
+        from swamp.cli.follow_run import follow as follow_run
+
+        follow_run(state, lambda: run_json(repo, workflows.run_by_id(repo, run_id)))
+        return
     emit(state, run_json(repo, workflows.run_by_id(repo, run_id)))
 
 

@@ -178,7 +178,8 @@ class ServeState:
             _log(f"shutdown: {len(left)} run(s) still going after {CANCEL_GRACE_S:.0f} s more: {left}")
 
     def start_workflow(self, workflow: str, inputs: dict, who: str, *, admitted: bool = False,
-                       run_id: str | None = None, fail_on: str | None = None, by: str | None = None) -> str:
+                       run_id: str | None = None, fail_on: str | None = None, by: str | None = None,
+                       on_end=None) -> str:
         """Run a workflow in a thread of its own (webhooks, schedules,
         detached API runs), counted in flight so that a shutdown waits for
         it. Returns the run's id (``run_id``, or a new one), known before
@@ -197,7 +198,7 @@ class ServeState:
             return f"{who}: run {result.run.id} of {workflow} {result.run.status}"
 
         self._in_background(f"run {workflow} for {who}", workflow, work, who, admitted,
-                            failed=f"{who}: {workflow} did not run")
+                            failed=f"{who}: {workflow} did not run", on_end=on_end)
         return run_id
 
     def resume_workflow(self, workflow: str, run_id: str, who: str, *, by: str | None = None) -> None:
@@ -218,7 +219,8 @@ class ServeState:
         self._in_background(f"resume {workflow} for {who}", workflow, work, who, True,
                             failed=f"{who}: run {run_id} of {workflow} did not continue")
 
-    def _in_background(self, label: str, workflow: str, work, who: str, admitted: bool, *, failed: str) -> None:
+    def _in_background(self, label: str, workflow: str, work, who: str, admitted: bool, *, failed: str,
+                       on_end=None) -> None:
         key = self.begin()
 
         def run() -> None:
@@ -237,6 +239,8 @@ class ServeState:
                 self.end(key)
                 if admitted:
                     self.release(who)
+                if on_end is not None:
+                    on_end()
 
         threading.Thread(target=run, name=label).start()
 
@@ -436,9 +440,11 @@ def _endpoint(state: ServeState, route: Route):
                         caller=actors.of_subjects(subjects))
             call.resume_later = lambda workflow, run_id: state.resume_workflow(
                 workflow, run_id, subjects[0], by=call.caller)
-            call.start_later = lambda workflow, inputs, fail_on, run_id: state.start_workflow(
+            call.start_later = lambda workflow, inputs, fail_on, run_id, on_end: state.start_workflow(
                 workflow, inputs, subjects[0], admitted=state.hand_over(subjects[0]), run_id=run_id,
-                fail_on=fail_on, by=call.caller)
+                fail_on=fail_on, by=call.caller, on_end=on_end)
+            if route.run_id is not None:
+                call.run_id = route.run_id(call)
             audit["args"] = {"path": path, "query": query, "body": body}
             if route.action and route.resource:
                 audit["action"], audit["resource"] = route.action, route.resource(call)
@@ -448,6 +454,8 @@ def _endpoint(state: ServeState, route: Route):
         except SwampError as e:
             done(status_of(e.code), e.code)
             return _error(e)
+
+        reply_headers: dict[str, str] = {}  # a Reply's own headers (a detached run's Location)
 
         def work() -> tuple[int, Any]:
             with request_span(route, request.headers.get("traceparent")) as span:
@@ -464,6 +472,8 @@ def _endpoint(state: ServeState, route: Route):
             try:
                 result = route.run(call)
                 status, doc = (result.status, result.doc) if isinstance(result, Reply) else (200, result)
+                if isinstance(result, Reply) and result.headers:
+                    reply_headers.update(result.headers)
                 if route.row_resource is not None and isinstance(doc, list):
                     doc = [r for r in doc if state.allowed(subjects, "read", route.row_resource(r))]
                 return status, doc
@@ -494,7 +504,7 @@ def _endpoint(state: ServeState, route: Route):
         done(status, _code(status, doc))
         if status >= 400:
             return _json(doc, status, {"Retry-After": "1"} if status == 503 else None)
-        return _json(doc, status)
+        return _json(doc, status, reply_headers or None)
 
     return endpoint
 
@@ -505,8 +515,9 @@ async def _stream(call: Call, work, route: Route, done, limiter=None):
     document the plain request would return) or ``error``."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
-    call.emit = lambda event, data: loop.call_soon_threadsafe(queue.put_nowait, (event, data))
-    yield _frame("accepted", {"op": route.op, **call.path})
+    named = {"runId": call.run_id} if call.run_id else {}  # every event names the run, when it is known
+    call.emit = lambda event, data: loop.call_soon_threadsafe(queue.put_nowait, (event, {**named, **data}))
+    yield _frame("accepted", {"op": route.op, **call.path, **named})
     task = asyncio.ensure_future(anyio.to_thread.run_sync(work, limiter=limiter))
     status, doc = 499, {"code": "client_gone"}  # unless the run's end is sent: the client left first
     try:
@@ -524,7 +535,7 @@ async def _stream(call: Call, work, route: Route, done, limiter=None):
                 break
             yield b": keep-alive\n\n"
         status, doc = task.result()
-        yield _frame("error" if status >= 400 else "result", {"status": status, "body": doc})
+        yield _frame("error" if status >= 400 else "result", {**named, "status": status, "body": doc})
     finally:
         done(status, _code(status, doc))
 
@@ -587,9 +598,9 @@ def _webhook(state: ServeState):
             audit(status_of(e.code), e.code)
             return _error(e)
 
-        state.start_workflow(hook.workflow, inputs, who[0], admitted=True)
-        audit(202, None, workflow=hook.workflow, delivery=delivery, args=scrub({"inputs": inputs}))
-        return _json({"webhook": name, "workflow": hook.workflow, "accepted": True}, 202)
+        run_id = state.start_workflow(hook.workflow, inputs, who[0], admitted=True)
+        audit(202, None, workflow=hook.workflow, delivery=delivery, runId=run_id, args=scrub({"inputs": inputs}))
+        return _json({"webhook": name, "workflow": hook.workflow, "accepted": True, "runId": run_id}, 202)
 
     return receive
 

@@ -18,6 +18,7 @@ from swamp.errors import UnpublishedError, ValidationError
 class Reply:
     status: int
     doc: Any
+    headers: dict[str, str] | None = None
 
 
 @dataclass
@@ -36,8 +37,10 @@ class Call:
     caller: str | None = None
     #: continue a run in the background on this server: (workflow, run id) (serve/app.py)
     resume_later: Callable[[str, str], None] | None = None
-    #: start a workflow run in the background on this server: (workflow, inputs, fail_on, run id)
-    start_later: Callable[[str, dict, str, str], None] | None = None
+    #: start a workflow run in the background on this server: (workflow, inputs, fail_on, run id, on_end)
+    start_later: Callable[[str, dict, str, str, Callable[[], None]], None] | None = None
+    #: the run this request starts or continues, when known before it runs (every SSE event names it)
+    run_id: str | None = None
 
 
 @dataclass
@@ -67,6 +70,8 @@ class Route:
     changes: bool = False
     #: runs a method or a workflow: counted against the run limits
     runs: bool = False
+    #: the run id a request will start or continue, known before it runs (None: not known)
+    run_id: Callable[[Call], str | None] | None = None
 
 
 # ------------------------------------------------------------------ helpers
@@ -252,10 +257,34 @@ def workflow_run(call: Call):
 
     name = call.path["workflow"]
     call.note({"kind": "workflow", "workflow": name})
+    if call.body.get("wait") is False:
+        return _detached_run(call, name)
     logs = _StepLogs(call)
     result = workflows.run(call.repo, name, _inputs(call), fail_on=call.body.get("failOn", "low"),
-                           observer=_observer(call, name, logs), on_log=logs.on_log, by=call.caller)
+                           observer=_observer(call, name, logs), on_log=logs.on_log, by=call.caller,
+                           run_id=call.run_id)
     return _run_doc(call, result)
+
+
+def _detached_run(call: Call, name: str) -> Reply:
+    """``"wait": false``: checked now, run in the background, answered 202
+    with the run's id and a Location to follow once its record exists."""
+    import threading
+    from urllib.parse import quote
+
+    from swamp.app.detached_runs import check_startable, started_doc, wait_for_record
+    from swamp.util.ids import new_id
+
+    if call.start_later is None:
+        raise ValidationError("\"wait\": false needs a server to run the workflow on")
+    inputs, fail_on = _inputs(call), call.body.get("failOn", "low")
+    wid = check_startable(call.repo, name, inputs, fail_on)
+    run_id = call.run_id or new_id()
+    started = threading.Event()  # set when the background thread ends (a run that could not start)
+    call.start_later(name, inputs, fail_on, run_id, started.set)
+    run = wait_for_record(call.repo, wid, run_id, going=lambda: not started.is_set())
+    location = f"{API}/workflows/{quote(name, safe='')}/runs/{run_id}"
+    return Reply(202, {**started_doc(name, run_id, run), "location": location}, headers={"Location": location})
 
 
 def workflow_resume(call: Call):
@@ -362,6 +391,17 @@ def workflow_run_get(call: Call):
     return run_json(call.repo, workflows.get_run(call.repo, call.path["workflow"], _run_id(call)))
 
 
+def run_get(call: Call):
+    """A run by its id alone (or a unique start of it), for whoever may read
+    its workflow: what a detached run's starter follows."""
+    from swamp.app import workflows
+    from swamp.workflows.service import run_json
+
+    run = workflows.run_by_id(call.repo, call.path["run"])
+    call.authorize("read", f"workflow:{run.workflowName}")
+    return run_json(call.repo, run)
+
+
 def workflow_logs(call: Call):
     from swamp.app import workflows
 
@@ -426,6 +466,12 @@ _RUN_INPUTS = {
 }
 
 
+def new_id_for(c: Call) -> str:
+    from swamp.util.ids import new_id
+
+    return new_id()
+
+
 def _model(c: Call) -> str:
     return f"model:{c.path['model']}"
 
@@ -459,13 +505,15 @@ ROUTES: list[Route] = [
     Route("GET", f"{API}/outputs/{{id}}/log", "getOutputLog", "One method run's log", output_log),
     Route("POST", f"{API}/workflows/{{workflow}}/run", "runWorkflow", "Run a workflow; returns its run record",
           workflow_run, "run", _workflow,
-          body=Body({**_RUN_INPUTS, "failOn": (str, False, "low, medium or high: the lowest failing severity")}),
-          stream=True, changes=True, runs=True),
+          body=Body({**_RUN_INPUTS, "failOn": (str, False, "low, medium or high: the lowest failing severity"),
+                     "wait": (bool, False, "false: answer 202 at once with the run's id and a Location header "
+                                           "to follow it (default: true, answer when the run ends)")}),
+          stream=True, changes=True, runs=True, run_id=new_id_for),
     Route("POST", f"{API}/workflows/{{workflow}}/resume", "resumeWorkflow", "Continue a suspended run",
           workflow_resume, "run", _workflow,
           body=Body({**_RUN_INPUTS, "runId": (str, False, "the run (default: the newest suspended one)"),
                      "from": (str, False, "restart a failed or cancelled run from this STEP (or JOB/STEP)")}),
-          stream=True, changes=True, runs=True),
+          stream=True, changes=True, runs=True, run_id=lambda c: c.body.get("runId")),
     Route("POST", f"{API}/workflows/{{workflow}}/approve", "approveStep", "Approve a step waiting for approval",
           _decide("approved"), "approve", _workflow,
           body=Body({"step": (str, True, "STEP or JOB/STEP"), "runId": (str, False, "the run"),
@@ -492,6 +540,7 @@ ROUTES: list[Route] = [
           "One run record ('latest' for the newest)", workflow_run_get, "read", _workflow),
     Route("GET", f"{API}/workflows/{{workflow}}/runs/{{run}}/log", "getWorkflowRunLog",
           "A run's log ('latest' for the newest)", workflow_logs, "read", _workflow),
+    Route("GET", f"{API}/runs/{{run}}", "getRun", "One run record by its id (read on its workflow)", run_get),
     Route("GET", f"{API}/data", "listData", "Data names with their latest version", data_list,
           query={"model": (str, "only this model's data")},
           row_resource=lambda r: f"data:{r['model']}/{r['name']}"),
