@@ -55,6 +55,8 @@ class Settings:
     webhooks: dict = field(default_factory=dict)
     #: scheduler.Schedule, fired by whichever replica claims each tick
     schedules: list = field(default_factory=list)
+    #: fire the workflows' own triggers too (serve --no-schedules: neither these nor --schedule)
+    triggers: bool = True
     #: a workflow run going longer is asked to stop (None: no limit)
     max_run_duration: float | None = None
     #: serve the dashboard's pages under /ui/ too
@@ -684,7 +686,7 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
 
     from swamp.serve.replicas import ReplicaWatch
 
-    scheduler = Scheduler(state, settings.schedules)
+    scheduler = Scheduler(state, settings.schedules, triggers=settings.triggers)
     signal_watch = SignalWatch(state)  # signalled or expired waits resume their runs (docs/signals.md)
     watchdog = RunWatchdog(state, settings.max_run_duration)
     replicas = ReplicaWatch(state)

@@ -25,7 +25,11 @@ def _index(c: Ctx):
 def workflows(c: Ctx) -> Page:
     from swamp.app.dashboard_queries import workflows_overview
 
-    rows = [w for w in workflows_overview(c.repo, _index(c)) if c.allowed("read", f"workflow:{w['name']}")]
+    from swamp.app.trigger_list import trigger_rows
+
+    scheduled = {t["workflow"]: t for t in trigger_rows(c.repo)}  # the schedule column (app/trigger_list.py)
+    rows = [{**w, "trigger": scheduled.get(w["name"])} for w in workflows_overview(c.repo, _index(c))
+            if c.allowed("read", f"workflow:{w['name']}")]
     return Page("workflows.html", {"title": "Workflows", "nav": "workflows", "workflows": rows})
 
 
