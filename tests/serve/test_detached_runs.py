@@ -1,5 +1,6 @@
 """Runs you can start and follow (issue 25, item 3): `POST .../run` with
-`"wait": false` answers 202 with the run's id and a Location; `swamp
+`"wait": false` answers 202 with the run's id and a Location (a method
+run's too: its record reads `running` until it ends); `swamp
 workflow run --detach` (here and with --server) prints the id while the run
 goes on; `workflow history get ID --follow` streams it until it ends; a
 webhook's 202 and every SSE event name the run. Who may: the same as a
@@ -171,3 +172,20 @@ def test_every_sse_event_and_the_webhook_answer_name_the_run(served):
                             headers=signed_headers(SECRET, body, webhook="hook", delivery="evt-detached-1"))
     assert hooked.status == 202 and hooked.doc["runId"], hooked.doc
     assert _wait_done(server.repo, hooked.doc["runId"]) == "succeeded"
+
+
+def test_a_method_run_that_does_not_wait_answers_202_and_its_record_follows(served):
+    server, tokens = served
+    started = server.post(f"{API}/models/hello/methods/execute/run", {"wait": False}, token=tokens["ops"])
+    assert started.status == 202, started.doc
+    location = {k.lower(): v for k, v in started.headers.items()}["location"]
+    assert location == f"{API}/outputs/{started.doc['id']}" == started.doc["location"]
+    end = time.monotonic() + 60
+    while (doc := server.get(location, token=tokens["ops"]).doc)["status"] == "running":
+        assert time.monotonic() < end, doc
+        time.sleep(0.2)
+    assert doc["status"] == "succeeded" and doc["id"] == started.doc["id"]
+    refused = server.post(f"{API}/models/hello/methods/execute/run", {"wait": False}, token=tokens["viewer"])
+    assert refused.status == 403
+    unknown = server.post(f"{API}/models/nope/methods/execute/run", {"wait": False}, token=tokens["ops"])
+    assert unknown.status == 404, unknown.doc

@@ -86,7 +86,7 @@ class Runner:
     def execute(self, prepared: "Prepared", *, tags: dict | None = None, triggered_by: str = "manual",
                 initiated_by: str | None = None, workflow_run_id: str | None = None, workflow_name: str | None = None,
                 step_name: str | None = None, overrides: dict | None = None,
-                ephemeral: dict | None = None, control=None) -> OutputRecord:
+                ephemeral: dict | None = None, control=None, output_id: str | None = None) -> OutputRecord:
         """Run a prepared method and write its output record and log. The
         caller holds the session (the application layer: the model's lease,
         a pull before, a push after), so ``prepared`` was resolved against
@@ -108,7 +108,7 @@ class Runner:
 
         definition, model_type, method = prepared.definition, prepared.model_type, prepared.method
         used_inputs = prepared.used_inputs
-        run = RunInfo(output_id=new_id(), method=method, tags=dict(tags or {}),
+        run = RunInfo(output_id=output_id or new_id(), method=method,  # output_id: chosen by a detached run's starter tags=dict(tags or {}),
                       workflow_run_id=workflow_run_id, workflow_name=workflow_name, step_name=step_name,
                       overrides=dict(overrides or {}), ephemeral=ephemeral)
         args = secrets.resolve_arguments(self.repo, prepared.args, model_type.secret_passthrough)

@@ -221,6 +221,12 @@ class ServeState:
         self._in_background(f"resume {workflow} for {who}", workflow, work, who, True,
                             failed=f"{who}: run {run_id} of {workflow} did not continue")
 
+    def in_background(self, label: str, work, who: str) -> None:
+        """Run ``work()`` (it returns the line to log) in a thread of its own,
+        counted as ``who``'s run, which the request admitted and hands over."""
+        self.hand_over(who)
+        self._in_background(label, "", lambda call: work(), who, True, failed=f"{who}: {label} failed")
+
     def _in_background(self, label: str, workflow: str, work, who: str, admitted: bool, *, failed: str,
                        on_end=None) -> None:
         key = self.begin()
@@ -445,6 +451,7 @@ def _endpoint(state: ServeState, route: Route):
             call.start_later = lambda workflow, inputs, fail_on, run_id, on_end: state.start_workflow(
                 workflow, inputs, subjects[0], admitted=state.hand_over(subjects[0]), run_id=run_id,
                 fail_on=fail_on, by=call.caller, on_end=on_end)
+            call.in_background = lambda label, work: state.in_background(label, work, subjects[0])
             if route.run_id is not None:
                 call.run_id = route.run_id(call)
             audit["args"] = {"path": path, "query": query, "body": body}

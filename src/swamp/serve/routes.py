@@ -41,6 +41,8 @@ class Call:
     start_later: Callable[[str, dict, str, str, Callable[[], None]], None] | None = None
     #: the run this request starts or continues, when known before it runs (every SSE event names it)
     run_id: str | None = None
+    #: run work(): str in the background on this server, counted as the caller's run (serve/app.py)
+    in_background: Callable[[str, Callable[[], str]], None] | None = None
 
 
 @dataclass
@@ -133,6 +135,8 @@ def method_run(call: Call):
     else:
         inputs_list = [_inputs(call)]
     _authorize_method_inputs(call, inputs_list)
+    if call.body.get("wait") is False:
+        return _detached_method(call, inputs_list)
     on_log = lambda line: call.emit("log", {"line": line})  # noqa: E731
     if call.body.get("type"):  # the type run directly as the model named in the path
         from swamp.app.methods import run_direct
@@ -147,6 +151,41 @@ def method_run(call: Call):
     if results and results[0].unpublished is not None:
         return _unpublished(results[0].unpublished.with_value(doc))
     return doc
+
+
+#: method runs this server started with "wait": false and that have not ended: output id -> what
+#: GET /outputs/ID answers until the record exists (it is written when the method ends)
+_DETACHED_METHODS: dict[str, dict] = {}
+
+
+def _detached_method(call: Call, inputs_list: list[dict]) -> Reply:
+    """``"wait": false``: checked now, run in the background, answered 202
+    with the output record's id and a Location (``running`` until it ends)."""
+    from swamp.app.methods import check_runnable, run_batch
+    from swamp.util.ids import new_id
+
+    model, method = call.path["model"], call.path["method"]
+    if call.in_background is None:
+        raise ValidationError("\"wait\": false needs a server to run the method on")
+    if len(inputs_list) != 1 or call.body.get("type"):
+        raise ValidationError("\"wait\": false runs one inputs map of a model's definition",
+                              hint="leave out batch and type, or wait for the answer")
+    check_runnable(call.repo, model, method, inputs_list[0])
+    output_id = new_id()
+    location = f"{API}/outputs/{output_id}"
+    doc = {"id": output_id, "modelName": model, "methodName": method, "status": "running", "location": location}
+    _DETACHED_METHODS[output_id] = {k: v for k, v in doc.items() if k != "location"}
+
+    def work() -> str:
+        try:
+            done = run_batch(call.repo, model, method, inputs_list, tags=call.body.get("tags"), by=call.caller,
+                             output_id=output_id)
+            return f"{call.caller}: method run {output_id} of {model}.{method} {done[0].record.status}"
+        finally:
+            _DETACHED_METHODS.pop(output_id, None)
+
+    call.in_background(f"run {model}.{method}", work)
+    return Reply(202, doc, headers={"Location": location})
 
 
 def _authorize_method_inputs(call: Call, inputs_list: list[dict]) -> None:
@@ -185,8 +224,14 @@ def outputs_list(call: Call):
 
 def output_get(call: Call):
     from swamp.app import models
+    from swamp.errors import NotFoundError
 
-    doc = models.output(call.repo, call.path["id"])
+    try:
+        doc = models.output(call.repo, call.path["id"])
+    except NotFoundError:
+        doc = dict(_DETACHED_METHODS.get(call.path["id"]) or {})  # a detached run still going here
+        if not doc:
+            raise
     call.authorize("read", f"model:{doc.get('modelName')}")
     return doc
 
@@ -495,7 +540,9 @@ ROUTES: list[Route] = [
           "run", _model, body=Body({**_RUN_INPUTS, "tags": (dict, False, "tags for the data this run writes"),
                                     "batch": (list, False, "several input maps, run in one session"),
                                     "type": (str, False, "run this model type directly as the model named "
-                                                         "in the path (no definition written first)")}),
+                                                         "in the path (no definition written first)"),
+                                    "wait": (bool, False, "false: answer 202 at once with the output record's id "
+                                                          "and a Location header (one inputs map; default: true)")}),
           stream=True, changes=True, runs=True),
     Route("GET", f"{API}/outputs", "listOutputs", "Method runs, newest first", outputs_list,
           query={"model": (str, "only this model"), "method": (str, "only this method"),
