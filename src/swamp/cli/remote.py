@@ -176,7 +176,7 @@ def workflow_resume(client: Client, state, p: dict) -> None:
     emit(state, doc, lambda: _human_run(doc))
     if unpublished is not None:
         raise unpublished
-    if doc["status"] in ("failed", "cancelled"):
+    if doc["status"] in ("failed", "cancelled", "interrupted"):
         sys.exit(1)
 
 
@@ -210,7 +210,7 @@ def workflow_run(client: Client, state, p: dict) -> None:
     unpublished = next((u for u, _ in results if u is not None), None)
     if unpublished is not None:
         raise unpublished
-    if any(d["status"] in ("failed", "cancelled") for d in docs):
+    if any(d["status"] in ("failed", "cancelled", "interrupted") for d in docs):
         sys.exit(1)
 
 

@@ -162,7 +162,7 @@ def _finish(state: CliState, repo, result, junit: str | None, *, under: dict | N
     emit(state, data if under is None else {**under, "run": data}, human)
     if result.unpublished is not None:
         raise result.unpublished  # done here, not published: the error on stderr, exit 1
-    if run.status in ("failed", "cancelled") and not failed_ok:
+    if run.status in ("failed", "cancelled", "interrupted") and not failed_ok:
         sys.exit(1)
 
 
@@ -272,7 +272,7 @@ def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str
     unpublished = next((r.unpublished for r in results if r.unpublished is not None), None)
     if unpublished is not None:
         raise unpublished
-    if any(r.run.status in ("failed", "cancelled") for r in results):
+    if any(r.run.status in ("failed", "cancelled", "interrupted") for r in results):
         sys.exit(1)
 
 
@@ -387,7 +387,7 @@ def history_list(state: CliState, name, limit):
 @run.subcommand("search")
 @click.argument("query", required=False)
 @click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled"]),
+@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted"]),
               help="Only runs in this status.")
 @click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
 @global_options
@@ -405,7 +405,7 @@ def run_search(state: CliState, query, workflow_name, status, limit):
 
 @history.command("search")
 @click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled"]),
+@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted"]),
               help="Only runs in this status.")
 @click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
 @global_options

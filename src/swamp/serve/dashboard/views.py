@@ -14,7 +14,7 @@ from swamp.errors import ValidationError
 from swamp.util import actors
 from swamp.serve.dashboard.context import FINISHED, PAGE_SIZE, Ctx, Page
 
-STATUSES = ("running", "suspended", "pending", "succeeded", "failed", "cancelled")
+STATUSES = ("running", "suspended", "pending", "succeeded", "failed", "cancelled", "interrupted")
 
 
 def _index(c: Ctx):
