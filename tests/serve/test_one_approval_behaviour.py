@@ -178,3 +178,14 @@ def test_the_dashboard_continues_the_run_as_the_api_does(served):
     status, text = ops.post(f"{page}/approve", {"step": "gate"}, csrf_from=page)
     assert status == 200, text[:500]
     assert _wait_status(server.repo, run_id, ("succeeded", "failed"))["status"] == "succeeded"
+
+
+def test_no_resume_with_server_only_records_the_decision(served):
+    server, tokens = served
+    run_id = _suspended_on(server, tokens["ops"])
+    decided = cli(server.repo, "--server", server.url, "--token", tokens["ops"], "workflow", "approve", "gated",
+                  "gate", "--run", run_id, "--no-resume")
+    assert decided.code == 0 and decided.data["resumed"] is False, decided
+    assert _run(server.repo, run_id)["status"] == "suspended"
+    resumed = server.post(f"{API}/workflows/gated/resume", {"runId": run_id}, token=tokens["ops"])
+    assert resumed.status == 200 and resumed.doc["status"] == "succeeded"

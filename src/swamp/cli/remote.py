@@ -252,7 +252,9 @@ def _decide(client: Client, state, p: dict, decision: str) -> None:
     verb = "approve" if decision == "approved" else "reject"
     status, result = client.call("POST", f"/workflows/{_q(p['name'])}/{verb}",
                                  {k: v for k, v in (("step", p["step"]), ("runId", p["run_id"]),
-                                                    ("reason", p["reason"])) if v is not None})
+                                                    ("reason", p["reason"]),
+                                                    ("resume", False if p.get("no_resume") else None))
+                                  if v is not None})
     if status == 202:
         raise UnpublishedError(result["error"], hint=result.get("hint"), value=result["value"])
     from swamp.app.approvals import decision_line
@@ -281,8 +283,10 @@ HANDLERS = {
     "workflow run": (workflow_run, {"name", "input_", "input_file", "stdin_input", "junit", "fail_on", "detach"}),
     "workflow resume": (workflow_resume, {"name", "run_id", "from_step", "input_", "input_file", "stdin_input",
                                           "junit"}),
-    "workflow approve": (lambda c, s, p: _decide(c, s, p, "approved"), {"name", "step", "run_id", "reason"}),
-    "workflow reject": (lambda c, s, p: _decide(c, s, p, "rejected"), {"name", "step", "run_id", "reason"}),
+    "workflow approve": (lambda c, s, p: _decide(c, s, p, "approved"), {"name", "step", "run_id", "reason",
+                                                                        "no_resume"}),
+    "workflow reject": (lambda c, s, p: _decide(c, s, p, "rejected"), {"name", "step", "run_id", "reason",
+                                                                       "no_resume"}),
     "workflow cancel": (workflow_cancel, {"name", "run_id"}),
     "data get": (data_get, {"model", "name", "version", "no_content", "workflow"}),
     "data list": (data_list, {"model"}),

@@ -114,7 +114,8 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
 
             dispatcher = DaskDispatcher(scheduler, link=link)
         remote_steps.use(dispatcher, remote_only=remote_only)
-    settings = Settings(webhooks=hooks, schedules=timed, triggers=not no_schedules, auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
+    settings = Settings(webhooks=hooks, schedules=timed, triggers=not no_schedules, auth_mode=auth_mode,
+                        max_body=max_body, shutdown_timeout=shutdown_timeout,
                         audit_path=Path(audit_log).absolute() if audit_log else None, max_runs=max_runs,
                         max_runs_per_principal=max_runs_per_caller, max_run_duration=max_run_duration,
                         dashboard=dashboard, bind_host=host, port=port, allow_hosts=tuple(allow_hosts),

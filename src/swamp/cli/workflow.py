@@ -387,7 +387,8 @@ def history_list(state: CliState, name, limit):
 @run.subcommand("search")
 @click.argument("query", required=False)
 @click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted"]),
+@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled",
+                                            "interrupted"]),
               help="Only runs in this status.")
 @click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
 @global_options
@@ -405,7 +406,8 @@ def run_search(state: CliState, query, workflow_name, status, limit):
 
 @history.command("search")
 @click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted"]),
+@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled",
+                                            "interrupted"]),
               help="Only runs in this status.")
 @click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
 @global_options

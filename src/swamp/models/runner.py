@@ -108,7 +108,8 @@ class Runner:
 
         definition, model_type, method = prepared.definition, prepared.model_type, prepared.method
         used_inputs = prepared.used_inputs
-        run = RunInfo(output_id=output_id or new_id(), method=method,  # output_id: chosen by a detached run's starter tags=dict(tags or {}),
+        # output_id: chosen by the starter of a detached run (serve's "wait": false), else new
+        run = RunInfo(output_id=output_id or new_id(), method=method, tags=dict(tags or {}),
                       workflow_run_id=workflow_run_id, workflow_name=workflow_name, step_name=step_name,
                       overrides=dict(overrides or {}), ephemeral=ephemeral)
         args = secrets.resolve_arguments(self.repo, prepared.args, model_type.secret_passthrough)

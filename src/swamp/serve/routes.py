@@ -368,7 +368,8 @@ def _continue_decided(call: Call, doc: dict) -> dict:
     from swamp.serve.errors import HttpError
 
     name = call.path["workflow"]
-    if call.resume_later is None or not continuable(call.repo, name, doc["runId"]):
+    if call.body.get("resume") is False or call.resume_later is None or not continuable(call.repo, name,
+                                                                                        doc["runId"]):
         return {**doc, "resumed": False}
     try:
         call.authorize("run", f"workflow:{name}")
@@ -511,6 +512,13 @@ _RUN_INPUTS = {
 }
 
 
+_DECISION = {"step": (str, True, "STEP or JOB/STEP"),
+             "runId": (str, False, "the run (needed when several runs wait at STEP)"),
+             "reason": (str, False, "why"),
+             "resume": (bool, False, "false: only record the decision (default: continue the run once nothing "
+                                     "else waits, when the caller may run the workflow)")}
+
+
 def new_id_for(c: Call) -> str:
     from swamp.util.ids import new_id
 
@@ -562,13 +570,9 @@ ROUTES: list[Route] = [
                      "from": (str, False, "restart a failed or cancelled run from this STEP (or JOB/STEP)")}),
           stream=True, changes=True, runs=True, run_id=lambda c: c.body.get("runId")),
     Route("POST", f"{API}/workflows/{{workflow}}/approve", "approveStep", "Approve a step waiting for approval",
-          _decide("approved"), "approve", _workflow,
-          body=Body({"step": (str, True, "STEP or JOB/STEP"), "runId": (str, False, "the run"),
-                     "reason": (str, False, "why")}), changes=True),
+          _decide("approved"), "approve", _workflow, body=Body(_DECISION), changes=True),
     Route("POST", f"{API}/workflows/{{workflow}}/reject", "rejectStep", "Reject a step waiting for approval",
-          _decide("rejected"), "approve", _workflow,
-          body=Body({"step": (str, True, "STEP or JOB/STEP"), "runId": (str, False, "the run"),
-                     "reason": (str, False, "why")}), changes=True),
+          _decide("rejected"), "approve", _workflow, body=Body(_DECISION), changes=True),
     Route("POST", f"{API}/workflows/{{workflow}}/signal", "signalStep",
           "Send a message to a step waiting for a signal (the first one settles it; a later one is 409)",
           workflow_signal, "approve", _workflow,
