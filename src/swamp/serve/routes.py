@@ -368,9 +368,10 @@ def _continue_decided(call: Call, doc: dict) -> dict:
     from swamp.serve.errors import HttpError
 
     name = call.path["workflow"]
-    if call.body.get("resume") is False or call.resume_later is None or not continuable(call.repo, name,
-                                                                                        doc["runId"]):
+    if call.body.get("resume") is False or call.resume_later is None:
         return {**doc, "resumed": False}
+    if not continuable(call.repo, name, doc["runId"]):
+        return {**doc, "resumed": False, "resumeHint": "the run still waits for another decision or a signal"}
     try:
         call.authorize("run", f"workflow:{name}")
     except HttpError:
