@@ -189,3 +189,25 @@ def test_no_resume_with_server_only_records_the_decision(served):
     assert _run(server.repo, run_id)["status"] == "suspended"
     resumed = server.post(f"{API}/workflows/gated/resume", {"runId": run_id}, token=tokens["ops"])
     assert resumed.status == 200 and resumed.doc["status"] == "succeeded"
+
+
+TWO_GATES = """
+jobs:
+  - name: main
+    steps:
+      - {name: legal, task: {type: manual_approval, prompt: "legal ok?"}}
+      - {name: ops, task: {type: manual_approval, prompt: "ops ok?"}}
+      - name: last
+        dependsOn: [{step: legal}, {step: ops}]
+        task: {type: model_method, modelIdOrName: hello, methodName: execute, inputs: {run: "echo last"}}
+"""
+
+
+def test_the_run_continues_only_once_its_last_decision_is_taken(repo):
+    write_workflow(repo, "twice", TWO_GATES)
+    run_id = cli(repo, "workflow", "run", "twice").data["id"]
+    first = cli(repo, "workflow", "approve", "twice", "legal", json=False)
+    assert first.code == 0 and "still waits for another decision" in first.stdout, first
+    assert _run(repo, run_id)["status"] == "suspended"
+    last = cli(repo, "workflow", "approve", "twice", "ops")
+    assert last.code == 0 and last.data["resumed"] is True and last.data["run"]["status"] == "succeeded", last
