@@ -143,7 +143,7 @@ def test_doctor_marks_runs_whose_process_is_gone_interrupted(tmp_path):
     done = ok(repo, "run", "doctor")
     assert sorted(m["runId"] for m in done["marked"]) == sorted([killed, unleased])
     rows = {r["id"]: r for r in ok(repo, "run", "history", "--kind", "workflow")}
-    assert rows[killed]["status"] == rows[unleased]["status"] == "failed"
+    assert rows[killed]["status"] == rows[unleased]["status"] == "interrupted"
     assert rows[finished]["status"] == "succeeded"
     assert ok(repo, "run", "doctor")["orphaned"] == []  # done once
     human = cli(repo, "run", "doctor", json=False)

@@ -97,6 +97,18 @@ def test_errors_are_the_cli_document_with_a_status(served):
     assert served.get(f"{API}/data/hello/result?version=x").status == 400
 
 
+def _wait_finished(served, run_id: str, limit_s: float = 60) -> dict:
+    import time
+
+    end = time.monotonic() + limit_s
+    while True:
+        doc = served.get(f"{API}/workflows/gated/runs/{run_id}").doc
+        if doc["status"] in ("succeeded", "failed", "cancelled"):
+            return doc
+        assert time.monotonic() < end, doc
+        time.sleep(0.3)
+
+
 def test_workflow_approve_resume_history_and_logs(served):
     run = served.post(f"{API}/workflows/gated/run")
     assert run.status == 200 and run.doc["status"] == "suspended"
@@ -105,8 +117,8 @@ def test_workflow_approve_resume_history_and_logs(served):
     assert denied_step.status == 404
     approved = served.post(f"{API}/workflows/gated/approve", {"step": "gate", "reason": "fine"})
     assert approved.status == 200 and approved.doc["decision"] == "approved"
-    resumed = served.post(f"{API}/workflows/gated/resume", {"runId": run.doc["id"]})
-    assert resumed.status == 200 and resumed.doc["status"] == "succeeded"
+    assert approved.doc["resumed"] is True  # the server continues the run by itself
+    _wait_finished(served, run.doc["id"])
     history = served.get(f"{API}/workflows/gated/runs").doc
     assert history[0]["id"] == run.doc["id"] and history[0]["status"] == "succeeded"
     latest = served.get(f"{API}/workflows/gated/runs/latest").doc

@@ -37,6 +37,7 @@ ROWS = {
     "getOutputLog": ("GET", f"{API}/outputs/{{output}}/log", None, "read model:hello", "nobody"),
     "workflowHistory": ("GET", f"{API}/workflows/gated/runs", None, "read workflow:gated", "nobody"),
     "getWorkflowRun": ("GET", f"{API}/workflows/gated/runs/latest", None, "read workflow:gated", "nobody"),
+    "getRun": ("GET", f"{API}/runs/{{run}}", None, "read workflow:gated", "nobody"),
     "getWorkflowRunLog": ("GET", f"{API}/workflows/gated/runs/latest/log", None, "read workflow:gated", "nobody"),
     "getData": ("GET", f"{API}/data/hello/result", None, "read data:hello/result", "nobody"),
     "dataVersions": ("GET", f"{API}/data/hello/result/versions", None, "read data:hello/result", "nobody"),

@@ -79,7 +79,7 @@ def test_a_killed_replicas_run_is_marked_interrupted_and_schedules_go_on(tmp_pat
             return doc if doc["status"] != "running" else None
 
         record = _wait("a peer to mark the run interrupted", marked)
-        assert record["status"] == "failed"
+        assert record["status"] == "interrupted"
         assert record["failureReason"].startswith("interrupted: the process running it")
         assert "exited without finishing it" in record["failureReason"]
         assert record["completedAt"]
@@ -127,6 +127,6 @@ def test_a_server_restarted_after_kill_9_records_its_old_run_as_interrupted(tmp_
     try:
         record = _wait("the new server to record the run", lambda: (
             lambda d: d if d["status"] != "running" else None)(again.get(f"/api/v1/workflows/slow/runs/{run_id}").doc))
-        assert record["status"] == "failed" and "exited without finishing it" in record["failureReason"]
+        assert record["status"] == "interrupted" and "exited without finishing it" in record["failureReason"]
     finally:
         assert again.stop() == 0

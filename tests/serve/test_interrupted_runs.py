@@ -61,11 +61,11 @@ def test_a_holder_elsewhere_that_stopped_heartbeating_is_interrupted_after_its_t
     assert orphan.run_id == "run-dead"
     assert "stopped heartbeating" in orphan.reason and "ops@elsewhere" in orphan.reason
     row = interrupted_runs.mark_interrupted(repo, orphan)
-    assert row["status"] == "failed"
+    assert row["status"] == "interrupted"
     again = interrupted_runs.mark_interrupted(repo, orphan)  # a peer marking it too: nothing to do
     assert again is None
     saved = records.load(repo.datastore, "wf-1", "run-dead")
-    assert saved.status == "failed" and saved.failureReason.startswith("interrupted: ")
+    assert saved.status == "interrupted" and saved.failureReason.startswith("interrupted: ")
     assert saved.failedStep == "main/apply"
     assert [(s.status, s.error) for _, s in saved.steps()] == [("failed", "interrupted")]
     assert "interrupted" in records.read_log(repo.datastore, "wf-1", "run-dead")

@@ -46,7 +46,7 @@ def test_resume_after_an_approval_and_from_a_step(served):
     results = {}
     for where in ("local", "remote"):
         assert cli(repo, "workflow", "run", "gate").data["status"] == "suspended"
-        assert cli(repo, "workflow", "approve", "gate", "ok").code == 0
+        assert cli(repo, "workflow", "approve", "gate", "ok", "--no-resume").code == 0  # resumed below
         r = cli(repo, "workflow", "resume", "gate") if where == "local" else remote(served, "workflow", "resume", "gate")
         assert r.code == 0, r
         results[where] = r.data
@@ -85,8 +85,9 @@ def test_a_type_run_directly_and_data_get_workflow(served):
         assert lb.code == rb.code == 2 and lb.error == rb.error, bad
 
     assert cli(repo, "workflow", "run", "gate").code == 0
-    assert cli(repo, "workflow", "approve", "gate", "ok").code == 0
-    run_id = cli(repo, "workflow", "resume", "gate").data["id"]
+    approved = cli(repo, "workflow", "approve", "gate", "ok")  # the run continues here, to its end
+    assert approved.code == 0 and approved.data["run"]["status"] == "succeeded", approved
+    run_id = approved.data["runId"]
     cli(repo, "model", "method", "run", "hello", "execute", "--input", "run=echo later")  # a newer version
     for which in ("gate", run_id[:8]):
         for json_mode in (True, False):

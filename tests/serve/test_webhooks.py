@@ -53,7 +53,8 @@ def test_a_signed_webhook_runs_the_workflow_and_a_bad_one_runs_nothing(tmp_path)
 
         ok = server.request("POST", "/hooks/gh", raw=body,
                             headers={**headers, **signed_headers(SECRET, body, webhook="gh")})
-        assert ok.status == 202 and ok.doc == {"webhook": "gh", "workflow": "greet", "accepted": True}
+        assert ok.status == 202 and ok.doc == {"webhook": "gh", "workflow": "greet", "accepted": True,
+                                               "runId": ok.doc["runId"]}  # the run it started
         deadline = time.monotonic() + 30
         while True:
             history = cli(repo, "workflow", "history", "greet").data

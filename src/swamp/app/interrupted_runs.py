@@ -14,9 +14,11 @@ records the run of a replica killed mid-run) and by ``swamp run doctor``,
 which calls :func:`find_orphaned_runs` and :func:`mark_interrupted` (with
 ``unleased=True``, and ``wait_s`` to watch leases held on other machines).
 
-A run is recorded ``failed`` with ``failureReason`` starting
-``interrupted:`` (the reason says which holder and why), its steps that
-were running ``failed`` with the error ``interrupted``. Marking takes the
+A run is recorded ``interrupted`` (a status of its own) with
+``failureReason`` starting ``interrupted:`` (the reason says which holder
+and why), its steps that were running ``failed`` with the error
+``interrupted``. (Records from before the status existed say ``failed``
+with that reason; both count as marked.) Marking takes the
 run's lease (taking over the stale one, which fences the dead holder's late
 commits) and reads the record afresh, so two replicas marking at once mark
 it once; a holder that comes back keeps its lease, and its run is left
@@ -66,7 +68,8 @@ def is_marked(run) -> bool:
     """Whether ``run`` (a WorkflowRun) is recorded interrupted: failed, its
     reason starting ``interrupted:``. A process still running it must not
     save over that mark (app/workflows.py refuses to)."""
-    return run.status == "failed" and (run.failureReason or "").startswith("interrupted")
+    return run.status == "interrupted" or (run.status == "failed"
+                                           and (run.failureReason or "").startswith("interrupted"))
 
 
 def _why(lease: dict) -> str:
@@ -140,7 +143,7 @@ def mark_interrupted(repo, run: Orphan, reason: str | None = None) -> dict | Non
                 for jr in fresh.jobs:
                     if jr.status == "running":
                         jr.status = "failed"
-                fresh.status = "failed"
+                fresh.status = "interrupted"
                 fresh.failedStep = failed
                 fresh.failureReason = reason
                 fresh.completedAt = clock.isoformat()
@@ -151,7 +154,7 @@ def mark_interrupted(repo, run: Orphan, reason: str | None = None) -> dict | Non
         return None  # its holder renewed the lease: alive after all
     except UnpublishedError:
         pass  # recorded here; the next session publishes it
-    return {"runId": run.run_id, "workflowName": run.workflow, "status": "failed", "reason": reason}
+    return {"runId": run.run_id, "workflowName": run.workflow, "status": "interrupted", "reason": reason}
 
 
 def reap(repo, **kw) -> list[dict]:

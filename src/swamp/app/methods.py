@@ -87,7 +87,8 @@ def run_method(repo, model: str, method: str, *, inputs: dict | None = None,
 
 
 def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | None = None,
-              runner=None, on_log=None, reports=None, checks=None, by: str | None = None) -> list[MethodRun]:
+              runner=None, on_log=None, reports=None, checks=None, by: str | None = None,
+              output_id: str | None = None) -> list[MethodRun]:
     """Run ``method`` once per inputs map in ``batch``, all in one session:
     one lease, one pull, one push, so the versions they write are
     contiguous. Every inputs map is checked before the lease is taken.
@@ -106,8 +107,9 @@ def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | 
     try:
         with changing(repo, f"model method run {definition.name} {method}",
                       leases=[model_lock_name(definition.type, definition.id)], into=counts):
-            for inputs in batch:
-                record = runner.execute(runner.prepare(definition, method, inputs), tags=tags, initiated_by=by)
+            for i, inputs in enumerate(batch):  # output_id: the first run's id, chosen by a detached run's starter
+                record = runner.execute(runner.prepare(definition, method, inputs), tags=tags, initiated_by=by,
+                                        output_id=output_id if i == 0 else None)
                 done.append((record, _failure_log(repo, record), after_method(repo, runner.data, record,
                                                                               report_types)))
     except UnpublishedError as e:
@@ -115,6 +117,13 @@ def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | 
                 for r, log, rep in done]
     return [MethodRun(_as_stored(repo, r), counts, is_shared(repo), failure_log=log, reports=rep)
             for r, log, rep in done]
+
+
+def check_runnable(repo, model: str, method: str, inputs: dict) -> None:
+    """Refuse what ``run_batch`` would refuse before its lease (an unknown
+    model or method, inputs that break the schema): a detached run checks
+    first, so that its starter hears of it."""
+    _runner_for(repo, None, None, None).check(model, method, inputs)
 
 
 def _as_stored(repo, record):

@@ -16,9 +16,9 @@ from swamp.errors import NotFoundError, UnpublishedError, UsageError
 from swamp.util import clock
 
 KINDS = ("method", "workflow")
-STATUSES = ("pending", "running", "suspended", "succeeded", "failed", "cancelled")
+STATUSES = ("pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted")
 #: workflow runs gc may delete
-FINISHED = ("succeeded", "failed", "cancelled")
+FINISHED = ("succeeded", "failed", "cancelled", "interrupted")
 #: run leases taken at once by one gc session
 LEASE_BATCH = 32
 
@@ -102,7 +102,26 @@ def history(repo, *, kind: str | None = None, status: str | None = None, model: 
         if after is not None and _ts(r["startedAt"]) < after:
             continue
         out.append({k: v for k, v in r.items() if k not in ("models", "path")})
-    return out[:limit] if limit else out
+    out = out[:limit] if limit else out
+    _mark_holders_gone(repo, out)
+    return out
+
+
+def _mark_holders_gone(repo, rows: list[dict]) -> None:
+    """A workflow run recorded running whose lease is stale or
+    missing was left by a process that is gone: its row says so
+    (``holderGone``) before serve or `run doctor` records it interrupted.
+    (From one command, a holder on another machine looks alive until a
+    watcher has seen its lease unchanged for its ttl: serve does.)"""
+    from swamp.app.interrupted_runs import PREFIX
+
+    active = [r for r in rows if r["kind"] == "workflow" and r["status"] == "running"]
+    if not active:
+        return
+    leases = {l["name"][len(PREFIX):]: l for l in repo.datastore.lock_status() if l["name"].startswith(PREFIX)}
+    for r in active:
+        lease = leases.get(r["id"])
+        r["holderGone"] = lease is None or bool(lease["stale"])
 
 
 def _check_named(repo, rows: list[dict], model: str | None, workflow: str | None) -> None:

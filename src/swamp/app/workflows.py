@@ -193,8 +193,9 @@ class _Host:
 def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
         observer: Observer | None = None, dispatcher=None, remote_only: bool = False,
         reports=None, checks=None, on_log=None, by: str | None = None,
-        from_failed: str | None = None) -> RunResult:
-    """``reports`` (a reports.run.Selection) chooses the reports that run
+        from_failed: str | None = None, run_id: str | None = None) -> RunResult:
+    """``run_id``: the new run's id, chosen by the caller (a detached run's,
+    printed before it starts). ``reports`` (a reports.run.Selection) chooses the reports that run
     once the run ends; ``checks`` is (skip every pre-flight check, names
     of checks to skip) for its model_method steps. ``by`` is who starts it
     (util/actors.py; default: this process's user). ``from_failed``: the id
@@ -210,7 +211,7 @@ def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
         old = failed_run(repo, wf, from_failed, into=host.sync)
         inputs = {**(old.inputs or {}), **inputs}
     result = _engine(repo, host, observer, checks, on_log).start(wf, source, inputs, fail_on=fail_on_level(fail_on),
-                                                                  by=by or local_user(), rerun_of=old)
+                                                                  by=by or local_user(), rerun_of=old, run_id=run_id)
     return _reported(repo, RunResult(result, host.sync, is_shared(repo), host.unpublished), report_types)
 
 
@@ -284,7 +285,9 @@ def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason
     _, wf = find_workflow(repo, name)
     ds = repo.datastore
     with reading(repo):
-        run = runs.pick(ds, workflow_id(wf), run_id, ("suspended",))
+        from swamp.app.approvals import waiting_run  # several runs waiting and no run_id: refused
+
+        run = waiting_run(ds, workflow_id(wf), wf.name, step, run_id, "approve" if decision == "approved" else "reject")
         owner, job_name, step_name = runs.find_waiting(ds, run, step)
     try:
         with changing(repo, f"workflow {decision}", leases=[records.run_lock(owner.id)]):

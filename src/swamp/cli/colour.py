@@ -36,7 +36,7 @@ RESET = "\x1b[0m"
 #: status words (of runs, steps, checks) and the role each is painted in
 STATUS_ROLES = {
     "succeeded": "good", "success": "good", "ok": "good", "valid": "good", "passed": "good",
-    "failed": "bad", "failure": "bad", "error": "bad", "invalid": "bad", "fail": "bad",
+    "failed": "bad", "failure": "bad", "error": "bad", "invalid": "bad", "fail": "bad", "interrupted": "bad",
     "cancelled": "wait", "suspended": "wait", "waiting": "wait", "skipped": "wait", "warn": "wait",
     "pending": "wait",
     "running": "busy",
@@ -46,7 +46,7 @@ STATUS_ROLES = {
 PREFIX_ROLES = {"error:": "bad", "warning:": "wait", "hint:": "dim"}
 
 #: the words of a run's state, painted wherever a one-line message says them
-RUN_STATES = ("succeeded", "failed", "cancelled", "suspended", "waiting", "running")
+RUN_STATES = ("succeeded", "failed", "cancelled", "interrupted", "suspended", "waiting", "running")
 
 _STATUS_WORD = re.compile(r"(?<![\w./-])(" + "|".join(RUN_STATES) + r")(?![\w./-])")
 _PREFIX = re.compile(r"^(\s*)(error:|warning:|hint:)")

@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from swamp.cli.output import emit, say, show_failure_log, table
+from swamp.cli.run_summary import human_run as _human_run
 from swamp.errors import SwampError, UnpublishedError, UsageError
 
 #: the exit code the command line gives each error code (everything else: 1)
@@ -175,7 +176,7 @@ def workflow_resume(client: Client, state, p: dict) -> None:
     emit(state, doc, lambda: _human_run(doc))
     if unpublished is not None:
         raise unpublished
-    if doc["status"] in ("failed", "cancelled"):
+    if doc["status"] in ("failed", "cancelled", "interrupted"):
         sys.exit(1)
 
 
@@ -188,6 +189,18 @@ def workflow_run(client: Client, state, p: dict) -> None:
     if not p.get("name"):
         raise UsageError("missing the workflow's NAME", hint="with --server, give it: swamp workflow run NAME"
                                                              + (" --from-failed RUN_ID" if p.get("from_failed") else ""))
+    if p.get("detach"):
+        if len(batch) > 1:
+            raise UsageError("--detach starts one run; not with a batch from --stdin")
+        if p.get("from_failed"):
+            raise UsageError("--detach and --from-failed do not go together yet",
+                             hint="re-run from failure without --detach, then follow the run it prints")
+        body = {"inputs": _plain(batch[0]), "cliStrings": _cli_strings(batch[0]), "failOn": p["fail_on"],
+                "wait": False}
+        _, doc = client.call("POST", f"/workflows/{_q(p['name'])}/run", body)
+        emit(state, doc, f"started run {doc['runId']} of {doc['workflowName']} on the server; "
+                         f"follow it: {doc['follow']}")
+        return
     results = []
     for inputs in batch:
         body = {"inputs": _plain(inputs), "cliStrings": _cli_strings(inputs), "failOn": p["fail_on"]}
@@ -205,26 +218,18 @@ def workflow_run(client: Client, state, p: dict) -> None:
     unpublished = next((u for u, _ in results if u is not None), None)
     if unpublished is not None:
         raise unpublished
-    if any(d["status"] in ("failed", "cancelled") for d in docs):
+    if any(d["status"] in ("failed", "cancelled", "interrupted") for d in docs):
         sys.exit(1)
 
 
-def _human_run(run: dict) -> None:
-    say(f"workflow {run['workflowName']}: run {run['id']} {run['status']}"
-        + (f" in {run['durationMs']} ms" if run.get("durationMs") is not None else "")
-        + (f" (re-runs run {run['rerunOf']})" if run.get("rerunOf") else ""))
-    rows = [{"job": j["name"], "step": s["name"],
-             "status": s["status"] + (f" (attempt {s['attempt']}/{s['maxAttempts']})"
-                                      if (s.get("attempt") or 0) > 1 else ""),
-             "detail": s.get("skipReason") or s.get("error") or (
-                 (s.get("approval") or {}).get("prompt") if s["status"] == "waiting_approval" else None)
-             or (f"kept from run {s['reusedFrom']}" if s.get("reusedFrom") else None)}
-            for j in run.get("jobs", []) for s in j.get("steps", [])]
-    table(rows, ["job", "step", "status", "detail"])
-    if run["status"] == "suspended":
-        for w in run.get("approvalRequired", []):
-            say(f"waiting for approval: {w['step']} (swamp workflow approve {run['workflowName']} {w['step']}, "
-                f"then swamp workflow resume {run['workflowName']})")
+def workflow_history_get(client: Client, state, p: dict) -> None:
+    fetch = lambda: client.call("GET", f"/runs/{_q(p['run_id'])}")[1]  # noqa: E731
+    if p.get("follow"):
+        from swamp.cli.follow_run import follow
+
+        follow(state, fetch)
+        return
+    emit(state, fetch())
 
 
 def data_get(client: Client, state, p: dict) -> None:
@@ -255,11 +260,19 @@ def _decide(client: Client, state, p: dict, decision: str) -> None:
     verb = "approve" if decision == "approved" else "reject"
     status, result = client.call("POST", f"/workflows/{_q(p['name'])}/{verb}",
                                  {k: v for k, v in (("step", p["step"]), ("runId", p["run_id"]),
-                                                    ("reason", p["reason"])) if v is not None})
+                                                    ("reason", p["reason"]),
+                                                    ("resume", False if p.get("no_resume") else None))
+                                  if v is not None})
     if status == 202:
         raise UnpublishedError(result["error"], hint=result.get("hint"), value=result["value"])
-    emit(state, result, f"{decision} {result['job']}/{result['step']} of run {result['runId']}; "
-                        f"continue with: swamp workflow resume {p['name']}")
+    from swamp.app.approvals import decision_line
+
+    if result.get("resumed"):
+        follow = f"; the server continues the run (follow it: swamp workflow history get {result['runId']} --follow)"
+    else:
+        follow = (f"; {result['resumeHint']}" if result.get("resumeHint") else "") + \
+            f"; continue with: swamp workflow resume {p['name']} --run {result['runId']}"
+    emit(state, result, decision_line(result) + follow)
 
 
 def workflow_cancel(client: Client, state, p: dict) -> None:
@@ -275,16 +288,19 @@ def workflow_cancel(client: Client, state, p: dict) -> None:
 HANDLERS = {
     "model method run": (method_run, {"model_name", "method_name", "direct_name", "input_", "input_file",
                                       "stdin_input", "tag"}),
-    "workflow run": (workflow_run, {"name", "input_", "input_file", "stdin_input", "junit", "fail_on", "from_failed"}),
+    "workflow run": (workflow_run, {"name", "input_", "input_file", "stdin_input", "junit", "fail_on", "detach", "from_failed"}),
     "workflow resume": (workflow_resume, {"name", "run_id", "from_step", "input_", "input_file", "stdin_input",
                                           "junit"}),
-    "workflow approve": (lambda c, s, p: _decide(c, s, p, "approved"), {"name", "step", "run_id", "reason"}),
-    "workflow reject": (lambda c, s, p: _decide(c, s, p, "rejected"), {"name", "step", "run_id", "reason"}),
+    "workflow approve": (lambda c, s, p: _decide(c, s, p, "approved"), {"name", "step", "run_id", "reason",
+                                                                        "no_resume"}),
+    "workflow reject": (lambda c, s, p: _decide(c, s, p, "rejected"), {"name", "step", "run_id", "reason",
+                                                                       "no_resume"}),
     "workflow cancel": (workflow_cancel, {"name", "run_id"}),
     "data get": (data_get, {"model", "name", "version", "no_content", "workflow"}),
     "data list": (data_list, {"model"}),
     "data versions": (data_versions, {"model", "name"}),
     "workflow history": (workflow_history, {"name", "limit"}),
+    "workflow history get": (workflow_history_get, {"run_id", "follow"}),
     "workflow history list": (workflow_history, {"name", "limit"}),
     "workflow signal": (lambda c, s, p: _signals_cli().remote_signal(c, s, p), {"name", "step", "data", "run_id"}),
     "workflow signals": (lambda c, s, p: _signals_cli().remote_signals(c, s, p), {"name"}),

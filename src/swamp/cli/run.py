@@ -8,7 +8,7 @@ from swamp.cli.options import CliState, global_options
 from swamp.cli.output import emit, human_size, say, table
 
 KINDS = ("method", "workflow")
-STATUSES = ("pending", "running", "suspended", "succeeded", "failed", "cancelled")
+STATUSES = ("pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted")
 
 
 @click.group("run")
@@ -41,8 +41,12 @@ def history(state: CliState, kind, status, model, workflow, since, limit):
         if not rows:
             say("no runs")
             return
-        table(rows, ["startedAt", "kind", "name", "status", "durationMs", "id", "initiatedBy"],
+        shown = [{**r, "status": f"{r['status']} (holder gone)"} if r.get("holderGone") else r for r in rows]
+        table(shown, ["startedAt", "kind", "name", "status", "durationMs", "id", "initiatedBy"],
               ["STARTED", "KIND", "NAME", "STATUS", "MS", "ID", "BY"])
+        if any(r.get("holderGone") for r in rows):
+            say("hint: a run whose holder is gone died mid-run; 'swamp run doctor' (or any swamp serve) "
+                "records it interrupted, then 'swamp workflow resume NAME --run ID --from STEP' restarts it")
 
     emit(state, rows, human)
 

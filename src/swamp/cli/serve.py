@@ -51,6 +51,8 @@ DEFAULT_RUNS_PER_CALLER = 8
 @click.option("--schedule", "schedules", multiple=True, metavar="NAME=WORKFLOW@CRON",
               help="Run WORKFLOW at each tick of CRON (UTC; 5 fields, or 6 with seconds first). With several "
                    "replicas each tick fires once. Repeatable.")
+@click.option("--no-schedules", is_flag=True, help="Fire no schedule: neither the workflows' triggers "
+              "(trigger.schedule, 'workflow trigger set') nor --schedule. For a replica that only answers requests.")
 @click.option("--dashboard", is_flag=True, help="Also serve the dashboard: web pages under /ui/ (runs, approvals, "
               "data, the datastore, the audit log).")
 @click.option("--scheduler", envvar="SWAMP_SCHEDULER", metavar="ADDRESS",
@@ -65,7 +67,7 @@ DEFAULT_RUNS_PER_CALLER = 8
 def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
           max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, dashboard, audit_log,
           scheduler=None, remote_only=False, allow_hosts=(), allow_origins=(), header_timeout=10.0,
-          body_timeout=20.0, max_connections=1000, link=None):
+          body_timeout=20.0, max_connections=1000, link=None, no_schedules=False):
     """Serve this repository's use cases as an HTTP JSON API.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
@@ -97,7 +99,12 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
     timed = [parse_schedule(s) for s in schedules]
     if len({s.name for s in timed}) != len(timed):
         raise UsageError("two --schedule options have the same NAME")
+    if no_schedules and timed:
+        raise UsageError("--no-schedules and --schedule contradict each other", hint="give one of them")
     repo = state.repo()
+    from swamp.serve.announce import check_targets
+
+    check_targets(repo, timed, hooks)  # a typo in a workflow's name: refused now, not at every tick
     if scheduler or remote_only:  # placed steps of every run go to workers (swamp.workers)
         from swamp.app import remote_steps
 
@@ -107,7 +114,8 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
 
             dispatcher = DaskDispatcher(scheduler, link=link)
         remote_steps.use(dispatcher, remote_only=remote_only)
-    settings = Settings(webhooks=hooks, schedules=timed, auth_mode=auth_mode, max_body=max_body, shutdown_timeout=shutdown_timeout,
+    settings = Settings(webhooks=hooks, schedules=timed, triggers=not no_schedules, auth_mode=auth_mode,
+                        max_body=max_body, shutdown_timeout=shutdown_timeout,
                         audit_path=Path(audit_log).absolute() if audit_log else None, max_runs=max_runs,
                         max_runs_per_principal=max_runs_per_caller, max_run_duration=max_run_duration,
                         dashboard=dashboard, bind_host=host, port=port, allow_hosts=tuple(allow_hosts),

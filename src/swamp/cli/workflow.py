@@ -131,7 +131,10 @@ def _step_status(s) -> str:
     return f"{s.status} ({s.attempt_note})" if s.attempt_note else s.status
 
 
-def _finish(state: CliState, repo, result, junit: str | None) -> None:
+def _finish(state: CliState, repo, result, junit: str | None, *, under: dict | None = None,
+            failed_ok: bool = False) -> None:
+    """Print a run (--json: its record; with ``under``, that document with
+    the record as its "run") and exit 1 when it failed, unless ``failed_ok``."""
     from swamp.workflows.service import run_json
 
     run = result.run
@@ -163,16 +166,15 @@ def _finish(state: CliState, repo, result, junit: str | None) -> None:
             for j, s in run.steps():
                 if s.status == "waiting_signal":
                     say(f"waiting for a signal: {j.name}/{s.name}" + (f" ({s.signal.prompt})" if s.signal.prompt else "")
-                        + f": swamp workflow signal {run.workflowName} {j.name}/{s.name} --data JSON")
+                        + f": swamp workflow signal {run.workflowName} {j.name}/{s.name} --data JSON --run {run.id}")
             for w in data.get("approvalRequired", []):
                 say(f"waiting for approval: {w['step']}"
-                    f" (swamp workflow approve {run.workflowName} {w['step']}, then swamp workflow resume "
-                    f"{run.workflowName})")
+                    f" (swamp workflow approve {run.workflowName} {w['step']} --run {run.id}, or reject)")
 
-    emit(state, data, human)
+    emit(state, data if under is None else {**under, "run": data}, human)
     if result.unpublished is not None:
         raise result.unpublished  # done here, not published: the error on stderr, exit 1
-    if run.status in ("failed", "cancelled"):
+    if run.status in ("failed", "cancelled", "interrupted") and not failed_ok:
         sys.exit(1)
 
 
@@ -194,12 +196,14 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
                    "docs/workers.md). Default: $SWAMP_SCHEDULER.")
 @click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement "
               "instead of running it on this machine.")
+@click.option("--detach", is_flag=True, help="Start the run in the background (with --server: on the server) "
+              "and print its id at once; follow it with 'swamp workflow history get ID --follow'.")
 @link_options("--insecure-scheduler")
 @run_options
 @global_options
 @click.pass_obj
 def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, scheduler=None, remote_only=False,
-        link=None, from_failed=None, **options):
+        link=None, from_failed=None, detach=False, **options):
     """Run workflow NAME and print its run record. Exits 1 when the run fails.
 
     With --stdin holding NDJSON (one JSON object a line), runs it once per
@@ -225,6 +229,15 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
         name = name or workflows.run_by_id(repo, from_failed).workflowName
     elif not name:
         raise UsageError("missing the workflow's NAME", hint="swamp workflow run NAME (see swamp workflow search)")
+    if detach:
+        if from_failed:
+            raise UsageError("--detach and --from-failed do not go together yet",
+                             hint="re-run from failure without --detach, then follow the run it prints")
+        _detach(state, repo, name, batch, fail_on, {
+            "--junit": junit, "--scheduler": scheduler, "--remote-only": remote_only,
+            "--report/--skip-report(s)": reports.requested or reports.skip_all or reports.skip,
+            "--skip-check(s)": checks[0] or checks[1]})
+        return
     dispatcher = None
     if scheduler or remote_only:  # placed steps of this command's runs go to workers (swamp.workers)
         from swamp.app import remote_steps
@@ -245,6 +258,20 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
         if dispatcher is not None:
             dispatcher.close()
     _finish(state, repo, result, junit)
+
+
+def _detach(state: CliState, repo, name: str, batch: list[dict], fail_on: str, refused: dict) -> None:
+    """--detach: one run, started in a background process (cli/detached_run.py)."""
+    from swamp.cli import detached_run
+    from swamp.errors import UsageError
+
+    given = sorted(k for k, v in refused.items() if v)
+    if len(batch) > 1 or given:
+        what = "a batch from --stdin" if len(batch) > 1 else ", ".join(given)
+        raise UsageError(f"--detach starts one run with its inputs and --fail-on; not with {what}",
+                         hint=f"run it in the foreground: swamp workflow run {name}")
+    doc = detached_run.start(state, repo, name, batch[0], fail_on)
+    emit(state, doc, f"started run {doc['runId']} of {name} in the background; follow it: {doc['follow']}")
 
 
 def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str, reports=None,
@@ -268,7 +295,7 @@ def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str
     unpublished = next((r.unpublished for r in results if r.unpublished is not None), None)
     if unpublished is not None:
         raise unpublished
-    if any(r.run.status in ("failed", "cancelled") for r in results):
+    if any(r.run.status in ("failed", "cancelled", "interrupted") for r in results):
         sys.exit(1)
 
 
@@ -307,21 +334,50 @@ def _decision(decision: str):
     @workflow.command(verb)
     @click.argument("name")
     @click.argument("step")
-    @click.option("--run", "run_id", metavar="ID", help="The run (default: the newest suspended one).")
+    @click.option("--run", "run_id", metavar="RUN_ID",
+                  help="The run (needed when several runs wait at STEP; 'swamp workflow approvals' lists them).")
     @click.option("--reason", help="Why; kept in the run record.")
+    @click.option("--no-resume", is_flag=True,
+                  help="Only record the decision; the run stays suspended until 'swamp workflow resume'.")
     @global_options
     @click.pass_obj
-    def command(state: CliState, name, step, run_id, reason):
+    def command(state: CliState, name, step, run_id, reason, no_resume):
         from swamp.app import workflows
+        from swamp.app.approvals import continuable, decision_line
 
-        result = workflows.decide(state.repo(), name, step, decision, run_id, reason)
-        emit(state, result, f"{decision} {result['job']}/{result['step']} of run {result['runId']}; "
-                            f"continue with: swamp workflow resume {name}")
+        repo = state.repo()
+        result = workflows.decide(repo, name, step, decision, run_id, reason)
+        if no_resume or not continuable(repo, name, result["runId"]):
+            waits = "" if no_resume else "; the run still waits for another decision or a signal"
+            emit(state, {**result, "resumed": False},
+                 f"{decision_line(result)}{waits}; continue with: "
+                 f"swamp workflow resume {name} --run {result['runId']}")
+            return
+        _continue_here(state, repo, name, result)
 
-    command.__doc__ = (f"{verb.capitalize()} STEP of a suspended run of NAME (STEP or JOB/STEP).\n\n"
-                       f"Example: swamp workflow {verb} deploy release --reason \"checked the plan\"")
+    command.__doc__ = (f"{verb.capitalize()} STEP of a suspended run of NAME (STEP or JOB/STEP), then continue the "
+                       f"run here once nothing else in it waits (as 'swamp workflow resume' would; with --server, "
+                       f"on the server). Several runs waiting at STEP: say which with --run. Exits 1 when the run "
+                       f"it continues fails{'' if decision == 'approved' else ' for another reason than this one'}.\n\n"
+                       f"Example: swamp workflow {verb} deploy release --run RUN_ID --reason \"checked the plan\"")
     command.help = command.__doc__
     return command
+
+
+def _continue_here(state: CliState, repo, name: str, decided: dict) -> None:
+    """Continue the run a decision settled, in this process, and print it as
+    'workflow resume' does (--json: the decision, the run record as its "run")."""
+    from swamp.app import workflows
+    from swamp.app.approvals import decision_line
+    from swamp.cli.activity import activity_for
+
+    if not (state.json or state.quiet):
+        say(decision_line(decided) + "; continuing the run here")
+    with activity_for(state, f"workflow {name}") as activity:
+        result = workflows.resume(repo, name, decided["runId"], {}, observer=_observer(state, activity))
+    rejected_here = decided["decision"] == "rejected" and result.run.failedStep in (
+        decided["step"], f"{decided['job']}/{decided['step']}")
+    _finish(state, repo, result, None, under={**decided, "resumed": True}, failed_ok=rejected_here)
 
 
 approve = _decision("approved")
@@ -354,7 +410,8 @@ def history_list(state: CliState, name, limit):
 @run.subcommand("search")
 @click.argument("query", required=False)
 @click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled"]),
+@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled",
+                                            "interrupted"]),
               help="Only runs in this status.")
 @click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
 @global_options
@@ -372,7 +429,8 @@ def run_search(state: CliState, query, workflow_name, status, limit):
 
 @history.command("search")
 @click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled"]),
+@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled",
+                                            "interrupted"]),
               help="Only runs in this status.")
 @click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
 @global_options
@@ -389,18 +447,25 @@ def history_search(state: CliState, workflow_name, status, limit):
 
 @history.command("get")
 @click.argument("run_id", metavar="RUN_ID")
+@click.option("--follow", is_flag=True, help="Print each step as it changes until the run ends or suspends "
+              "(--json: a JSON object a line, the run's record last); exits 1 when the run fails.")
 @global_options
 @click.pass_obj
-def history_get(state: CliState, run_id):
+def history_get(state: CliState, run_id, follow=False):
     """One run's record, by its id (or a unique start of it).
 
-    Example: swamp workflow history get 3f2a9c1e"""
+    Example: swamp workflow history get 3f2a9c1e --follow"""
     from swamp.app import workflows
     from swamp.workflows.service import run_json
 
     from swamp.cli.run_record import say_run_record
 
     repo = state.repo()
+    if follow:
+        from swamp.cli.follow_run import follow as follow_run
+
+        follow_run(state, lambda: run_json(repo, workflows.run_by_id(repo, run_id)))
+        return
     doc = run_json(repo, workflows.run_by_id(repo, run_id))
     emit(state, doc, lambda: say_run_record(doc))
 

@@ -29,6 +29,33 @@ def trigger():
     Example: swamp workflow trigger get nightly"""
 
 
+@trigger.command("list")
+@global_options
+@click.pass_obj
+def list_(state: CliState):
+    """Every workflow's schedule in force: its cron (UTC), when it fires next,
+    where it comes from, and the last run it started. (A server's own
+    --schedule options are listed by that server when it starts.)
+
+    Example: swamp workflow trigger list"""
+    from swamp.app.trigger_list import trigger_rows
+    from swamp.cli.output import say, table
+
+    rows = trigger_rows(state.repo())
+
+    def human():
+        if not rows:
+            say("no workflow has a schedule (set one with 'swamp workflow trigger set NAME --schedule CRON')")
+            return
+        table([{"workflow": r["workflow"], "schedule": r["schedule"], "next (UTC)": r["nextFire"] or "-",
+                "from": r["source"],
+                "last run": f"{r['lastRun']['status']} {r['lastRun']['startedAt']} {r['lastRun']['id'][:8]}"
+                if r["lastRun"] else "-"} for r in rows],
+              ["workflow", "schedule", "next (UTC)", "from", "last run"])
+
+    emit(state, rows, human)
+
+
 @trigger.command("get")
 @click.argument("name")
 @global_options

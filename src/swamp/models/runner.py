@@ -86,7 +86,8 @@ class Runner:
     def execute(self, prepared: "Prepared", *, tags: dict | None = None, triggered_by: str = "manual",
                 initiated_by: str | None = None, workflow_run_id: str | None = None, workflow_name: str | None = None,
                 step_name: str | None = None, overrides: dict | None = None,
-                ephemeral: dict | None = None, control=None, discard_failed: bool = False) -> OutputRecord:
+                ephemeral: dict | None = None, control=None, discard_failed: bool = False,
+                output_id: str | None = None) -> OutputRecord:
         """Run a prepared method and write its output record and log. The
         caller holds the session (the application layer: the model's lease,
         a pull before, a push after), so ``prepared`` was resolved against
@@ -112,7 +113,8 @@ class Runner:
 
         definition, model_type, method = prepared.definition, prepared.model_type, prepared.method
         used_inputs = prepared.used_inputs
-        run = RunInfo(output_id=new_id(), method=method, tags=dict(tags or {}),
+        # output_id: chosen by the starter of a detached run (serve's "wait": false), else new
+        run = RunInfo(output_id=output_id or new_id(), method=method, tags=dict(tags or {}),
                       workflow_run_id=workflow_run_id, workflow_name=workflow_name, step_name=step_name,
                       overrides=dict(overrides or {}), ephemeral=ephemeral)
         args = secrets.resolve_arguments(self.repo, prepared.args, model_type.secret_passthrough)

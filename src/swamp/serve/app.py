@@ -55,6 +55,8 @@ class Settings:
     webhooks: dict = field(default_factory=dict)
     #: scheduler.Schedule, fired by whichever replica claims each tick
     schedules: list = field(default_factory=list)
+    #: fire the workflows' own triggers too (serve --no-schedules: neither these nor --schedule)
+    triggers: bool = True
     #: a workflow run going longer is asked to stop (None: no limit)
     max_run_duration: float | None = None
     #: serve the dashboard's pages under /ui/ too
@@ -110,6 +112,14 @@ class ServeState:
                 raise HttpError("too_many_runs", f"{who} has {mine} runs going; the limit is "
                                 f"{s.max_runs_per_principal} per caller", hint="retry once one has finished")
             self.running[who] = mine + 1
+
+    def hand_over(self, who: str) -> bool:
+        """Count one more run for ``who`` without the limit check: a request
+        admitted already hands its run to a background thread (which then
+        releases it), as its own admission ends with the request."""
+        with self.cond:
+            self.running[who] = self.running.get(who, 0) + 1
+        return True
 
     def release(self, who: str) -> None:
         with self.cond:
@@ -169,24 +179,81 @@ class ServeState:
                 left = list(self.inflight.values())
             _log(f"shutdown: {len(left)} run(s) still going after {CANCEL_GRACE_S:.0f} s more: {left}")
 
-    def start_workflow(self, workflow: str, inputs: dict, who: str, *, admitted: bool = False) -> None:
-        """Run a workflow in a thread of its own (webhooks, schedules),
-        counted in flight so that a shutdown waits for it."""
-        from swamp.serve.routes import Call, _observer
+    def start_workflow(self, workflow: str, inputs: dict, who: str, *, admitted: bool = False,
+                       run_id: str | None = None, fail_on: str | None = None, by: str | None = None,
+                       on_end=None, subjects: list[str] | None = None) -> str:
+        """Run a workflow in a thread of its own (webhooks, schedules,
+        detached API runs), counted in flight so that a shutdown waits for
+        it. Returns the run's id (``run_id``, or a new one), known before
+        the run starts. ``subjects``: the caller whose vault grants the run
+        reads with (a request's); None for the server's own webhooks and
+        schedules, which read with the server's authority."""
+        from swamp.serve.routes import _observer
+        from swamp.util.ids import new_id
 
-        key = self.begin()
+        run_id = run_id or new_id()
 
-        def run() -> None:
+        def work(call) -> str:
             from swamp.app import workflows
 
+            call.note({"kind": "workflow", "workflow": workflow, "runId": run_id})
+            result = workflows.run(self.repo, workflow, inputs, fail_on=fail_on, observer=_observer(call, workflow),
+                                   by=by or who, run_id=run_id)
+            return f"{who}: run {result.run.id} of {workflow} {result.run.status}"
+
+        self._in_background(f"run {workflow} for {who}", workflow, work, who, admitted,
+                            failed=f"{who}: {workflow} did not run", on_end=on_end,
+                            subjects=subjects, op="detachedRun")
+        return run_id
+
+    def resume_workflow(self, workflow: str, run_id: str, who: str, *, by: str | None = None,
+                        subjects: list[str] | None = None) -> None:
+        """Continue a suspended run in a thread of its own (after the last
+        decision it waited for), counted against ``who``'s run limits, its
+        vaults read with ``subjects``' grants."""
+        from swamp.serve.routes import _observer
+
+        self.admit(who)
+
+        def work(call) -> str:
+            from swamp.app import workflows
+
+            call.note({"kind": "workflow", "workflow": workflow, "runId": run_id})
+            result = workflows.resume(self.repo, workflow, run_id, {}, observer=_observer(call, workflow),
+                                      by=by or who)
+            return f"{who}: run {run_id} of {workflow} {result.run.status} (continued after a decision)"
+
+        self._in_background(f"resume {workflow} for {who}", workflow, work, who, True,
+                            failed=f"{who}: run {run_id} of {workflow} did not continue",
+                            subjects=subjects or [who], op="continueAfterDecision")
+
+    def in_background(self, label: str, work, who: str, subjects: list[str] | None = None) -> None:
+        """Run ``work()`` (it returns the line to log) in a thread of its own,
+        counted as ``who``'s run, which the request admitted and hands over."""
+        self.hand_over(who)
+        self._in_background(label, "", lambda call: work(), who, True, failed=f"{who}: {label} failed",
+                            subjects=subjects or [who], op="detachedRun")
+
+    def _in_background(self, label: str, workflow: str, work, who: str, admitted: bool, *, failed: str,
+                       on_end=None, subjects: list[str] | None = None, op: str = "") -> None:
+        import contextlib
+
+        from swamp.serve import vault_grants
+
+        key = self.begin()
+        # a new thread starts with no context: the caller's vault grants are set again here
+        grants = (vault_grants.acting_for(self, subjects, op) if subjects is not None
+                  else contextlib.nullcontext())
+
+        def run() -> None:
             call = Call(self.repo, {"workflow": workflow}, {}, {})
             call.note = lambda info: self.note(key, info)
             call.note({"kind": "workflow", "workflow": workflow})
             try:
-                result = workflows.run(self.repo, workflow, inputs, observer=_observer(call, workflow), by=who)
-                _log(f"{who}: run {result.run.id} of {workflow} {result.run.status}")
+                with grants:
+                    _log(work(call))
             except SwampError as e:
-                _log(f"{who}: {workflow} did not run: {e.message}")
+                _log(f"{failed}: {e.message}")
             except Exception:
                 import traceback
 
@@ -195,8 +262,10 @@ class ServeState:
                 self.end(key)
                 if admitted:
                     self.release(who)
+                if on_end is not None:
+                    on_end()
 
-        threading.Thread(target=run, name=f"run {workflow} for {who}").start()
+        threading.Thread(target=run, name=label).start()
 
     # ------------------------------------------------------------ access
     def subjects(self, request: Request) -> list[str]:
@@ -396,6 +465,14 @@ def _endpoint(state: ServeState, route: Route):
             call = Call(state.repo, path, query, body,
                         authorize=lambda action, resource: state.authorize(subjects, action, resource),
                         caller=actors.of_subjects(subjects))
+            call.resume_later = lambda workflow, run_id: state.resume_workflow(
+                workflow, run_id, subjects[0], by=call.caller, subjects=subjects)
+            call.start_later = lambda workflow, inputs, fail_on, run_id, on_end: state.start_workflow(
+                workflow, inputs, subjects[0], admitted=state.hand_over(subjects[0]), run_id=run_id,
+                fail_on=fail_on, by=call.caller, on_end=on_end, subjects=subjects)
+            call.in_background = lambda label, work: state.in_background(label, work, subjects[0], subjects)
+            if route.run_id is not None:
+                call.run_id = route.run_id(call)
             audit["args"] = {"path": path, "query": query, "body": body}
             if route.action and route.resource:
                 audit["action"], audit["resource"] = route.action, route.resource(call)
@@ -405,6 +482,8 @@ def _endpoint(state: ServeState, route: Route):
         except SwampError as e:
             done(status_of(e.code), e.code)
             return _error(e)
+
+        reply_headers: dict[str, str] = {}  # a Reply's own headers (a detached run's Location)
 
         def work() -> tuple[int, Any]:
             with request_span(route, request.headers.get("traceparent")) as span:
@@ -423,6 +502,8 @@ def _endpoint(state: ServeState, route: Route):
                 with vault_grants.acting_for(state, subjects, route.op):  # the run's vault.get() is the caller's
                     result = route.run(call)
                 status, doc = (result.status, result.doc) if isinstance(result, Reply) else (200, result)
+                if isinstance(result, Reply) and result.headers:
+                    reply_headers.update(result.headers)
                 if route.row_resource is not None and isinstance(doc, list):
                     doc = [r for r in doc if state.allowed(subjects, "read", route.row_resource(r))]
                 return status, doc
@@ -453,7 +534,7 @@ def _endpoint(state: ServeState, route: Route):
         done(status, _code(status, doc))
         if status >= 400:
             return _json(doc, status, {"Retry-After": "1"} if status == 503 else None)
-        return _json(doc, status)
+        return _json(doc, status, reply_headers or None)
 
     return endpoint
 
@@ -464,8 +545,9 @@ async def _stream(call: Call, work, route: Route, done, limiter=None):
     document the plain request would return) or ``error``."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
-    call.emit = lambda event, data: loop.call_soon_threadsafe(queue.put_nowait, (event, data))
-    yield _frame("accepted", {"op": route.op, **call.path})
+    named = {"runId": call.run_id} if call.run_id else {}  # every event names the run, when it is known
+    call.emit = lambda event, data: loop.call_soon_threadsafe(queue.put_nowait, (event, {**named, **data}))
+    yield _frame("accepted", {"op": route.op, **call.path, **named})
     task = asyncio.ensure_future(anyio.to_thread.run_sync(work, limiter=limiter))
     status, doc = 499, {"code": "client_gone"}  # unless the run's end is sent: the client left first
     try:
@@ -483,7 +565,7 @@ async def _stream(call: Call, work, route: Route, done, limiter=None):
                 break
             yield b": keep-alive\n\n"
         status, doc = task.result()
-        yield _frame("error" if status >= 400 else "result", {"status": status, "body": doc})
+        yield _frame("error" if status >= 400 else "result", {**named, "status": status, "body": doc})
     finally:
         done(status, _code(status, doc))
 
@@ -546,9 +628,9 @@ def _webhook(state: ServeState):
             audit(status_of(e.code), e.code)
             return _error(e)
 
-        state.start_workflow(hook.workflow, inputs, who[0], admitted=True)
-        audit(202, None, workflow=hook.workflow, delivery=delivery, args=scrub({"inputs": inputs}))
-        return _json({"webhook": name, "workflow": hook.workflow, "accepted": True}, 202)
+        run_id = state.start_workflow(hook.workflow, inputs, who[0], admitted=True)
+        audit(202, None, workflow=hook.workflow, delivery=delivery, runId=run_id, args=scrub({"inputs": inputs}))
+        return _json({"webhook": name, "workflow": hook.workflow, "accepted": True, "runId": run_id}, 202)
 
     return receive
 
@@ -632,7 +714,7 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
 
     from swamp.serve.replicas import ReplicaWatch
 
-    scheduler = Scheduler(state, settings.schedules)
+    scheduler = Scheduler(state, settings.schedules, triggers=settings.triggers)
     signal_watch = SignalWatch(state)  # signalled or expired waits resume their runs (docs/signals.md)
     watchdog = RunWatchdog(state, settings.max_run_duration)
     replicas = ReplicaWatch(state)

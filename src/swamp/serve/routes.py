@@ -18,6 +18,7 @@ from swamp.errors import UnpublishedError, ValidationError
 class Reply:
     status: int
     doc: Any
+    headers: dict[str, str] | None = None
 
 
 @dataclass
@@ -34,6 +35,14 @@ class Call:
     authorize: Callable[[str, str], None] = lambda action, resource: None
     #: who is calling, as records name them (util/actors.py: "token:NAME", "anonymous")
     caller: str | None = None
+    #: continue a run in the background on this server: (workflow, run id) (serve/app.py)
+    resume_later: Callable[[str, str], None] | None = None
+    #: start a workflow run in the background on this server: (workflow, inputs, fail_on, run id, on_end)
+    start_later: Callable[[str, dict, str, str, Callable[[], None]], None] | None = None
+    #: the run this request starts or continues, when known before it runs (every SSE event names it)
+    run_id: str | None = None
+    #: run work(): str in the background on this server, counted as the caller's run (serve/app.py)
+    in_background: Callable[[str, Callable[[], str]], None] | None = None
 
 
 @dataclass
@@ -63,6 +72,8 @@ class Route:
     changes: bool = False
     #: runs a method or a workflow: counted against the run limits
     runs: bool = False
+    #: the run id a request will start or continue, known before it runs (None: not known)
+    run_id: Callable[[Call], str | None] | None = None
 
 
 # ------------------------------------------------------------------ helpers
@@ -124,6 +135,8 @@ def method_run(call: Call):
     else:
         inputs_list = [_inputs(call)]
     _authorize_method_inputs(call, inputs_list)
+    if call.body.get("wait") is False:
+        return _detached_method(call, inputs_list)
     on_log = lambda line: call.emit("log", {"line": line})  # noqa: E731
     if call.body.get("type"):  # the type run directly as the model named in the path
         from swamp.app.methods import run_direct
@@ -138,6 +151,41 @@ def method_run(call: Call):
     if results and results[0].unpublished is not None:
         return _unpublished(results[0].unpublished.with_value(doc))
     return doc
+
+
+#: method runs this server started with "wait": false and that have not ended: output id -> what
+#: GET /outputs/ID answers until the record exists (it is written when the method ends)
+_DETACHED_METHODS: dict[str, dict] = {}
+
+
+def _detached_method(call: Call, inputs_list: list[dict]) -> Reply:
+    """``"wait": false``: checked now, run in the background, answered 202
+    with the output record's id and a Location (``running`` until it ends)."""
+    from swamp.app.methods import check_runnable, run_batch
+    from swamp.util.ids import new_id
+
+    model, method = call.path["model"], call.path["method"]
+    if call.in_background is None:
+        raise ValidationError("\"wait\": false needs a server to run the method on")
+    if len(inputs_list) != 1 or call.body.get("type"):
+        raise ValidationError("\"wait\": false runs one inputs map of a model's definition",
+                              hint="leave out batch and type, or wait for the answer")
+    check_runnable(call.repo, model, method, inputs_list[0])
+    output_id = new_id()
+    location = f"{API}/outputs/{output_id}"
+    doc = {"id": output_id, "modelName": model, "methodName": method, "status": "running", "location": location}
+    _DETACHED_METHODS[output_id] = {k: v for k, v in doc.items() if k != "location"}
+
+    def work() -> str:
+        try:
+            done = run_batch(call.repo, model, method, inputs_list, tags=call.body.get("tags"), by=call.caller,
+                             output_id=output_id)
+            return f"{call.caller}: method run {output_id} of {model}.{method} {done[0].record.status}"
+        finally:
+            _DETACHED_METHODS.pop(output_id, None)
+
+    call.in_background(f"run {model}.{method}", work)
+    return Reply(202, doc, headers={"Location": location})
 
 
 def _authorize_method_inputs(call: Call, inputs_list: list[dict]) -> None:
@@ -176,8 +224,14 @@ def outputs_list(call: Call):
 
 def output_get(call: Call):
     from swamp.app import models
+    from swamp.errors import NotFoundError
 
-    doc = models.output(call.repo, call.path["id"])
+    try:
+        doc = models.output(call.repo, call.path["id"])
+    except NotFoundError:
+        doc = dict(_DETACHED_METHODS.get(call.path["id"]) or {})  # a detached run still going here
+        if not doc:
+            raise
     call.authorize("read", f"model:{doc.get('modelName')}")
     return doc
 
@@ -250,11 +304,37 @@ def workflow_run(call: Call):
 
     name = call.path["workflow"]
     call.note({"kind": "workflow", "workflow": name})
+    if call.body.get("wait") is False:
+        if call.body.get("fromFailed"):
+            raise HttpError("validation", '"fromFailed" with "wait": false is not supported yet',
+                            hint='re-run from failure with "wait": true (the default)')
+        return _detached_run(call, name)
     logs = _StepLogs(call)
     result = workflows.run(call.repo, name, _inputs(call), fail_on=call.body.get("failOn", "low"),
                            observer=_observer(call, name, logs), on_log=logs.on_log, by=call.caller,
-                           from_failed=call.body.get("fromFailed"))
+                           from_failed=call.body.get("fromFailed"), run_id=call.run_id)
     return _run_doc(call, result)
+
+
+def _detached_run(call: Call, name: str) -> Reply:
+    """``"wait": false``: checked now, run in the background, answered 202
+    with the run's id and a Location to follow once its record exists."""
+    import threading
+    from urllib.parse import quote
+
+    from swamp.app.detached_runs import check_startable, started_doc, wait_for_record
+    from swamp.util.ids import new_id
+
+    if call.start_later is None:
+        raise ValidationError("\"wait\": false needs a server to run the workflow on")
+    inputs, fail_on = _inputs(call), call.body.get("failOn", "low")
+    wid = check_startable(call.repo, name, inputs, fail_on)
+    run_id = call.run_id or new_id()
+    started = threading.Event()  # set when the background thread ends (a run that could not start)
+    call.start_later(name, inputs, fail_on, run_id, started.set)
+    run = wait_for_record(call.repo, wid, run_id, going=lambda: not started.is_set())
+    location = f"{API}/workflows/{quote(name, safe='')}/runs/{run_id}"
+    return Reply(202, {**started_doc(name, run_id, run), "location": location}, headers={"Location": location})
 
 
 def workflow_resume(call: Call):
@@ -275,12 +355,38 @@ def _decide(decision: str):
 
         b = call.body
         try:
-            return workflows.decide(call.repo, call.path["workflow"], b["step"], decision, b.get("runId"),
-                                    b.get("reason"), by=call.caller)
+            doc = workflows.decide(call.repo, call.path["workflow"], b["step"], decision, b.get("runId"),
+                                   b.get("reason"), by=call.caller)
         except UnpublishedError as e:
             return _unpublished(e)
+        return _continue_decided(call, doc)
 
     return handler
+
+
+def _continue_decided(call: Call, doc: dict) -> dict:
+    """Once a decision leaves nothing else waiting, this server continues
+    the run in the background (as the CLI continues it in its process),
+    if the caller may run the workflow; ``resumed`` says whether it does."""
+    from swamp.app.approvals import continuable
+    from swamp.errors import SwampError
+    from swamp.serve.errors import HttpError
+
+    name = call.path["workflow"]
+    if call.body.get("resume") is False or call.resume_later is None:
+        return {**doc, "resumed": False}
+    if not continuable(call.repo, name, doc["runId"]):
+        return {**doc, "resumed": False, "resumeHint": "the run still waits for another decision or a signal"}
+    try:
+        call.authorize("run", f"workflow:{name}")
+    except HttpError:
+        return {**doc, "resumed": False,
+                "resumeHint": f"continuing the run needs run on workflow:{name}, which this caller lacks"}
+    try:
+        call.resume_later(name, doc["runId"])
+    except SwampError as e:  # at its run limit, say: the decision stands, the run waits
+        return {**doc, "resumed": False, "resumeHint": f"not continued: {e.message}"}
+    return {**doc, "resumed": True}
 
 
 def workflow_signal(call: Call):
@@ -335,6 +441,17 @@ def workflow_run_get(call: Call):
     from swamp.workflows.service import run_json
 
     return run_json(call.repo, workflows.get_run(call.repo, call.path["workflow"], _run_id(call)))
+
+
+def run_get(call: Call):
+    """A run by its id alone (or a unique start of it), for whoever may read
+    its workflow: what a detached run's starter follows."""
+    from swamp.app import workflows
+    from swamp.workflows.service import run_json
+
+    run = workflows.run_by_id(call.repo, call.path["run"])
+    call.authorize("read", f"workflow:{run.workflowName}")
+    return run_json(call.repo, run)
 
 
 def workflow_logs(call: Call):
@@ -401,6 +518,19 @@ _RUN_INPUTS = {
 }
 
 
+_DECISION = {"step": (str, True, "STEP or JOB/STEP"),
+             "runId": (str, False, "the run (needed when several runs wait at STEP)"),
+             "reason": (str, False, "why"),
+             "resume": (bool, False, "false: only record the decision (default: continue the run once nothing "
+                                     "else waits, when the caller may run the workflow)")}
+
+
+def new_id_for(c: Call) -> str:
+    from swamp.util.ids import new_id
+
+    return new_id()
+
+
 def _model(c: Call) -> str:
     return f"model:{c.path['model']}"
 
@@ -424,7 +554,9 @@ ROUTES: list[Route] = [
           "run", _model, body=Body({**_RUN_INPUTS, "tags": (dict, False, "tags for the data this run writes"),
                                     "batch": (list, False, "several input maps, run in one session"),
                                     "type": (str, False, "run this model type directly as the model named "
-                                                         "in the path (no definition written first)")}),
+                                                         "in the path (no definition written first)"),
+                                    "wait": (bool, False, "false: answer 202 at once with the output record's id "
+                                                          "and a Location header (one inputs map; default: true)")}),
           stream=True, changes=True, runs=True),
     Route("GET", f"{API}/outputs", "listOutputs", "Method runs, newest first", outputs_list,
           query={"model": (str, "only this model"), "method": (str, "only this method"),
@@ -436,21 +568,19 @@ ROUTES: list[Route] = [
           workflow_run, "run", _workflow,
           body=Body({**_RUN_INPUTS, "failOn": (str, False, "low, medium or high: the lowest failing severity"),
                      "fromFailed": (str, False, "re-run this failed run from its failure: only the steps that "
-                                                "failed or did not run run")}),
-          stream=True, changes=True, runs=True),
+                                                "failed or did not run run"),
+                     "wait": (bool, False, "false: answer 202 at once with the run's id and a Location header "
+                                           "to follow it (default: true, answer when the run ends)")}),
+          stream=True, changes=True, runs=True, run_id=new_id_for),
     Route("POST", f"{API}/workflows/{{workflow}}/resume", "resumeWorkflow", "Continue a suspended run",
           workflow_resume, "run", _workflow,
           body=Body({**_RUN_INPUTS, "runId": (str, False, "the run (default: the newest suspended one)"),
                      "from": (str, False, "restart a failed or cancelled run from this STEP (or JOB/STEP)")}),
-          stream=True, changes=True, runs=True),
+          stream=True, changes=True, runs=True, run_id=lambda c: c.body.get("runId")),
     Route("POST", f"{API}/workflows/{{workflow}}/approve", "approveStep", "Approve a step waiting for approval",
-          _decide("approved"), "approve", _workflow,
-          body=Body({"step": (str, True, "STEP or JOB/STEP"), "runId": (str, False, "the run"),
-                     "reason": (str, False, "why")}), changes=True),
+          _decide("approved"), "approve", _workflow, body=Body(_DECISION), changes=True),
     Route("POST", f"{API}/workflows/{{workflow}}/reject", "rejectStep", "Reject a step waiting for approval",
-          _decide("rejected"), "approve", _workflow,
-          body=Body({"step": (str, True, "STEP or JOB/STEP"), "runId": (str, False, "the run"),
-                     "reason": (str, False, "why")}), changes=True),
+          _decide("rejected"), "approve", _workflow, body=Body(_DECISION), changes=True),
     Route("POST", f"{API}/workflows/{{workflow}}/signal", "signalStep",
           "Send a message to a step waiting for a signal (the first one settles it; a later one is 409)",
           workflow_signal, "approve", _workflow,
@@ -469,6 +599,7 @@ ROUTES: list[Route] = [
           "One run record ('latest' for the newest)", workflow_run_get, "read", _workflow),
     Route("GET", f"{API}/workflows/{{workflow}}/runs/{{run}}/log", "getWorkflowRunLog",
           "A run's log ('latest' for the newest)", workflow_logs, "read", _workflow),
+    Route("GET", f"{API}/runs/{{run}}", "getRun", "One run record by its id (read on its workflow)", run_get),
     Route("GET", f"{API}/data", "listData", "Data names with their latest version", data_list,
           query={"model": (str, "only this model's data")},
           row_resource=lambda r: f"data:{r['model']}/{r['name']}"),

@@ -57,6 +57,10 @@ def serve(repo, *, host: str, port: int, settings, cert_file: str | None = None,
     elif settings.auth_mode == "token":  # --port 0: no address to keep a local token for
         print("swamp serve: no local token on a port chosen by the system; use a minted one "
               "('swamp access token mint NAME')", file=sys.stderr, flush=True)
+    from swamp.serve.announce import startup_lines
+
+    for line in startup_lines(settings):
+        print(f"swamp serve: {line}", file=sys.stderr, flush=True)
     Server(config).run()
     if state.inflight:
         # Past every bound: exit now rather than wait on worker threads forever.

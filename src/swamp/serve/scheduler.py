@@ -112,7 +112,9 @@ class Scheduler:
                 except SwampError as e:
                     _log(f"workflow {t['workflow']}: trigger {t['schedule']!r} ignored: {e.message}")
         for name in sorted(set(out) - set(self._known)):
-            _log(f"schedule {name}: {out[name].workflow} at {out[name].cron.text!r}")
+            after = datetime.now(timezone.utc)
+            _log(f"schedule {name}: runs {out[name].workflow} at {out[name].cron.text!r} (UTC), "
+                 f"next {out[name].cron.next_after(after).strftime('%Y-%m-%dT%H:%M:%SZ')}")
         for name in sorted(set(self._known) - set(out)):
             _log(f"schedule {name}: removed")
         self._known = out

@@ -113,7 +113,7 @@ class Engine:
     # ---------------------------------------------------------------- start
     def start(self, wf: Workflow, source: str, inputs: dict, *, fail_on: str = "low",
               parent: Parent | None = None, by: str | None = None,
-              rerun_of: WorkflowRun | None = None) -> WorkflowRun:
+              rerun_of: WorkflowRun | None = None, run_id: str | None = None) -> WorkflowRun:
         """Check the workflow's structure and inputs (raising before anything
         is written), then run it to its end or its suspension, as started by
         ``by`` (util/actors.py; a nested run: whoever its parent acts for;
@@ -132,7 +132,7 @@ class Engine:
 
         wid = workflow_id(wf)
         run = WorkflowRun(
-            id=new_id(), workflowId=wid, workflowName=wf.name, workflowVersion=wf.version,
+            id=run_id or new_id(), workflowId=wid, workflowName=wf.name, workflowVersion=wf.version,
             startedAt=clock.isoformat(), inputKeys=sorted(values), failOn=fail_on, tags=dict(wf.tags),
             parentRunId=parent.run.id if parent else None,
             parentWorkflowId=parent.run.workflowId if parent else None,

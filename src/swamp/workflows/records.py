@@ -18,7 +18,8 @@ from swamp.util import documents, yamlio
 
 RUNS = "workflow-runs"
 
-RunStatus = Literal["pending", "running", "suspended", "succeeded", "failed", "cancelled"]
+#: interrupted: its process died mid-run, found and recorded by a peer, serve or `run doctor` (app/interrupted_runs.py)
+RunStatus = Literal["pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted"]
 StepStatus = Literal["pending", "running", "waiting_approval", "waiting_signal", "succeeded", "failed", "skipped"]
 SkipReason = Literal["dependency", "guarded", "condition"]
 

@@ -15,7 +15,7 @@ from swamp.errors import ConflictError, ValidationError
 from swamp.workflows.records import JobRun, StepRun, WorkflowRun
 
 #: the runs that can be re-run from their failure
-RERUNNABLE = ("failed", "cancelled")
+RERUNNABLE = ("failed", "cancelled", "interrupted")
 #: the steps whose success is kept
 KEPT_TASKS = ("model_method", "workflow", "assert")
 

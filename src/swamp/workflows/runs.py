@@ -17,7 +17,7 @@ from swamp.util.names import did_you_mean
 from swamp.workflows import records
 from swamp.workflows.records import JobRun, StepRun, WorkflowRun
 
-FINISHED = ("succeeded", "failed", "cancelled")
+FINISHED = ("succeeded", "failed", "cancelled", "interrupted")
 
 
 def pick(ds: Datastore, workflow_id: str, run_id: str | None, statuses: tuple[str, ...]) -> WorkflowRun:
@@ -167,7 +167,7 @@ def _alive(run: WorkflowRun) -> bool:
     return True
 
 
-RESTARTABLE = ("failed", "cancelled")
+RESTARTABLE = ("failed", "cancelled", "interrupted")
 
 
 def reset_from(wf, run: WorkflowRun, step: str) -> list[str]:

@@ -11,7 +11,7 @@ from swamp.serve.errors import HttpError
 
 #: rows on a page of runs or of the audit log
 PAGE_SIZE = 50
-FINISHED = ("succeeded", "failed", "cancelled")
+FINISHED = ("succeeded", "failed", "cancelled", "interrupted")
 
 
 @dataclass

@@ -14,7 +14,7 @@ from swamp.errors import ValidationError
 from swamp.util import actors
 from swamp.serve.dashboard.context import FINISHED, PAGE_SIZE, Ctx, Page
 
-STATUSES = ("running", "suspended", "pending", "succeeded", "failed", "cancelled")
+STATUSES = ("running", "suspended", "pending", "succeeded", "failed", "cancelled", "interrupted")
 
 
 def _index(c: Ctx):
@@ -25,7 +25,11 @@ def _index(c: Ctx):
 def workflows(c: Ctx) -> Page:
     from swamp.app.dashboard_queries import workflows_overview
 
-    rows = [w for w in workflows_overview(c.repo, _index(c)) if c.allowed("read", f"workflow:{w['name']}")]
+    from swamp.app.trigger_list import trigger_rows
+
+    scheduled = {t["workflow"]: t for t in trigger_rows(c.repo)}  # the schedule column (app/trigger_list.py)
+    rows = [{**w, "trigger": scheduled.get(w["name"])} for w in workflows_overview(c.repo, _index(c))
+            if c.allowed("read", f"workflow:{w['name']}")]
     return Page("workflows.html", {"title": "Workflows", "nav": "workflows", "workflows": rows})
 
 
@@ -120,6 +124,7 @@ def _api(c: Ctx, op: str, path: dict, body: dict):
     call = Call(c.repo, path, {}, body,
                 authorize=lambda action, resource: c.require(action, resource),
                 caller=actors.of_subjects(c.subjects))
+    call.resume_later = lambda name, run_id: resume_in_background(c, name, run_id)
     c.require(route.action, route.resource(call))
     key = c.dash.state.begin()
     try:
@@ -143,65 +148,20 @@ def decide(decision: str):
         body = {"step": step, "runId": c.path["run"]}
         if (c.form.get("reason") or "").strip():
             body["reason"] = c.form["reason"].strip()
+        # the API's handler continues the run once nothing else waits (routes._continue_decided)
         _api(c, "approveStep" if decision == "approved" else "rejectStep", {"workflow": c.path["workflow"]}, body)
-        _continue(c)
         return _back(c)
 
     return handler
 
 
-def _continue(c: Ctx) -> None:
-    """Once nothing else in the run waits for a decision, continue it (as
-    ``workflow resume`` would) in the background, if the caller may run
-    the workflow; otherwise it stays suspended for someone who may."""
-    from swamp.app.dashboard_queries import run_state
-
-    name, run_id = c.path["workflow"], c.path["run"]
-    if not c.allowed("run", f"workflow:{name}"):
-        return
-    doc, _ = run_state(c.repo, name, run_id)
-    if doc["status"] != "suspended" or doc.get("approvalRequired"):
-        return
-    resume_in_background(c, name, run_id)
-
-
 def resume_in_background(c: Ctx, name: str, run_id: str) -> None:
-    import threading
-
-    from swamp.errors import SwampError
-    from swamp.serve import vault_grants
-    from swamp.serve.wire import _log
-    from swamp.serve.routes import Call, _observer
-
-    state, who, actor = c.dash.state, c.subjects[0], actors.of_subjects(c.subjects)
-    subjects = list(c.subjects)
+    """Continue the run on this server, as the caller (serve/app.py)."""
+    state = c.dash.state
     if state.shutting_down:
         return
-    state.admit(who)
-    key = state.begin()
-
-    def run() -> None:
-        from swamp.app import workflows
-
-        call = Call(state.repo, {"workflow": name}, {}, {})
-        call.note = lambda info: state.note(key, info)
-        call.note({"kind": "workflow", "workflow": name, "runId": run_id})
-        try:
-            with vault_grants.acting_for(state, subjects, "dashboardResume"):  # the run's vault.get() is the caller's
-                result = workflows.resume(state.repo, name, run_id, {}, observer=_observer(call, name),
-                                          by=actor)
-            _log(f"{who}: run {result.run.id} of {name} {result.run.status} (resumed from the dashboard)")
-        except SwampError as e:
-            _log(f"{who}: run {run_id} of {name} did not resume: {e.message}")
-        except Exception:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            state.end(key)
-            state.release(who)
-
-    threading.Thread(target=run, name=f"resume {name} for {who}").start()
+    state.resume_workflow(name, run_id, c.subjects[0], by=actors.of_subjects(c.subjects),
+                       subjects=list(c.subjects))
 
 
 def resume(c: Ctx) -> Response:

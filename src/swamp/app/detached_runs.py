@@ -1,0 +1,57 @@
+"""Runs started without waiting for their end: checked first (so a wrong
+name or input is an error at once, not a run that never starts), then
+started elsewhere (a server's thread, or a background process), and
+answered with their id as soon as their record exists, which is what
+``history get ID`` and the API's Location read."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from swamp.errors import SwampError, ValidationError
+from swamp.workflows import records
+from swamp.workflows.records import WorkflowRun
+
+#: how long a starter waits for the run's first record before answering anyway
+RECORD_WAIT_S = 30.0
+POLL_S = 0.05
+
+
+def check_startable(repo, name: str, inputs: dict, fail_on: str | None = None) -> str:
+    """Refuse what the run would refuse before writing anything (an unknown
+    workflow, a workflow that does not validate, inputs that break its
+    schema, a wrong failOn); returns the workflow's id."""
+    from swamp.workflows import dag
+    from swamp.workflows.engine import validate_workflow_inputs
+    from swamp.workflows.schema import workflow_id
+    from swamp.workflows.service import checked, fail_on_level
+
+    fail_on_level(fail_on)
+    source, wf = checked(repo, name)
+    problems = dag.check_structure(wf)
+    if problems:
+        raise ValidationError(f"{source}: " + "; ".join(problems))
+    validate_workflow_inputs(wf, inputs)
+    return workflow_id(wf)
+
+
+def wait_for_record(repo, wid: str, run_id: str, going: Callable[[], bool],
+                    limit_s: float = RECORD_WAIT_S) -> WorkflowRun | None:
+    """The run's record once it exists, or None when the starter stopped
+    (``going`` false) or ``limit_s`` passed first. Reads this checkout:
+    the run writes its record here before it publishes it."""
+    end = time.monotonic() + limit_s
+    while True:
+        try:
+            return records.load(repo.datastore, wid, run_id)
+        except SwampError:  # not there yet (or half written)
+            pass
+        if not going() or time.monotonic() > end:
+            return None
+        time.sleep(POLL_S)
+
+
+def started_doc(name: str, run_id: str, run: WorkflowRun | None) -> dict:
+    return {"runId": run_id, "workflowName": name, "status": run.status if run else "starting",
+            "follow": f"swamp workflow history get {run_id} --follow"}
