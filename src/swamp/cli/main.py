@@ -24,7 +24,7 @@ GROUPS = {
     "config": ("swamp.cli.config", "config", "Settings shared by everyone using this datastore"),
     "extension": ("swamp.cli.extension", "extension", "Model types from Python packages, pinned for the team"),
     "serve": ("swamp.cli.serve", "serve", "Serve the use cases as an HTTP API"),
-    "access": ("swamp.cli.access", "access", "Tokens and grants for swamp serve"),
+    "access": ("swamp.cli.access", "access", "Tokens, grants and groups for swamp serve"),
     "worker": ("swamp.cli.worker", "worker", "Workers that run placed workflow steps, on Dask"),
     "doctor": ("swamp.cli.doctor", "doctor", "Check the repository, datastore and installation; --repair"),
     "run": ("swamp.cli.run", "run", "Method and workflow runs together: history, gc, doctor"),

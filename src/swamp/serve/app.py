@@ -233,8 +233,8 @@ class ServeState:
     def authorize(self, subjects: list[str], action: str, resource: str) -> None:
         if not self.allowed(subjects, action, resource):
             raise HttpError("forbidden", f"{action} on {resource} is not allowed",
-                            hint="an admin adds a grant in grants/*.yaml; check with "
-                                 f"'swamp access can-i {action} {resource} --token NAME'")
+                            hint="an admin adds a grant ('swamp access grant create', or grants/*.yaml); "
+                                 f"explain with 'swamp access check --token NAME --action {action} --on {resource}'")
 
 
 #: the subject only the local user's token carries: full access (no grant names it)
@@ -630,6 +630,9 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
     signal_watch = SignalWatch(state)  # signalled or expired waits resume their runs (docs/signals.md)
     watchdog = RunWatchdog(state, settings.max_run_duration)
     replicas = ReplicaWatch(state)
+    from swamp.serve.access_state import AccessWatch
+
+    access_watch = AccessWatch(state)  # peers' tokens, grants and groups within its bound (docs/serve.md#access)
 
     @asynccontextmanager
     async def lifespan(app):
@@ -637,12 +640,14 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
         signal_watch.start()
         watchdog.start()
         replicas.start()
+        access_watch.start()
         yield
         state.shutting_down = True
         await anyio.to_thread.run_sync(scheduler.stop)
         await anyio.to_thread.run_sync(signal_watch.stop)
         await anyio.to_thread.run_sync(watchdog.stop)
         await anyio.to_thread.run_sync(replicas.stop)
+        await anyio.to_thread.run_sync(access_watch.stop)
         await anyio.to_thread.run_sync(state.drain)
 
     from starlette.middleware import Middleware

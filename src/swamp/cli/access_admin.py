@@ -1,0 +1,228 @@
+"""``swamp access grant``, ``swamp access group`` and ``swamp access
+check``: grants and groups kept in the datastore, so every serve replica
+enforces the same (docs/serve.md#access). Local admin commands of the
+checkout: whoever can change the repository's datastore can change them.
+Registered on the ``access`` group at the end of cli/access.py."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from swamp.cli.options import CliState, global_options
+from swamp.cli.output import emit, say, table
+
+_ACTIONS = "read, run, approve, write, admin"
+
+
+def _actions(value: str) -> list[str]:
+    return [a.strip() for a in value.split(",") if a.strip()]
+
+
+# ------------------------------------------------------------------ grants
+@click.group("grant")
+def grant():
+    """Grants made by command, kept in the datastore for every replica.
+
+    Example: swamp access grant create --subject group:deployers --allow read,run --on 'workflow:deploy-*'"""
+
+
+@grant.command("create")
+@click.option("--subject", "subjects", multiple=True, required=True, metavar="KIND:NAME",
+              help="Who: token:NAME, user:NAME or group:NAME; repeatable.")
+@click.option("--allow", metavar="ACTIONS", help=f"Actions to allow, comma-separated ({_ACTIONS}).")
+@click.option("--deny", metavar="ACTIONS", help="Actions to deny, comma-separated (a deny wins over any allow).")
+@click.option("--on", "resources", multiple=True, required=True, metavar="RESOURCE",
+              help="workflow:NAME, model:NAME, data:MODEL/NAME or vault:NAME, with shell globs; repeatable.")
+@click.option("--description", help="Why the grant exists, shown by list.")
+@click.option("--when", metavar="CONDITION", hidden=True)
+@global_options
+@click.pass_obj
+def grant_create(state: CliState, subjects, allow, deny, resources, description, when):
+    """Create a grant. Creating the same grant again changes nothing.
+
+    \b
+    Examples:
+      swamp access grant create --subject group:deployers --allow read,run --on 'workflow:deploy-*'
+      swamp access grant create --subject token:intern --deny run --on workflow:deploy-prod"""
+    from swamp.errors import UsageError
+    from swamp.serve.access_admin import create_grant
+
+    if when is not None:
+        raise UsageError("--when conditions are not supported: a grant matches on subject, action and resource",
+                         hint="narrow --on instead (shell globs), or add a deny grant")
+    if bool(allow) == bool(deny):
+        raise UsageError("give one of --allow ACTIONS or --deny ACTIONS", hint=f"actions: {_ACTIONS}")
+    result = create_grant(state.repo(), subjects=list(subjects), effect="allow" if allow else "deny",
+                          actions=_actions(allow or deny), resources=list(resources), description=description)
+    emit(state, result, f"{'created' if result['created'] else 'already there:'} grant {result['id']} "
+                        f"({result['effect']} {','.join(result['actions'])} on {', '.join(result['resources'])} "
+                        f"for {', '.join(result['subjects'])})")
+
+
+@grant.command("list")
+@click.option("--subject", metavar="KIND:NAME", help="Only the grants naming this subject.")
+@click.option("--on", metavar="RESOURCE", help="Only the grants naming this resource (exactly).")
+@global_options
+@click.pass_obj
+def grant_list(state: CliState, subject, on):
+    """Every grant a server of this checkout enforces: grants/*.yaml and the datastore's.
+
+    \b
+    Examples:
+      swamp access grant list
+      swamp access grant list --subject group:deployers --json"""
+    from swamp.serve.access_admin import list_grants
+
+    rows = list_grants(state.repo(), subject=subject, on=on)
+    shown = [{k: ", ".join(v) if isinstance(v, list) else v for k, v in r.items()} for r in rows]
+    emit(state, rows, lambda: table(shown, ["id", "effect", "subjects", "actions", "resources", "source"]))
+
+
+@grant.command("revoke")
+@click.argument("grant_id")
+@global_options
+@click.pass_obj
+def grant_revoke(state: CliState, grant_id):
+    """Revoke a grant made by 'access grant create' (one in grants/*.yaml is removed from its file).
+
+    Example: swamp access grant revoke g-1a2b3c4d5e6f"""
+    from swamp.serve.access_admin import revoke_grant
+
+    result = revoke_grant(state.repo(), grant_id)
+    emit(state, result, f"revoked grant {grant_id}")
+
+
+# ------------------------------------------------------------------ groups
+@click.group("group")
+def group():
+    """Groups of users and tokens; a grant naming group:NAME applies to each member.
+
+    Example: swamp access group create deployers"""
+
+
+def _show_group(state: CliState, row: dict, text: str) -> None:
+    emit(state, row, f"{text} ({len(row['members'])} member(s))")
+
+
+@group.command("create")
+@click.argument("name")
+@click.option("--description", help="What the group is for.")
+@global_options
+@click.pass_obj
+def group_create(state: CliState, name, description):
+    """Create an empty group NAME.
+
+    Example: swamp access group create deployers"""
+    from swamp.serve.access_admin import create_group
+
+    _show_group(state, create_group(state.repo(), name, description=description), f"created group {name}")
+
+
+@group.command("add-member")
+@click.argument("group_name", metavar="GROUP")
+@click.argument("member", metavar="MEMBER")
+@global_options
+@click.pass_obj
+def group_add_member(state: CliState, group_name, member):
+    """Add MEMBER (user:NAME or token:NAME) to GROUP.
+
+    Example: swamp access group add-member deployers user:alice"""
+    from swamp.serve.access_admin import add_member
+
+    _show_group(state, add_member(state.repo(), group_name, member), f"{member} is in {group_name}")
+
+
+@group.command("remove-member")
+@click.argument("group_name", metavar="GROUP")
+@click.argument("member", metavar="MEMBER")
+@global_options
+@click.pass_obj
+def group_remove_member(state: CliState, group_name, member):
+    """Remove MEMBER from GROUP.
+
+    Example: swamp access group remove-member deployers user:alice"""
+    from swamp.serve.access_admin import remove_member
+
+    _show_group(state, remove_member(state.repo(), group_name, member), f"{member} left {group_name}")
+
+
+@group.command("list")
+@global_options
+@click.pass_obj
+def group_list(state: CliState):
+    """Every group, with its members.
+
+    Example: swamp access group list --json"""
+    from swamp.serve.access_admin import list_groups
+
+    rows = list_groups(state.repo())
+    shown = [{**r, "members": ", ".join(r["members"])} for r in rows]
+    emit(state, rows, lambda: table(shown, ["name", "members", "description"]))
+
+
+@group.command("members")
+@click.argument("name")
+@global_options
+@click.pass_obj
+def group_members(state: CliState, name):
+    """The members of group NAME, sorted.
+
+    Example: swamp access group members deployers"""
+    from swamp.serve.access_admin import group_members as members
+
+    row = members(state.repo(), name)
+    emit(state, row, lambda: [say(m) for m in row["members"]] if row["members"] else say(f"{name} has no members"))
+
+
+@group.command("list-idp")
+@global_options
+@click.pass_obj
+def group_list_idp(state: CliState):
+    """Groups from an identity provider: none can be configured here, so it says so.
+
+    Example: swamp access group list-idp"""
+    doc = {"identityProvider": None, "groups": [],
+           "message": "no identity provider is configured: groups are local to the datastore "
+                      "(swamp access group list)"}
+    emit(state, doc, doc["message"])
+
+
+# ------------------------------------------------------------------ check
+@click.command("check")
+@click.option("--subject", "subjects", multiple=True, metavar="KIND:NAME",
+              help="As this subject (token:, user: or group:); repeatable.")
+@click.option("--action", required=True, type=click.Choice(["read", "run", "approve", "write", "admin"]),
+              help="The action to check.")
+@click.option("--on", "resource", required=True, metavar="RESOURCE", help="The resource, e.g. workflow:deploy.")
+@click.option("--groups", metavar="G1,G2", help="Also as members of these groups (comma-separated).")
+@global_options
+@click.pass_obj
+def check(state: CliState, subjects, action, resource, groups):
+    """Explain a decision: whether ACTION on RESOURCE is allowed for --subject
+    or --token NAME (its user and groups too), which grant decided, and every
+    grant that matched. Exits 0 when allowed, 1 when not.
+
+    \b
+    Examples:
+      swamp access check --subject user:alice --action run --on workflow:deploy
+      swamp access check --token ci --action read --on data:hello/result --json"""
+    from swamp.serve import tokens
+    from swamp.serve.access_admin import explain
+
+    repo = state.repo()
+    who = list(subjects) + [f"group:{g.strip()}" for g in (groups or "").split(",") if g.strip()]
+    if state.token:  # a token's name (or the token itself: its name is before the dot)
+        who += tokens.subjects_for_name(repo, state.token.split(".", 1)[0])
+    result = explain(repo, subjects=who, action=action, resource=resource)
+
+    def human():
+        say(f"{'yes' if result['allowed'] else 'no'}: {result['reason']}")
+        for g in result["matched"]:
+            say(f"  matched {g['id']} ({g['effect']} {','.join(g['actions'])} on {', '.join(g['resources'])}) "
+                f"in {g['source']}")
+
+    emit(state, result, human)
+    if not result["allowed"]:
+        sys.exit(1)
