@@ -43,9 +43,8 @@ def grant_create(state: CliState, subjects, allow, deny, resources, description,
     """Create a grant. Creating the same grant again changes nothing.
 
     \b
-    Examples:
-      swamp access grant create --subject group:deployers --allow read,run --on 'workflow:deploy-*'
-      swamp access grant create --subject token:intern --deny run --on workflow:deploy-prod"""
+    Example: swamp access grant create --subject group:deployers --allow read,run --on 'workflow:deploy-*'
+    Example: swamp access grant create --subject token:intern --deny run --on workflow:deploy-prod"""
     from swamp.errors import UsageError
     from swamp.serve.access_admin import create_grant
 
@@ -70,9 +69,8 @@ def grant_list(state: CliState, subject, on):
     """Every grant a server of this checkout enforces: grants/*.yaml and the datastore's.
 
     \b
-    Examples:
-      swamp access grant list
-      swamp access grant list --subject group:deployers --json"""
+    Example: swamp access grant list
+    Example: swamp access grant list --subject group:deployers --json"""
     from swamp.serve.access_admin import list_grants
 
     rows = list_grants(state.repo(), subject=subject, on=on)
@@ -205,9 +203,8 @@ def check(state: CliState, subjects, action, resource, groups):
     grant that matched. Exits 0 when allowed, 1 when not.
 
     \b
-    Examples:
-      swamp access check --subject user:alice --action run --on workflow:deploy
-      swamp access check --token ci --action read --on data:hello/result --json"""
+    Example: swamp access check --subject user:alice --action run --on workflow:deploy
+    Example: swamp access check --token ci --action read --on data:hello/result --json"""
     from swamp.serve import tokens
     from swamp.serve.access_admin import explain
 
