@@ -25,6 +25,7 @@ GROUPS = {
     "extension": ("swamp.cli.extension", "extension", "Model types from Python packages, pinned for the team"),
     "serve": ("swamp.cli.serve", "serve", "Serve the use cases as an HTTP API"),
     "access": ("swamp.cli.access", "access", "Tokens, grants and groups for swamp serve"),
+    "auth": ("swamp.cli.auth", "auth", "Tokens kept for each swamp serve URL: login, logout, whoami"),
     "worker": ("swamp.cli.worker", "worker", "Workers that run placed workflow steps, on Dask"),
     "doctor": ("swamp.cli.doctor", "doctor", "Check the repository, datastore and installation; --repair"),
     "run": ("swamp.cli.run", "run", "Method and workflow runs together: history, gc, doctor"),

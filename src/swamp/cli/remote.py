@@ -283,6 +283,10 @@ HANDLERS = {
 }
 
 
+#: commands that read --server and --token themselves (cli/auth.py)
+SELF_SERVED = frozenset({"auth server-login", "auth logout", "auth whoami"})
+
+
 def _access_cli():
     from swamp.cli import access_reload
 
@@ -313,6 +317,8 @@ def target(state) -> tuple[str | None, bool]:
 def dispatch(ctx: click.Context, state, params: dict, url: str, explicit: bool):
     """Run the command on the server, or return NotImplemented to run it here."""
     key = command_key(ctx)
+    if key in SELF_SERVED:
+        return NotImplemented
     handler, known = HANDLERS.get(key, (None, set()))
     if handler is None:
         if explicit:

@@ -573,6 +573,20 @@ def _access_reload(state: ServeState):
     return reload
 
 
+def _whoami(state: ServeState):
+    """GET /api/v1/whoami: who the caller's token acts as (``swamp auth
+    whoami --server``). Any valid token may ask about itself; none: 401."""
+
+    async def whoami(request: Request) -> Response:
+        try:
+            who = state.subjects(request)
+        except SwampError as e:
+            return _error(e)
+        return _json({"actor": actors.of_subjects(who), "subjects": who, "authMode": state.settings.auth_mode})
+
+    return whoami
+
+
 def _health(state: ServeState):
     async def health(request: Request) -> Response:
         from importlib.metadata import version
@@ -613,7 +627,8 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
     routes = [StarletteRoute("/health", _health(state), methods=["GET"]),
               StarletteRoute("/openapi.json", openapi, methods=["GET"]),
               StarletteRoute("/hooks/{name}", _webhook(state), methods=["POST"]),
-              StarletteRoute("/api/v1/access/reload", _access_reload(state), methods=["POST"])]
+              StarletteRoute("/api/v1/access/reload", _access_reload(state), methods=["POST"]),
+              StarletteRoute("/api/v1/whoami", _whoami(state), methods=["GET"])]
     routes += [StarletteRoute(r.path, _endpoint(state, r), methods=[r.method]) for r in ROUTES]
     if settings.dashboard:
         from swamp.serve.dashboard.pages import routes as dashboard_routes
