@@ -55,6 +55,7 @@ ROWS = {
     "runMethod:type": ("POST", f"{API}/models/hello/methods/execute/run",
                        {"type": "command/shell", "inputs": {"run": "id"}}, "write model:hello", "approver"),
     "reloadAccess": ("POST", f"{API}/access/reload", {}, "admin access:reload", "approver"),
+    "reloadServe": ("POST", f"{API}/serve/reload", {}, "admin serve:reload", "approver"),
 }
 
 #: list routes: each row the caller may not read is left out (a token with no grant sees none)

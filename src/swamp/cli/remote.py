@@ -280,7 +280,14 @@ HANDLERS = {
     "workflow signal": (lambda c, s, p: _signals_cli().remote_signal(c, s, p), {"name", "step", "data", "run_id"}),
     "workflow signals": (lambda c, s, p: _signals_cli().remote_signals(c, s, p), {"name"}),
     "access reload": (lambda c, s, p: _access_cli().remote_reload(c, s, p), set()),
+    "serve reload": (lambda c, s, p: _serve_reload_cli().remote_reload(c, s, p), set()),
 }
+
+
+def _serve_reload_cli():
+    from swamp.cli import serve_reload
+
+    return serve_reload
 
 
 #: commands that read --server and --token themselves (cli/auth.py)

@@ -629,6 +629,9 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
               StarletteRoute("/hooks/{name}", _webhook(state), methods=["POST"]),
               StarletteRoute("/api/v1/access/reload", _access_reload(state), methods=["POST"]),
               StarletteRoute("/api/v1/whoami", _whoami(state), methods=["GET"])]
+    from swamp.serve import reload as serve_reload
+
+    routes.append(StarletteRoute("/api/v1/serve/reload", serve_reload.route(state, _json, _error), methods=["POST"]))
     routes += [StarletteRoute(r.path, _endpoint(state, r), methods=[r.method]) for r in ROUTES]
     if settings.dashboard:
         from swamp.serve.dashboard.pages import routes as dashboard_routes

@@ -29,7 +29,7 @@ from pathlib import Path
 from swamp.errors import SwampError, ValidationError
 
 ACTIONS = ("read", "run", "approve", "write", "admin")
-KINDS = ("workflow", "model", "data", "vault")
+KINDS = ("workflow", "model", "data", "vault", "access", "serve")  # access:reload, serve:reload: admin only
 EFFECTS = ("allow", "deny")
 _FIELDS = {"subjects", "effect", "actions", "resources", "description"}
 SUBJECT_KINDS = ("token", "user", "group")
