@@ -148,6 +148,6 @@ def test_a_server_enforces_grants_and_groups_made_by_command(repo):
         doc.write_text(json.dumps(broken))
         eventually(lambda: server.get(MODEL, token=admin).status == 503, "a broken document refuses")
         refused = server.get(MODEL, token=admin).error
-        assert refused["code"] == "grants_broken" and "access/grants.json" in refused["error"]
+        assert refused["code"] == "access_broken" and "access/grants.json" in refused["error"]
     finally:
         server.stop()

@@ -49,7 +49,7 @@ def test_access_reload_locally_and_on_a_server(tmp_path):
         broken_far = server.post("/api/v1/access/reload", token=boss)
         # the server's configuration is broken, not the request: 503, naming the file
         assert broken_far.status == 503 and broken_far.error == broken_here.error
-        assert broken_far.error["code"] == "grants_broken"
+        assert broken_far.error["code"] == "access_broken"
         refused = server.get("/api/v1/models", token=boss)
         assert refused.status == 503 and "grants/broken.yaml" in refused.error["error"]
     finally:

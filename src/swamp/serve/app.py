@@ -213,7 +213,7 @@ class ServeState:
         if found is None:
             raise HttpError("unauthorized", "the token is unknown or revoked",
                             hint="ask for a new one ('swamp access token mint' or 'rotate')")
-        self.grants.current()  # broken grants refuse every request (503 grants_broken), lists with no rows too
+        self.grants.current()  # broken grants refuse every request (503 access_broken), lists with no rows too
         return found
 
     def check_token(self, presented: str) -> list[str] | None:

@@ -37,11 +37,12 @@ SUBJECT_KINDS = ("token", "user", "group")
 DATASTORE_SOURCE = "datastore:access/grants.json"
 
 
-class GrantsBroken(SwampError):
-    """The grants a server enforces cannot be read: it refuses every
-    request (503) until they are fixed, rather than allow one by accident."""
+class AccessBroken(SwampError):
+    """The grants, groups or tokens a server enforces cannot be read: it
+    refuses every request (503) until they are fixed, rather than allow one
+    by accident."""
 
-    code = "grants_broken"
+    code = "access_broken"
 
 
 @dataclass(frozen=True)
@@ -186,8 +187,8 @@ def with_groups(subjects: list[str], groups: dict) -> list[str]:
     return list(subjects) + extra
 
 
-def _broken(e: SwampError) -> GrantsBroken:
-    return GrantsBroken(f"the grants cannot be read, so every request is refused: {e.message}",
+def broken(e: SwampError, what: str = "grants") -> AccessBroken:
+    return AccessBroken(f"the {what} cannot be read, so every request is refused: {e.message}",
                         hint="fix what it names ('swamp access reload' checks it); it is read again by itself")
 
 
@@ -232,7 +233,7 @@ class GrantSet:
             try:
                 self._files, self._error = load_files(self.repo), None
             except SwampError as e:
-                self._files, self._error = [], _broken(e)
+                self._files, self._error = [], broken(e)
             self._stamp = stamp
         if self._error is not None:
             raise self._error
@@ -242,14 +243,14 @@ class GrantSet:
                 self._parsed = (entries, parse_entries(entries))
         except SwampError as e:
             self._parsed = None
-            raise _broken(e) from None
+            raise broken(e) from None
         return self._files + self._parsed[1]
 
     def groups(self) -> dict:
         try:
             return self._shared_groups.current()
         except SwampError as e:
-            raise _broken(e) from None
+            raise broken(e, "groups") from None
 
     def allowed(self, subjects: list[str], action: str, resource: str) -> bool:
         grants = self.current()

@@ -20,7 +20,7 @@ import os
 import secrets
 from pathlib import Path
 
-from swamp.errors import ConflictError, NotFoundError
+from swamp.errors import ConflictError, NotFoundError, SwampError
 from swamp.util import clock
 from swamp.util.names import check_name
 
@@ -180,7 +180,13 @@ class TokenStore:
             self._stamp = stamp
         if self._shared is None:
             return self._tokens
-        return {**self._tokens, **self._shared.current()}
+        try:
+            shared = self._shared.current()
+        except SwampError as e:
+            from swamp.serve.grants import broken
+
+            raise broken(e, "tokens") from None
+        return {**self._tokens, **shared}
 
     def reload(self) -> dict:
         """Read the file and the datastore's tokens again now (``swamp
