@@ -151,3 +151,34 @@ def test_a_server_enforces_grants_and_groups_made_by_command(repo):
         assert refused["code"] == "access_broken" and "access/grants.json" in refused["error"]
     finally:
         server.stop()
+
+
+def test_access_documents_are_never_writable_by_other_users(tmp_path):
+    """Under umask 000 (some CI runners) a grant made by command is still
+    not writable by other users of the machine; a server refuses a
+    document that is (503, naming it): anyone could have granted anything."""
+    import os
+    import stat
+
+    repo = init_repo(tmp_path / "repo")
+    assert cli(repo, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hello").code == 0
+    admin = mint_token(repo, "root")
+    old = os.umask(0)
+    try:
+        ok(repo, "access", "grant", "create", "--subject", "token:root", "--allow", "admin", "--on", "*")
+    finally:
+        os.umask(old)
+    doc = repo / ".swamp" / "access" / "grants.json"
+    for p in (doc, doc.parent):
+        assert not stat.S_IMODE(os.stat(p).st_mode) & (stat.S_IWGRP | stat.S_IWOTH), oct(os.stat(p).st_mode)
+    server = Serve(repo, "--auth-mode", "token")
+    try:
+        assert server.get(MODEL, token=admin).status == 200
+        os.chmod(doc, 0o666)
+        refused = server.get(MODEL, token=admin)
+        assert refused.status == 503 and refused.error["code"] == "access_broken"
+        assert "grants.json can be changed by every user" in refused.error["error"]
+        os.chmod(doc, 0o644)
+        assert server.get(MODEL, token=admin).status == 200
+    finally:
+        server.stop()

@@ -20,6 +20,8 @@ before anything is written."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 from swamp.errors import NotFoundError, ValidationError
 
@@ -48,3 +50,17 @@ def read(ds, kind: str) -> dict:
 def write(ds, kind: str, entries: dict) -> None:
     body = json.dumps({kind: entries}, indent=2, sort_keys=True) + "\n"
     ds.write_bytes(PATHS[kind], body.encode())
+    # Whoever may write these decides who may do what: never other users of
+    # the machine, even under a permissive umask (000 on some CI runners).
+    path = ds.local_path(PATHS[kind])
+    for p in (path, path.parent):
+        os.chmod(p, stat.S_IMODE(os.stat(p).st_mode) & ~(stat.S_IWGRP | stat.S_IWOTH))
+
+
+def check_private(path) -> None:
+    """Refuse a document that another user of this machine could have
+    changed (it, or its folder, writable by others): it could grant anything."""
+    for p in (path, path.parent):
+        if os.stat(p).st_mode & stat.S_IWOTH:
+            raise ValidationError(f"{p} can be changed by every user of this machine, so it is not trusted",
+                                  hint=f"chmod o-w {p}, and check that its content is what you expect")

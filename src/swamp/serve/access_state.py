@@ -39,8 +39,11 @@ class SharedDoc:
 
     def current(self) -> dict:
         from swamp.app.access import read_cached
+        from swamp.repo.access_docs import PATHS, check_private
 
         stamp = self._stamp_now()
+        if stamp is not None:  # every time: a mode changed later does not change the stamp
+            check_private(self.repo.datastore.local_path(PATHS[self.kind]))
         if stamp != self._stamp:
             # A stamp of None (no file yet) may still hydrate a lazily pulled document.
             self._entries = read_cached(self.repo, self.kind)
