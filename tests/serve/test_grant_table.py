@@ -56,6 +56,19 @@ ROWS = {
                        {"type": "command/shell", "inputs": {"run": "id"}}, "write model:hello", "approver"),
     "reloadAccess": ("POST", f"{API}/access/reload", {}, "admin access:reload", "approver"),
     "reloadServe": ("POST", f"{API}/serve/reload", {}, "admin serve:reload", "approver"),
+    "listGrants": ("GET", f"{API}/access/grants", None, "admin access:grants", "approver"),
+    "createGrant": ("POST", f"{API}/access/grants", {"subjects": ["token:approver"], "actions": ["admin"],
+                                                     "resources": ["*"]}, "admin access:grants", "approver"),
+    "revokeGrant": ("DELETE", f"{API}/access/grants/g-000000000000", None, "admin access:grants", "approver"),
+    "checkAccess": ("POST", f"{API}/access/check", {"subjects": ["user:x"], "action": "read", "resource": "model:x"},
+                    "admin access:grants", "approver"),
+    "listGroups": ("GET", f"{API}/access/groups", None, "admin access:groups", "approver"),
+    "createGroup": ("POST", f"{API}/access/groups", {"name": "admins"}, "admin access:groups", "approver"),
+    "groupMembers": ("GET", f"{API}/access/groups/admins", None, "admin access:groups", "approver"),
+    "addGroupMember": ("POST", f"{API}/access/groups/admins/add-member", {"member": "token:approver"},
+                       "admin access:groups", "approver"),
+    "removeGroupMember": ("POST", f"{API}/access/groups/admins/remove-member", {"member": "token:approver"},
+                          "admin access:groups", "approver"),
 }
 
 #: list routes: each row the caller may not read is left out (a token with no grant sees none)

@@ -1,8 +1,11 @@
 """``swamp access grant``, ``swamp access group`` and ``swamp access
 check``: grants and groups kept in the datastore, so every serve replica
-enforces the same (docs/serve.md#access). Local admin commands of the
-checkout: whoever can change the repository's datastore can change them.
-Registered on the ``access`` group at the end of cli/access.py."""
+enforces the same (docs/serve.md#access). On a checkout: whoever can
+change the repository's datastore can change them. With ``--server``
+(the ``remote_*`` handlers, listed in cli/remote.py): the server does it,
+for a token with ``admin`` on ``access:grants`` or ``access:groups``; the
+output is the same. Registered on the ``access`` group at the end of
+cli/access.py."""
 
 from __future__ import annotations
 
@@ -45,16 +48,25 @@ def grant_create(state: CliState, subjects, allow, deny, resources, description,
     \b
     Example: swamp access grant create --subject group:deployers --allow read,run --on 'workflow:deploy-*'
     Example: swamp access grant create --subject token:intern --deny run --on workflow:deploy-prod"""
-    from swamp.errors import UsageError
     from swamp.serve.access_admin import create_grant
+
+    wanted = _new_grant(subjects, allow, deny, resources, description, when)
+    _show_grant(state, create_grant(state.repo(), **wanted))
+
+
+def _new_grant(subjects, allow, deny, resources, description, when) -> dict:
+    from swamp.errors import UsageError
 
     if when is not None:
         raise UsageError("--when conditions are not supported: a grant matches on subject, action and resource",
                          hint="narrow --on instead (shell globs), or add a deny grant")
     if bool(allow) == bool(deny):
         raise UsageError("give one of --allow ACTIONS or --deny ACTIONS", hint=f"actions: {_ACTIONS}")
-    result = create_grant(state.repo(), subjects=list(subjects), effect="allow" if allow else "deny",
-                          actions=_actions(allow or deny), resources=list(resources), description=description)
+    return {"subjects": list(subjects), "effect": "allow" if allow else "deny", "actions": _actions(allow or deny),
+            "resources": list(resources), "description": description}
+
+
+def _show_grant(state: CliState, result: dict) -> None:
     emit(state, result, f"{'created' if result['created'] else 'already there:'} grant {result['id']} "
                         f"({result['effect']} {','.join(result['actions'])} on {', '.join(result['resources'])} "
                         f"for {', '.join(result['subjects'])})")
@@ -73,7 +85,10 @@ def grant_list(state: CliState, subject, on):
     Example: swamp access grant list --subject group:deployers --json"""
     from swamp.serve.access_admin import list_grants
 
-    rows = list_grants(state.repo(), subject=subject, on=on)
+    _show_grants(state, list_grants(state.repo(), subject=subject, on=on))
+
+
+def _show_grants(state: CliState, rows: list[dict]) -> None:
     shown = [{k: ", ".join(v) if isinstance(v, list) else v for k, v in r.items()} for r in rows]
     emit(state, rows, lambda: table(shown, ["id", "effect", "subjects", "actions", "resources", "source"]))
 
@@ -155,7 +170,10 @@ def group_list(state: CliState):
     Example: swamp access group list --json"""
     from swamp.serve.access_admin import list_groups
 
-    rows = list_groups(state.repo())
+    _show_groups(state, list_groups(state.repo()))
+
+
+def _show_groups(state: CliState, rows: list[dict]) -> None:
     shown = [{**r, "members": ", ".join(r["members"])} for r in rows]
     emit(state, rows, lambda: table(shown, ["name", "members", "description"]))
 
@@ -170,8 +188,12 @@ def group_members(state: CliState, name):
     Example: swamp access group members deployers"""
     from swamp.serve.access_admin import group_members as members
 
-    row = members(state.repo(), name)
-    emit(state, row, lambda: [say(m) for m in row["members"]] if row["members"] else say(f"{name} has no members"))
+    _show_members(state, members(state.repo(), name))
+
+
+def _show_members(state: CliState, row: dict) -> None:
+    emit(state, row, lambda: [say(m) for m in row["members"]] if row["members"] else
+         say(f"{row['name']} has no members"))
 
 
 @group.command("list-idp")
@@ -209,11 +231,17 @@ def check(state: CliState, subjects, action, resource, groups):
     from swamp.serve.access_admin import explain
 
     repo = state.repo()
-    who = list(subjects) + [f"group:{g.strip()}" for g in (groups or "").split(",") if g.strip()]
+    who = _check_subjects(subjects, groups)
     if state.token:  # a token's name (or the token itself: its name is before the dot)
         who += tokens.subjects_for_name(repo, state.token.split(".", 1)[0])
-    result = explain(repo, subjects=who, action=action, resource=resource)
+    _show_check(state, explain(repo, subjects=who, action=action, resource=resource))
 
+
+def _check_subjects(subjects, groups) -> list[str]:
+    return list(subjects) + [f"group:{g.strip()}" for g in (groups or "").split(",") if g.strip()]
+
+
+def _show_check(state: CliState, result: dict) -> None:
     def human():
         say(f"{'yes' if result['allowed'] else 'no'}: {result['reason']}")
         for g in result["matched"]:
@@ -223,3 +251,53 @@ def check(state: CliState, subjects, action, resource, groups):
     emit(state, result, human)
     if not result["allowed"]:
         sys.exit(1)
+
+
+# ------------------------------------------------------------------ --server (cli/remote.py HANDLERS)
+def _q(value: str) -> str:
+    import urllib.parse
+
+    return urllib.parse.quote(value, safe="")
+
+
+def remote_grant_create(client, state, p: dict) -> None:
+    wanted = _new_grant(p["subjects"], p["allow"], p["deny"], p["resources"], p["description"], p["when"])
+    _show_grant(state, client.call("POST", "/access/grants", {k: v for k, v in wanted.items() if v is not None})[1])
+
+
+def remote_grant_list(client, state, p: dict) -> None:
+    _show_grants(state, client.call("GET", "/access/grants", query={"subject": p["subject"], "on": p["on"]})[1])
+
+
+def remote_grant_revoke(client, state, p: dict) -> None:
+    emit(state, client.call("DELETE", f"/access/grants/{_q(p['grant_id'])}")[1], f"revoked grant {p['grant_id']}")
+
+
+def remote_group_create(client, state, p: dict) -> None:
+    body = {"name": p["name"], **({"description": p["description"]} if p["description"] else {})}
+    _show_group(state, client.call("POST", "/access/groups", body)[1], f"created group {p['name']}")
+
+
+def remote_membership(client, state, p: dict, add: bool) -> None:
+    verb = "add-member" if add else "remove-member"
+    row = client.call("POST", f"/access/groups/{_q(p['group_name'])}/{verb}", {"member": p["member"]})[1]
+    _show_group(state, row, f"{p['member']} is in {p['group_name']}" if add else
+                f"{p['member']} left {p['group_name']}")
+
+
+def remote_group_list(client, state, p: dict) -> None:
+    _show_groups(state, client.call("GET", "/access/groups")[1])
+
+
+def remote_group_members(client, state, p: dict) -> None:
+    _show_members(state, client.call("GET", f"/access/groups/{_q(p['name'])}")[1])
+
+
+def remote_check(client, state, p: dict) -> None:
+    from swamp.errors import UsageError
+
+    who = _check_subjects(p["subjects"], p["groups"])
+    if not who:  # --token is the credential for --server, not the subject asked about
+        raise UsageError("say who with --subject KIND:NAME (with --server, --token is your credential)")
+    _show_check(state, client.call("POST", "/access/check",
+                                   {"subjects": who, "action": p["action"], "resource": p["resource"]})[1])
