@@ -11,6 +11,7 @@ docs/serve.md states (5 s with the default 2 s)."""
 from __future__ import annotations
 
 import os
+import stat
 
 from swamp.errors import SwampError
 from swamp.serve.background import Watch, log as _log
@@ -20,30 +21,38 @@ REFRESH_S = float(os.environ.get("SWAMP_SERVE_ACCESS_REFRESH_S", "2"))
 
 
 class SharedDoc:
-    """One access document's map, read again when its file changed."""
+    """One access document's map, read again when its file changed. On the
+    request path: two stats of paths worked out once."""
 
     def __init__(self, repo, kind: str) -> None:
         self.repo = repo
         self.kind = kind
         self._stamp: tuple | None = ("never",)
         self._entries: dict = {}
-
-    def _stamp_now(self) -> tuple | None:
-        from swamp.repo.access_docs import PATHS
-
-        try:
-            st = self.repo.datastore.local_path(PATHS[self.kind]).stat()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        return (st.st_mtime_ns, st.st_size, st.st_ino)
+        self._file: str | None = None  # the datastore opens lazily: its paths on first use
+        self._dir = ""
 
     def current(self) -> dict:
         from swamp.app.access import read_cached
-        from swamp.repo.access_docs import PATHS, check_private
 
-        stamp = self._stamp_now()
-        if stamp is not None:  # every time: a mode changed later does not change the stamp
-            check_private(self.repo.datastore.local_path(PATHS[self.kind]))
+        if self._file is None:
+            from swamp.repo.access_docs import PATHS
+
+            path = self.repo.datastore.local_path(PATHS[self.kind])
+            self._file, self._dir = str(path), str(path.parent)
+        try:
+            st = os.stat(self._file)
+        except (FileNotFoundError, NotADirectoryError):
+            stamp = None
+        else:
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+            # every time: a mode changed later does not change the stamp
+            if st.st_mode & stat.S_IWOTH or os.stat(self._dir).st_mode & stat.S_IWOTH:
+                from pathlib import Path
+
+                from swamp.repo.access_docs import check_private
+
+                check_private(Path(self._file))
         if stamp != self._stamp:
             # A stamp of None (no file yet) may still hydrate a lazily pulled document.
             self._entries = read_cached(self.repo, self.kind)
