@@ -27,7 +27,8 @@ def test_access_reload_locally_and_on_a_server(tmp_path):
     boss = cli(repo, "access", "token", "mint", "boss").data["token"]
     reader = cli(repo, "access", "token", "mint", "reader").data["token"]
     here = cli(repo, "access", "reload")
-    assert here.code == 0 and here.data == {"grants": 2, "files": ["grants/team.yaml"], "tokens": 2, "revoked": 0}
+    assert here.code == 0 and here.data == {"grants": 2, "files": ["grants/team.yaml"], "groups": 0, "tokens": 2,
+                                           "revoked": 0}
 
     server = Serve(repo, "--auth-mode", "token")
     try:
@@ -46,7 +47,11 @@ def test_access_reload_locally_and_on_a_server(tmp_path):
         broken_here = cli(repo, "access", "reload")
         assert broken_here.code == 1 and "grants/broken.yaml" in broken_here.error["error"]
         broken_far = server.post("/api/v1/access/reload", token=boss)
-        assert broken_far.status == 400 and broken_far.error == broken_here.error
+        # the server's configuration is broken, not the request: 503, naming the file
+        assert broken_far.status == 503 and broken_far.error == broken_here.error
+        assert broken_far.error["code"] == "access_broken"
+        refused = server.get("/api/v1/models", token=boss)
+        assert refused.status == 503 and "grants/broken.yaml" in refused.error["error"]
     finally:
         server.stop()
     audit = (repo / ".swamp" / "cache" / "serve" / "audit.jsonl").read_text()

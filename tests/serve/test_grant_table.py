@@ -60,6 +60,20 @@ ROWS = {
     "reloadAccess": ("POST", f"{API}/access/reload", {}, "admin access:reload", "approver"),
     # a run evaluates its definition's vault.get() for the caller: deploy's env reads vault prod
     "runMethod:vault": ("POST", f"{API}/models/deploy/methods/execute/run", {}, "read vault:prod", "approver"),
+    "reloadServe": ("POST", f"{API}/serve/reload", {}, "admin serve:reload", "approver"),
+    "listGrants": ("GET", f"{API}/access/grants", None, "admin access:grants", "approver"),
+    "createGrant": ("POST", f"{API}/access/grants", {"subjects": ["token:approver"], "actions": ["admin"],
+                                                     "resources": ["*"]}, "admin access:grants", "approver"),
+    "revokeGrant": ("DELETE", f"{API}/access/grants/g-000000000000", None, "admin access:grants", "approver"),
+    "checkAccess": ("POST", f"{API}/access/check", {"subjects": ["user:x"], "action": "read", "resource": "model:x"},
+                    "admin access:grants", "approver"),
+    "listGroups": ("GET", f"{API}/access/groups", None, "admin access:groups", "approver"),
+    "createGroup": ("POST", f"{API}/access/groups", {"name": "admins"}, "admin access:groups", "approver"),
+    "groupMembers": ("GET", f"{API}/access/groups/admins", None, "admin access:groups", "approver"),
+    "addGroupMember": ("POST", f"{API}/access/groups/admins/add-member", {"member": "token:approver"},
+                       "admin access:groups", "approver"),
+    "removeGroupMember": ("POST", f"{API}/access/groups/admins/remove-member", {"member": "token:approver"},
+                          "admin access:groups", "approver"),
 }
 
 #: list routes: each row the caller may not read is left out (a token with no grant sees none)

@@ -1,4 +1,5 @@
-"""`swamp access`: tokens for swamp serve, and checking the grants."""
+"""`swamp access`: tokens for swamp serve, and checking the grants (grants
+and groups by command: cli/access_admin.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from swamp.cli.output import emit, say, table
 
 @click.group()
 def access():
-    """Tokens and grants for swamp serve.
+    """Tokens, grants and groups for swamp serve.
 
     Example: swamp access token mint ci --user ci-bot"""
 
@@ -105,6 +106,7 @@ def can_i(state: CliState, action, resource, subjects):
     allowed, 1 when not.
 
     Example: swamp access can-i run workflow:deploy --subject user:ci-bot"""
+    from swamp.app.access import read
     from swamp.errors import UsageError
     from swamp.serve import grants, tokens
 
@@ -114,6 +116,7 @@ def can_i(state: CliState, action, resource, subjects):
         who += tokens.subjects_for_name(repo, state.token.split(".", 1)[0])
     if not who:
         raise UsageError("say who: --token NAME or --subject KIND:NAME")
+    who = grants.with_groups(who, read(repo, "groups"))
     allowed, grant = grants.decide(grants.load(repo), who, action, resource)
     result = {"allowed": allowed, "action": action, "resource": resource, "subjects": who,
               "decidedBy": grant.to_json() if grant else None}
@@ -133,3 +136,9 @@ def can_i(state: CliState, action, resource, subjects):
 from swamp.cli.access_reload import reload as _reload  # noqa: E402
 
 access.add_command(_reload)
+
+# access grant, access group, access check (docs/serve.md#access)
+from swamp.cli.access_admin import check as _check, grant as _grant, group as _group  # noqa: E402
+
+for _command in (_grant, _group, _check):
+    access.add_command(_command)

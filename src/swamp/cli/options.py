@@ -66,7 +66,8 @@ class _RemoteOption(click.Option):
         self.also = frozenset(also)
 
     def get_help_record(self, ctx):
-        if ctx is not None and not isinstance(ctx.command, click.Group):
+        # a group that is also a command (serve) is judged as a command
+        if ctx is not None and (not isinstance(ctx.command, click.Group) or ctx.command.invoke_without_command):
             import importlib
 
             remote = importlib.import_module("swamp.cli.remote")  # only when help is shown
@@ -110,9 +111,10 @@ def global_options(f):
         click.option("--no-color", "color", flag_value=False, default=None, expose_value=False,
                      callback=_set("color"), help="No colour, even on a terminal (as NO_COLOR set to anything)."),
         click.option("--server", metavar="URL", expose_value=False, callback=_set("server"), cls=_RemoteOption,
+                     also=("auth server-login", "auth logout", "auth whoami"),
                      help="Run on this swamp serve (else SWAMP_SERVE_URL) where the command supports it."),
         click.option("--token", metavar="TOKEN", expose_value=False, callback=_set("token"), cls=_RemoteOption,
-                     also=("access can-i",), help="The token for --server (else SWAMP_SERVE_TOKEN)."),
+                     also=("access can-i", "access check", "auth server-login", "auth whoami"), help="The token for --server (else SWAMP_SERVE_TOKEN)."),
         click.option("--traceparent", metavar="W3C", expose_value=False, callback=_traceparent,
                      help="Trace as a child of this W3C traceparent (else TRACEPARENT); see docs/tracing.md."),
     ]

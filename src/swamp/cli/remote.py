@@ -305,7 +305,40 @@ HANDLERS = {
     "workflow signal": (lambda c, s, p: _signals_cli().remote_signal(c, s, p), {"name", "step", "data", "run_id"}),
     "workflow signals": (lambda c, s, p: _signals_cli().remote_signals(c, s, p), {"name"}),
     "access reload": (lambda c, s, p: _access_cli().remote_reload(c, s, p), set()),
+    "serve reload": (lambda c, s, p: _serve_reload_cli().remote_reload(c, s, p), set()),
+    "access grant create": (lambda c, s, p: _admin_cli().remote_grant_create(c, s, p),
+                            {"subjects", "allow", "deny", "resources", "description", "when"}),
+    "access grant list": (lambda c, s, p: _admin_cli().remote_grant_list(c, s, p), {"subject", "on"}),
+    "access grant revoke": (lambda c, s, p: _admin_cli().remote_grant_revoke(c, s, p), {"grant_id"}),
+    "access group create": (lambda c, s, p: _admin_cli().remote_group_create(c, s, p), {"name", "description"}),
+    "access group add-member": (lambda c, s, p: _admin_cli().remote_membership(c, s, p, True),
+                                {"group_name", "member"}),
+    "access group remove-member": (lambda c, s, p: _admin_cli().remote_membership(c, s, p, False),
+                                   {"group_name", "member"}),
+    "access group list": (lambda c, s, p: _admin_cli().remote_group_list(c, s, p), set()),
+    "access group members": (lambda c, s, p: _admin_cli().remote_group_members(c, s, p), {"name"}),
+    "access check": (lambda c, s, p: _admin_cli().remote_check(c, s, p), {"subjects", "action", "resource", "groups"}),
 }
+
+
+def _admin_cli():
+    from swamp.cli import access_admin
+
+    return access_admin
+
+
+def _serve_reload_cli():
+    from swamp.cli import serve_reload
+
+    return serve_reload
+
+
+#: commands that go to a server only when --server says so, never because SWAMP_SERVE_URL is set: a
+#: shell that exports it to run workflows there still administers access on its checkout
+EXPLICIT_ONLY = frozenset(k for k in HANDLERS if k.startswith(("access grant ", "access group ", "access check")))
+
+#: commands that read --server and --token themselves (cli/auth.py)
+SELF_SERVED = frozenset({"auth server-login", "auth logout", "auth whoami"})
 
 
 def _access_cli():
@@ -338,6 +371,8 @@ def target(state) -> tuple[str | None, bool]:
 def dispatch(ctx: click.Context, state, params: dict, url: str, explicit: bool):
     """Run the command on the server, or return NotImplemented to run it here."""
     key = command_key(ctx)
+    if key in SELF_SERVED or (key in EXPLICIT_ONLY and not explicit):
+        return NotImplemented
     handler, known = HANDLERS.get(key, (None, set()))
     if handler is None:
         if explicit:

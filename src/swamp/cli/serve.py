@@ -12,7 +12,7 @@ from swamp.cli.worker_links import link_options
 DEFAULT_RUNS_PER_CALLER = 8
 
 
-@click.command("serve")
+@click.group("serve", invoke_without_command=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True, help="The TCP port to listen on.")
 @click.option("--cert-file", type=click.Path(dir_okay=False, exists=True), help="TLS certificate (PEM).")
@@ -71,6 +71,8 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
     """Serve this repository's use cases as an HTTP JSON API.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
+    if click.get_current_context().invoked_subcommand:  # serve reload: the subcommand does it
+        return
     from pathlib import Path
 
     from swamp.errors import UsageError
@@ -126,3 +128,9 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
 
         settings.local_token, settings.local_token_file = local_token.ensure(host, port)
     run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file)
+
+
+# serve reload (docs/serve.md#reloading-a-running-server)
+from swamp.cli.serve_reload import reload as _reload  # noqa: E402
+
+serve.add_command(_reload)

@@ -282,6 +282,7 @@ class ServeState:
         if found is None:
             raise HttpError("unauthorized", "the token is unknown or revoked",
                             hint="ask for a new one ('swamp access token mint' or 'rotate')")
+        self.grants.current()  # broken grants refuse every request (503 access_broken), lists with no rows too
         return found
 
     def check_token(self, presented: str) -> list[str] | None:
@@ -306,8 +307,8 @@ class ServeState:
     def authorize(self, subjects: list[str], action: str, resource: str) -> None:
         if not self.allowed(subjects, action, resource):
             raise HttpError("forbidden", f"{action} on {resource} is not allowed",
-                            hint="an admin adds a grant in grants/*.yaml; check with "
-                                 f"'swamp access can-i {action} {resource} --token NAME'")
+                            hint="an admin adds a grant ('swamp access grant create', or grants/*.yaml); "
+                                 f"explain with 'swamp access check --token NAME --action {action} --on {resource}'")
 
 
 #: the subject only the local user's token carries: full access (no grant names it)
@@ -660,6 +661,20 @@ def _access_reload(state: ServeState):
     return reload
 
 
+def _whoami(state: ServeState):
+    """GET /api/v1/whoami: who the caller's token acts as (``swamp auth
+    whoami --server``). Any valid token may ask about itself; none: 401."""
+
+    async def whoami(request: Request) -> Response:
+        try:
+            who = state.subjects(request)
+        except SwampError as e:
+            return _error(e)
+        return _json({"actor": actors.of_subjects(who), "subjects": who, "authMode": state.settings.auth_mode})
+
+    return whoami
+
+
 def _health(state: ServeState):
     async def health(request: Request) -> Response:
         from importlib.metadata import version
@@ -700,7 +715,11 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
     routes = [StarletteRoute("/health", _health(state), methods=["GET"]),
               StarletteRoute("/openapi.json", openapi, methods=["GET"]),
               StarletteRoute("/hooks/{name}", _webhook(state), methods=["POST"]),
-              StarletteRoute("/api/v1/access/reload", _access_reload(state), methods=["POST"])]
+              StarletteRoute("/api/v1/access/reload", _access_reload(state), methods=["POST"]),
+              StarletteRoute("/api/v1/whoami", _whoami(state), methods=["GET"])]
+    from swamp.serve import reload as serve_reload
+
+    routes.append(StarletteRoute("/api/v1/serve/reload", serve_reload.route(state, _json, _error), methods=["POST"]))
     routes += [StarletteRoute(r.path, _endpoint(state, r), methods=[r.method]) for r in ROUTES]
     if settings.dashboard:
         from swamp.serve.dashboard.pages import routes as dashboard_routes
@@ -718,6 +737,9 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
     signal_watch = SignalWatch(state)  # signalled or expired waits resume their runs (docs/signals.md)
     watchdog = RunWatchdog(state, settings.max_run_duration)
     replicas = ReplicaWatch(state)
+    from swamp.serve.access_state import AccessWatch
+
+    access_watch = AccessWatch(state)  # peers' tokens, grants and groups within its bound (docs/serve.md#access)
 
     @asynccontextmanager
     async def lifespan(app):
@@ -725,12 +747,14 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
         signal_watch.start()
         watchdog.start()
         replicas.start()
+        access_watch.start()
         yield
         state.shutting_down = True
         await anyio.to_thread.run_sync(scheduler.stop)
         await anyio.to_thread.run_sync(signal_watch.stop)
         await anyio.to_thread.run_sync(watchdog.stop)
         await anyio.to_thread.run_sync(replicas.stop)
+        await anyio.to_thread.run_sync(access_watch.stop)
         await anyio.to_thread.run_sync(state.drain)
 
     from starlette.middleware import Middleware

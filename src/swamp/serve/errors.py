@@ -21,6 +21,7 @@ too_many_runs             429     over --max-runs or --max-runs-per-caller
 lock_timeout              503     a lease stayed busy; retry (Retry-After)
 shutting_down             503     the server is stopping; retry elsewhere
 unavailable               503     not recorded (a webhook delivery); retry
+access_broken             503     its grants, groups or tokens cannot be read: every request is refused until fixed
 unpublished               202     done, not yet published (see below)
 anything else             500
 ========================  ======  ==========================================
@@ -39,7 +40,7 @@ STATUS = {
     "conflict": 409, "lease_lost": 409, "too_large": 413, "host_refused": 403, "origin_refused": 403,
     "unsupported_media_type": 415, "timeout": 408, "expression": 400, "too_many_runs": 429,
     "lock_timeout": 503, "shutting_down": 503,
-    "unavailable": 503,
+    "unavailable": 503, "access_broken": 503,
     "unpublished": 202, "repo_not_found": 500, "internal": 500,
 }
 

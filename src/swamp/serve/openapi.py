@@ -67,6 +67,15 @@ def document() -> dict:
                           "401": {"$ref": "#/components/responses/Error"},
                           "404": {"$ref": "#/components/responses/Error"}}}},
     }
+    paths["/api/v1/whoami"] = {"get": {
+        "operationId": "whoami", "summary": "Who the caller's token acts as (any valid token)",
+        "responses": {"200": {"description": "{actor, subjects, authMode}"},
+                      "401": {"$ref": "#/components/responses/Error"}}}}
+    paths["/api/v1/serve/reload"] = {"post": {
+        "operationId": "reloadServe", "summary": "Pull, read access again, install what the lockfile pins",
+        "x-swamp-access": {"action": "admin", "resource": "serve:reload"},
+        "responses": {"200": {"description": "{access, extensions, trustedIndexes}"},
+                      "403": {"$ref": "#/components/responses/Error"}}}}
     for route in ROUTES:
         paths.setdefault(route.path, {})[route.method.lower()] = _operation(route)
     return {

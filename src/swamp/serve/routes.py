@@ -623,3 +623,10 @@ ROUTES: list[Route] = [
     Route("GET", f"{API}/datastore/status", "datastoreStatus", "The datastore: kind, location, head, dirty files",
           datastore_status, "read", lambda c: "data:*"),
 ]
+
+# access administration (swamp access grant|group|check --server): serve/access_routes.py, admin only
+from swamp.serve.access_routes import SPECS as _ACCESS  # noqa: E402
+
+ROUTES += [Route(method, API + path, op, summary, run, "admin", lambda c, r=resource: r, query=query,
+                 body=Body(body) if body else None, changes=changes)
+           for method, path, op, summary, run, resource, query, body, changes in _ACCESS]

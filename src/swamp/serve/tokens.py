@@ -1,7 +1,15 @@
 """API tokens: ``NAME.SECRET``, shown once when minted, kept only as a
-SHA-256 of the secret in ``.swamp/secrets/serve/tokens.json`` (mode 0600,
-local to this machine like every secret). A token may name the user and
-groups it acts for, so grants can name ``user:`` and ``group:`` subjects."""
+SHA-256 of the secret. A token may name the user and groups it acts for,
+so grants can name ``user:`` and ``group:`` subjects.
+
+Where they live: on a shared datastore, in the datastore
+(``access/tokens.json``, ``repo/access_docs.py``), so a token minted or
+revoked on any checkout is honoured or refused by every serve replica;
+otherwise in ``.swamp/secrets/serve/tokens.json`` (mode 0600, local to this
+machine like every secret). A server honours both: a file made before the
+datastore was shared keeps working on its machine, and a name in the
+datastore wins over the same name in the file (so a revoke anywhere
+refuses it)."""
 
 from __future__ import annotations
 
@@ -12,7 +20,7 @@ import os
 import secrets
 from pathlib import Path
 
-from swamp.errors import ConflictError, NotFoundError
+from swamp.errors import ConflictError, NotFoundError, SwampError
 from swamp.util import clock
 from swamp.util.names import check_name
 
@@ -25,11 +33,51 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def _load(repo) -> dict:
+def _load_file(repo) -> dict:
     try:
         return json.loads(store_path(repo).read_text())
     except FileNotFoundError:
         return {}
+
+
+def _shared(repo) -> bool:
+    from swamp.app.access import shared
+
+    return shared(repo)
+
+
+def _load(repo) -> dict:
+    """Every token this checkout knows: the file's, then the datastore's over them."""
+    tokens = _load_file(repo)
+    if _shared(repo):
+        from swamp.app.access import read
+
+        tokens.update(read(repo, "tokens"))
+    return tokens
+
+
+def _change(repo, name: str, command: str, edit):
+    """Apply ``edit(tokens)`` where the token named ``name`` lives, and return its result."""
+    if _shared(repo) and name not in _load_file(repo):
+        from swamp.app.access import change
+
+        return change(repo, "tokens", command, edit, _check_entries)
+    tokens = _load_file(repo)
+    result = edit(tokens)
+    _check_entries(tokens)
+    _save(repo, tokens)
+    return result
+
+
+def _check_entries(tokens: dict) -> None:
+    """Never write a token that a server would misread."""
+    from swamp.errors import ValidationError
+
+    for name, entry in tokens.items():
+        check_name(name, "token name")
+        if not isinstance(entry.get("createdAt"), str) or not (entry.get("revoked") or isinstance(
+                entry.get("sha256"), str)):
+            raise ValidationError(f"token {name!r} would be written without its hash or creation time")
 
 
 def _save(repo, tokens: dict) -> None:
@@ -50,19 +98,22 @@ def mint(repo, name: str, *, user: str | None = None, groups: list[str] | None =
          replace: bool = False) -> dict:
     """A new token; the returned ``token`` is the only time its secret is seen."""
     check_name(name, "token name")
-    tokens = _load(repo)
-    if name in tokens and not tokens[name].get("revoked") and not replace:
-        raise ConflictError(f"a token named {name!r} exists",
-                            hint=f"rotate it with 'swamp access token rotate {name}', or revoke it first")
     secret = secrets.token_urlsafe(32)
     entry = {"sha256": _hash(secret), "createdAt": clock.isoformat()}
     if user:
         entry["user"] = user
     if groups:
         entry["groups"] = sorted(set(groups))
-    tokens[name] = entry
-    _save(repo, tokens)
-    return {**_public(name, entry), "token": f"{name}.{secret}"}
+
+    def edit(tokens: dict) -> dict:
+        if name in tokens and not tokens[name].get("revoked") and not replace:
+            raise ConflictError(f"a token named {name!r} exists",
+                                hint=f"rotate it with 'swamp access token rotate {name}', or revoke it first")
+        tokens[name] = entry
+        return _public(name, entry)
+
+    verb = "rotate" if replace else "mint"
+    return {**_change(repo, name, f"access token {verb} {name}", edit), "token": f"{name}.{secret}"}
 
 
 def rotate(repo, name: str) -> dict:
@@ -72,13 +123,14 @@ def rotate(repo, name: str) -> dict:
 
 
 def revoke(repo, name: str) -> dict:
-    tokens = _load(repo)
-    if name not in tokens:
-        raise NotFoundError(f"no token named {name!r}", hint="see them with 'swamp access token list'")
-    tokens[name] = {**tokens[name], "revoked": True, "revokedAt": clock.isoformat()}
-    tokens[name].pop("sha256", None)  # nothing left to match
-    _save(repo, tokens)
-    return _public(name, tokens[name])
+    def edit(tokens: dict) -> dict:
+        if name not in tokens:
+            raise NotFoundError(f"no token named {name!r}", hint="see them with 'swamp access token list'")
+        tokens[name] = {**tokens[name], "revoked": True, "revokedAt": clock.isoformat()}
+        tokens[name].pop("sha256", None)  # nothing left to match
+        return _public(name, tokens[name])
+
+    return _change(repo, name, f"access token revoke {name}", edit)
 
 
 def list_tokens(repo) -> list[dict]:
@@ -110,9 +162,12 @@ class TokenStore:
     rotate or revoke by ``swamp access`` takes effect on the next request)."""
 
     def __init__(self, repo) -> None:
+        from swamp.serve.access_state import SharedDoc
+
         self.repo = repo
         self._stamp: tuple | None = None
         self._tokens: dict = {}
+        self._shared = SharedDoc(repo, "tokens") if _shared(repo) else None
 
     def _fresh(self) -> dict:
         try:
@@ -121,14 +176,27 @@ class TokenStore:
         except FileNotFoundError:
             stamp = None
         if stamp != self._stamp:
-            self._tokens = _load(self.repo)
+            self._tokens = _load_file(self.repo)
             self._stamp = stamp
-        return self._tokens
+        if self._shared is None:
+            return self._tokens
+        try:
+            shared = self._shared.current()
+        except SwampError as e:
+            from swamp.serve.grants import broken
+
+            raise broken(e, "tokens") from None
+        return {**self._tokens, **shared}
 
     def reload(self) -> dict:
-        """Read the file again now (``swamp access reload``): ``{"tokens",
-        "revoked"}``."""
+        """Read the file and the datastore's tokens again now (``swamp
+        access reload``): ``{"tokens", "revoked"}``."""
         self._stamp = ("reload",)
+        if self._shared is not None:
+            from swamp.app.lifecycle import refresh
+
+            refresh(self.repo)
+            self._shared.forget()
         found = self._fresh()
         return {"tokens": sum(not e.get("revoked") for e in found.values()),
                 "revoked": sum(bool(e.get("revoked")) for e in found.values())}

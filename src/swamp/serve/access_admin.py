@@ -1,0 +1,176 @@
+"""Administering access from a checkout: grants made by command, groups,
+and explaining a decision. What is written goes to the datastore's access
+documents (``repo/access_docs.py``) through ``app/access.py``, checked
+whole before the write, so that a server never meets a document it would
+refuse; the grants of ``grants/*.yaml`` are listed and explained but only
+changed by editing their file."""
+
+from __future__ import annotations
+
+from swamp.errors import ConflictError, NotFoundError, UsageError, ValidationError
+from swamp.serve import grants as grant_rules
+from swamp.util.names import check_name
+
+#: who may be a member of a group: a person or a token (not another group: no cycles to follow)
+MEMBER_KINDS = ("user", "token")
+
+
+# ------------------------------------------------------------------ grants
+def create_grant(repo, *, subjects: list[str], effect: str, actions: list[str], resources: list[str],
+                 description: str | None = None) -> dict:
+    """A grant in the datastore; the same grant created again is not doubled."""
+    from swamp.app.access import change
+
+    entry = {"effect": effect, "subjects": sorted(set(subjects)), "actions": sorted(set(actions)),
+             "resources": sorted(set(resources))}
+    if description:
+        entry["description"] = description
+    grant = grant_rules.parse_one(entry, "the new grant", grant_rules.DATASTORE_SOURCE)
+
+    def edit(entries: dict) -> dict:
+        created = grant.id not in entries
+        entries[grant.id] = grant.to_entry()
+        return {**grant.to_json(), "created": created}
+
+    return change(repo, "grants", f"access grant create {grant.id}", edit, grant_rules.parse_entries)
+
+
+def list_grants(repo, *, subject: str | None = None, on: str | None = None) -> list[dict]:
+    """Every grant (files' and datastore's), sorted by source then id;
+    ``subject`` and ``on`` keep those naming exactly that subject or resource."""
+    rows = [g.to_json() for g in grant_rules.load(repo)
+            if (subject is None or subject in g.subjects) and (on is None or on in g.resources)]
+    return sorted(rows, key=lambda r: (r["source"], r["id"]))
+
+
+def revoke_grant(repo, grant_id: str) -> dict:
+    from swamp.app.access import change, read
+
+    if grant_id not in read(repo, "grants"):
+        in_file = [g for g in grant_rules.load_files(repo) if g.id == grant_id]
+        if in_file:
+            raise ConflictError(f"grant {grant_id} is in {in_file[0].source}, not made by 'access grant create'",
+                                hint=f"remove it from {in_file[0].source} (in git), then 'swamp access reload'")
+        raise NotFoundError(f"no grant {grant_id}", hint="see them with 'swamp access grant list'")
+
+    def edit(entries: dict) -> dict:
+        entry = entries.pop(grant_id, None)
+        if entry is None:  # revoked by another process in the meantime
+            raise NotFoundError(f"no grant {grant_id}", hint="see them with 'swamp access grant list'")
+        return {**grant_rules.parse_one(entry, grant_id, grant_rules.DATASTORE_SOURCE).to_json(), "revoked": True}
+
+    return change(repo, "grants", f"access grant revoke {grant_id}", edit, grant_rules.parse_entries)
+
+
+# ------------------------------------------------------------------ groups
+def check_member(member: str) -> str:
+    kind, sep, name = member.partition(":")
+    if kind not in MEMBER_KINDS or not sep or not name:
+        raise ValidationError(f"member {member!r} must be user:NAME or token:NAME")
+    return member
+
+
+def check_groups(entries: dict) -> None:
+    """The whole groups map, as it is about to be written."""
+    for name, group in entries.items():
+        check_name(name, "group name")
+        members = group.get("members", {})
+        if set(group) - {"members", "description", "createdAt"} or not isinstance(members, dict):
+            raise ValidationError(f"group {name!r} would be written in the wrong shape")
+        for m, v in members.items():
+            check_member(m)
+            if v is not True:
+                raise ValidationError(f"group {name!r}: member {m!r} must map to true")
+
+
+def _group_row(name: str, group: dict) -> dict:
+    return {"name": name, "members": sorted(group.get("members") or {}),
+            "description": group.get("description"), "createdAt": group.get("createdAt")}
+
+
+def create_group(repo, name: str, *, description: str | None = None) -> dict:
+    from swamp.app.access import change
+    from swamp.util import clock
+
+    check_name(name, "group name")
+
+    def edit(entries: dict) -> dict:
+        if name in entries:
+            raise ConflictError(f"a group named {name!r} exists",
+                                hint=f"add members with 'swamp access group add-member {name} user:NAME'")
+        entries[name] = {"members": {}, "createdAt": clock.isoformat(),
+                         **({"description": description} if description else {})}
+        return _group_row(name, entries[name])
+
+    return change(repo, "groups", f"access group create {name}", edit, check_groups)
+
+
+def _membership(repo, group: str, member: str, add: bool) -> dict:
+    from swamp.app.access import change
+
+    check_member(member)
+    verb = "add-member" if add else "remove-member"
+
+    def edit(entries: dict) -> dict:
+        if group not in entries:
+            raise NotFoundError(f"no group named {group!r}",
+                                hint=f"create it with 'swamp access group create {group}'")
+        members = entries[group].setdefault("members", {})
+        if add:
+            members[member] = True  # a map: two peers adding different members merge cleanly
+        elif members.pop(member, None) is None:
+            raise NotFoundError(f"{member} is not a member of {group}",
+                                hint=f"see them with 'swamp access group members {group}'")
+        return _group_row(group, entries[group])
+
+    return change(repo, "groups", f"access group {verb} {group} {member}", edit, check_groups)
+
+
+def add_member(repo, group: str, member: str) -> dict:
+    return _membership(repo, group, member, add=True)
+
+
+def remove_member(repo, group: str, member: str) -> dict:
+    return _membership(repo, group, member, add=False)
+
+
+def list_groups(repo) -> list[dict]:
+    from swamp.app.access import read
+
+    return [_group_row(n, g) for n, g in sorted(read(repo, "groups").items())]
+
+
+def group_members(repo, name: str) -> dict:
+    from swamp.app.access import read
+
+    groups = read(repo, "groups")
+    if name not in groups:
+        raise NotFoundError(f"no group named {name!r}", hint="see them with 'swamp access group list'")
+    return _group_row(name, groups[name])
+
+
+# ------------------------------------------------------------------ explaining
+def explain(repo, *, subjects: list[str], action: str, resource: str) -> dict:
+    """Whether the grants allow ``action`` on ``resource`` for these
+    subjects (and their groups), which grant decided, and every grant that
+    matched."""
+    from swamp.app.access import read
+
+    if not subjects:
+        raise UsageError("say who: --subject KIND:NAME or --token NAME")
+    for s in subjects:
+        grant_rules.check_subject(s)
+    if action not in grant_rules.ACTIONS:
+        raise UsageError(f"unknown action {action!r}", hint=f"actions: {', '.join(grant_rules.ACTIONS)}")
+    every = grant_rules.load(repo)
+    who = grant_rules.with_groups(subjects, read(repo, "groups"))
+    allowed, grant = grant_rules.decide(every, who, action, resource)
+    matched = [g.to_json() for g in every if g.matches(who, action, resource)]
+    if grant is None:
+        reason = f"no grant allows {action} on {resource} for {', '.join(who)}: nothing is allowed without one"
+    elif allowed:
+        reason = f"allowed by grant {grant.id} in {grant.source}"
+    else:
+        reason = f"denied by grant {grant.id} in {grant.source} (a deny wins over any allow)"
+    return {"allowed": allowed, "action": action, "resource": resource, "subjects": who,
+            "decidedBy": grant.to_json() if grant else None, "matched": matched, "reason": reason}
