@@ -368,31 +368,33 @@ def history_search(state: CliState, workflow_name, status, limit):
 
 
 @history.command("get")
-@click.argument("run_id", metavar="RUN_ID")
+@click.argument("run_id", metavar="RUN_ID_OR_WORKFLOW")
 @global_options
 @click.pass_obj
 def history_get(state: CliState, run_id):
-    """One run's record, by its id (or a unique start of it).
+    """One run's record: by its id (or a unique start of it), or a
+    workflow's name for that workflow's newest run.
 
-    Example: swamp workflow history get 3f2a9c1e"""
+    Example: swamp workflow history get deploy"""
     from swamp.app import workflows
     from swamp.workflows.service import run_json
 
     repo = state.repo()
-    emit(state, run_json(repo, workflows.run_by_id(repo, run_id)))
+    emit(state, run_json(repo, workflows.run_by_id(repo, run_id, or_workflow=True)))
 
 
 @history.command("logs")
-@click.argument("run_id", metavar="RUN_ID")
+@click.argument("run_id", metavar="RUN_ID_OR_WORKFLOW")
 @global_options
 @click.pass_obj
 def history_logs(state: CliState, run_id):
-    """One run's log, by its id (or a unique start of it).
+    """One run's log: by its id (or a unique start of it), or a workflow's
+    name for that workflow's newest run.
 
-    Example: swamp workflow history logs 3f2a9c1e"""
+    Example: swamp workflow history logs deploy"""
     from swamp.app import workflows
 
-    result = workflows.run_log_by_id(state.repo(), run_id)
+    result = workflows.run_log_by_id(state.repo(), run_id, or_workflow=True)
     emit(state, result, lambda: click.echo(result["log"], nl=False))
 
 

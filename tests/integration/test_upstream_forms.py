@@ -1,0 +1,109 @@
+"""The argument forms and behaviours upstream's scripts rely on (issue 26,
+"Forms and behaviours"): each test is one form, driven through `swamp` as
+a script would call it."""
+
+from __future__ import annotations
+
+from tests.helpers import cli, init_repo, ok, run_hello, snapshot, write_type, write_workflow
+
+HELLO_FLOW = """
+jobs:
+  - name: main
+    steps:
+      - name: say
+        task: {type: model_method, modelIdOrName: hello, methodName: execute}
+"""
+
+
+def _hello_repo(path):
+    repo = init_repo(path)
+    ok(repo, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hi")
+    return repo
+
+
+# ------------------------------------------------ 1. run id or name
+def test_workflow_history_get_and_logs_take_a_workflow_name_for_its_newest_run(tmp_path):
+    repo = _hello_repo(tmp_path / "r")
+    write_workflow(repo, "deploy", HELLO_FLOW)
+    ok(repo, "workflow", "run", "deploy")
+    newest = ok(repo, "workflow", "run", "deploy")["id"]
+    got = ok(repo, "workflow", "history", "get", "deploy")
+    assert got["id"] == newest and got["workflowName"] == "deploy"
+    assert ok(repo, "workflow", "history", "get", newest[:8])["id"] == newest  # an id still works
+    assert ok(repo, "workflow", "history", "logs", "deploy")["id"] == newest
+    missing = cli(repo, "workflow", "history", "get", "nope")
+    assert missing.code == 1 and missing.error["code"] == "not_found"
+
+
+def test_model_output_get_takes_a_model_name_for_its_newest_run(tmp_path):
+    repo = _hello_repo(tmp_path / "r")
+    run_hello(repo, "one")
+    newest = run_hello(repo, "two")
+    newest_id = newest.get("outputId") or newest.get("id")
+    for words in (("model", "output", "get"), ("model", "method", "history", "get")):
+        got = ok(repo, *words, "hello")
+        assert got["modelName"] == "hello" and got["id"] == newest_id, words
+    assert ok(repo, "model", "output", "logs", "hello")["id"] == newest_id
+    assert ok(repo, "model", "output", "get", newest_id[:8])["id"] == newest_id
+    ok(repo, "model", "create", "command/shell", "idle", "--global-arg", "run=true")
+    never = cli(repo, "model", "output", "get", "idle")
+    assert never.code == 1 and "no method runs" in never.error["error"] and "method run idle" in never.error["hint"]
+
+
+# ------------------------------------------------ 2. run gc's default retention
+def test_run_gc_keeps_30_days_by_default(tmp_path):
+    repo = _hello_repo(tmp_path / "r")
+    run_hello(repo, "recent")
+    before = snapshot(repo)
+    dry = ok(repo, "run", "gc", "--dry-run")
+    assert dry["dryRun"] and dry["runs"] == 0 and snapshot(repo) == before  # a run of today is kept
+    forced = ok(repo, "run", "gc", "--force")
+    assert forced["runs"] == 0 and not forced["dryRun"]
+    assert ok(repo, "run", "gc", "-y")["runs"] == 0
+    asked = cli(repo, "run", "gc")  # no terminal, nothing said: refused, not done
+    assert asked.code == 2 and "-y" in asked.error["error"] and "30d" in asked.error["error"]
+    assert len(ok(repo, "run", "history")) == 1
+
+
+# ------------------------------------------------ 3. model validate names a missing argument
+NEED = '''
+from pydantic import BaseModel
+from swamp import Context, ModelType
+
+class A(BaseModel):
+    size: int
+    colour: str = "green"
+
+need = ModelType("acme/need", version="2026.11.30.1")
+
+@need.method(description="Write", arguments=A)
+def write(args, ctx: Context) -> None:
+    pass
+'''
+
+
+def test_model_validate_fails_naming_a_required_argument_nothing_gives(tmp_path):
+    repo = init_repo(tmp_path / "r")
+    write_type(repo, "need.py", NEED)
+    folder = repo / "models" / "acme" / "need"
+    folder.mkdir(parents=True)
+    (folder / "m.yaml").write_text("type: acme/need\nname: m\nmethods:\n  write:\n    arguments:\n      colour: red\n")
+    r = cli(repo, "model", "validate", "m")
+    assert r.code == 1 and r.data["valid"] is False
+    [error] = r.data["models"][0]["errors"]
+    assert "methods.write.arguments.size" in error and "add it under methods.write.arguments" in error
+    human = cli(repo, "model", "validate", "m", json=False)
+    assert human.code == 1 and "size" in human.stdout + human.stderr
+
+    # a workflow step that gives it makes it supplied
+    write_workflow(repo, "w", """
+        jobs:
+          - name: main
+            steps:
+              - name: s
+                task: {type: model_method, modelIdOrName: m, methodName: write, inputs: {size: 3}}
+        """)
+    assert ok(repo, "model", "validate", "m")["valid"] is True
+    # a method the definition does not configure is left to the run (--input)
+    (folder / "n.yaml").write_text("type: acme/need\nname: n\n")
+    assert ok(repo, "model", "validate", "n")["valid"] is True
