@@ -107,3 +107,38 @@ def test_model_validate_fails_naming_a_required_argument_nothing_gives(tmp_path)
     # a method the definition does not configure is left to the run (--input)
     (folder / "n.yaml").write_text("type: acme/need\nname: n\n")
     assert ok(repo, "model", "validate", "n")["valid"] is True
+
+
+# ------------------------------------------------ 4. a predicate over a field some records lack
+def test_data_query_matches_the_records_that_have_the_field(tmp_path):
+    repo = _hello_repo(tmp_path / "r")
+    ok(repo, "model", "create", "command/shell", "tagged", "--global-arg", "run=echo t")
+    ok(repo, "model", "method", "run", "tagged", "execute", "--tag", "env=dev")
+    run_hello(repo, "untagged")  # its data has no env tag
+    rows = ok(repo, "data", "query", 'tags.env == "dev"')
+    assert rows and {r["model"] for r in rows} == {"tagged"}
+    assert ok(repo, "data", "query", 'tags.env == "prod"') == []
+    # a field no record can have is still an error, not an empty answer
+    bad = cli(repo, "data", "query", 'nosuchfield == "dev"')
+    assert bad.code == 1 and "known fields" in bad.error["hint"]
+    wrong = cli(repo, "data", "query", "tags.env > 3")  # a type error is not a missing key
+    assert wrong.code == 1 and wrong.error["code"] != "internal"
+
+
+# ------------------------------------------------ 5. a workflow's report, read as data
+def test_a_workflow_report_is_read_by_data_get_with_the_name_data_list_shows(tmp_path):
+    repo = _hello_repo(tmp_path / "r")
+    write_workflow(repo, "deploy", "reports: [workflow-summary]\n" + HELLO_FLOW.lstrip())
+    ok(repo, "workflow", "run", "deploy")
+    [row] = [r for r in ok(repo, "data", "list") if r["name"] == "report-workflow-summary"]
+    assert row["model"] == "deploy" and row["modelType"] == "swamp/workflow"
+    got = ok(repo, "data", "get", row["model"], row["name"])
+    assert got["content"]["report"] == "workflow-summary" and got["version"] == row["latestVersion"]
+    assert ok(repo, "data", "get", row["modelId"], row["name"])["version"] == row["latestVersion"]
+    assert [v["version"] for v in ok(repo, "data", "versions", "deploy", row["name"])] == [1]
+    assert [r["name"] for r in ok(repo, "data", "list", "deploy")] == ["report-workflow-summary"]
+    # a model of the same name wins the name; the workflow's data is then listed (and read) by its id
+    ok(repo, "model", "create", "command/shell", "deploy", "--global-arg", "run=true")
+    [row] = [r for r in ok(repo, "data", "list") if r["name"] == "report-workflow-summary"]
+    assert row["model"] == row["modelId"]
+    assert ok(repo, "data", "get", row["model"], row["name"])["version"] == 1
