@@ -142,3 +142,22 @@ def test_a_workflow_report_is_read_by_data_get_with_the_name_data_list_shows(tmp
     [row] = [r for r in ok(repo, "data", "list") if r["name"] == "report-workflow-summary"]
     assert row["model"] == row["modelId"]
     assert ok(repo, "data", "get", row["model"], row["name"])["version"] == 1
+
+
+# ------------------------------------------------ 6. a repository of a newer swamp
+def test_a_repository_naming_a_newer_swamp_is_refused_with_an_upgrade_hint(tmp_path):
+    from swamp import __version__
+    from swamp.repo.swamp_version import is_newer
+
+    repo = _hello_repo(tmp_path / "r")
+    marker = repo / ".swamp.yaml"
+    marker.write_text(marker.read_text().replace(f"swampVersion: {__version__}", "swampVersion: 99.0.0"))
+    before = snapshot(repo)
+    for args in (("model", "search"), ("data", "list"), ("model", "method", "run", "hello", "execute"),
+                 ("repo", "upgrade")):
+        r = cli(repo, *args)
+        assert r.code == 1 and r.error["code"] == "swamp_too_old", args
+        assert "99.0.0" in r.error["error"] and "upgrade swamp" in r.error["hint"]
+    assert snapshot(repo) == before  # nothing written, the marker kept
+    assert is_newer("0.2", "0.1.9") and not is_newer("0.1.0", "0.1") and not is_newer("0.1.0rc1", "0.1.0")
+    assert not is_newer("not-a-version", "0.1.0")
