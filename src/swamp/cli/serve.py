@@ -15,8 +15,10 @@ DEFAULT_RUNS_PER_CALLER = 8
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True, help="The TCP port to listen on.")
-@click.option("--cert-file", type=click.Path(dir_okay=False, exists=True), help="TLS certificate (PEM).")
-@click.option("--key-file", type=click.Path(dir_okay=False, exists=True), help="TLS private key (PEM).")
+@click.option("--cert-file", type=click.Path(dir_okay=False), help="TLS certificate (PEM); a relative path is "
+              "in the repository.")
+@click.option("--key-file", type=click.Path(dir_okay=False), help="TLS private key (PEM); a relative path is in "
+              "the repository.")
 @click.option("--auth-mode", type=click.Choice(["none", "token"]), default="token", show_default=True,
               help="token: every request needs a token (the local user's, made at start, or a minted one "
                    "with a grant). none: anyone who can connect may do anything.")
@@ -76,6 +78,11 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
 
     if bool(cert_file) != bool(key_file):
         raise UsageError("--cert-file and --key-file go together")
+    if cert_file:  # relative to the repository, as every repository path is (not to where swamp was started)
+        from swamp.cli.repo_paths import existing_file
+
+        root = None if Path(cert_file).is_absolute() and Path(key_file).is_absolute() else state.repo().root
+        cert_file, key_file = existing_file(cert_file, root, "--cert-file"), existing_file(key_file, root, "--key-file")
     check_exposure(host, auth_mode, insecure)
     for origin in allow_origins:
         if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
