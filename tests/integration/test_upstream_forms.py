@@ -161,3 +161,26 @@ def test_a_repository_naming_a_newer_swamp_is_refused_with_an_upgrade_hint(tmp_p
     assert snapshot(repo) == before  # nothing written, the marker kept
     assert is_newer("0.2", "0.1.9") and not is_newer("0.1.0", "0.1") and not is_newer("0.1.0rc1", "0.1.0")
     assert not is_newer("not-a-version", "0.1.0")
+
+
+# ------------------------------------------------ 7a. scoped workflow names
+def test_a_scoped_workflow_name_is_created_run_and_called_as_a_child(tmp_path):
+    repo = _hello_repo(tmp_path / "r")
+    made = ok(repo, "workflow", "create", "@acme/child")
+    assert made["path"] == "workflows/@acme/workflow-child.yaml"
+    write_workflow(repo, "parent", """
+        jobs:
+          - name: main
+            steps:
+              - name: call
+                task: {type: workflow, workflowIdOrName: "@acme/child"}
+        """)
+    assert ok(repo, "workflow", "validate")["valid"] is True
+    assert ok(repo, "workflow", "run", "parent")["status"] == "succeeded"
+    assert ok(repo, "workflow", "history", "get", "@acme/child")["workflowName"] == "@acme/child"
+    assert "@acme/child" in {w["name"] for w in ok(repo, "workflow", "search")}
+    # a name that could leave its folder, or a scope in capitals, is refused
+    for bad in ("@acme/../x", "@acme/a/b", "@Acme/x", "acme/x"):
+        r = cli(repo, "workflow", "create", bad)
+        assert r.code == 1 and r.error["code"] == "validation", bad
+    assert not (repo / "workflows" / "x.yaml").exists() and not (repo / "x").exists()

@@ -376,9 +376,10 @@ def search_runs(repo, *, workflow: str | None = None, status: str | None = None,
 
 def _workflow_named(repo, ref: str):
     """The workflow whose file is named ``ref``, or None (no file read but its own)."""
-    from swamp.workflows.files import NAME_RE, PREFIX
+    from swamp.util.names import is_workflow_name
+    from swamp.workflows.files import workflow_path
 
-    if not NAME_RE.match(ref) or not (repo.workflows_dir / f"{PREFIX}{ref}.yaml").is_file():
+    if not is_workflow_name(ref) or not workflow_path(repo, ref).is_file():
         return None
     return find_workflow(repo, ref)[1]
 
