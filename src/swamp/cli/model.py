@@ -388,3 +388,11 @@ def method_history():
 method_history.add_command(output_get, "get")
 method_history.add_command(output_search, "search")
 method_history.add_command(output_logs, "logs")
+
+
+# upstream's other names (cli/aliases.py)
+from swamp.cli.aliases import hidden_alias  # noqa: E402
+
+hidden_alias(model_type, type_search, "list")
+hidden_alias(output, output_search, "list")
+hidden_alias(method_history, output_search, "list")

@@ -114,6 +114,8 @@ def _walk(cmd: click.Command, ctx: click.Context) -> list[tuple[click.Command, c
             out.append((sub, sub_ctx))
             out += _walk(sub, sub_ctx)
     for name, sub in sorted(getattr(cmd, "subcommands", {}).items()):  # groups.CommandWithSubcommands
+        if sub.hidden:
+            continue
         out.append((sub, click.Context(sub, info_name=f"{ctx.info_name} {name}", parent=ctx.parent)))
     return out
 

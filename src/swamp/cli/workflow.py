@@ -514,3 +514,8 @@ workflow.add_command(_signals)
 from swamp.cli.workflow_trigger import trigger as _trigger  # noqa: E402
 
 workflow.add_command(_trigger)
+
+# upstream's other name (cli/aliases.py)
+from swamp.cli.aliases import hidden_alias  # noqa: E402
+
+hidden_alias(run, run_search, "list")
