@@ -116,7 +116,9 @@ def _walk(cmd: click.Command, ctx: click.Context) -> list[tuple[click.Command, c
     for name, sub in sorted(getattr(cmd, "subcommands", {}).items()):  # groups.CommandWithSubcommands
         if sub.hidden:
             continue
-        out.append((sub, click.Context(sub, info_name=f"{ctx.info_name} {name}", parent=ctx.parent)))
+        sub_ctx = click.Context(sub, info_name=f"{ctx.info_name} {name}", parent=ctx.parent)
+        out.append((sub, sub_ctx))
+        out += _walk(sub, sub_ctx)  # a group there (serve daemon) has commands of its own
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from swamp.cli.groups import CommandWithSubcommands
 from swamp.cli.options import CliState, global_options
 from swamp.cli.worker_links import link_options
 
@@ -12,7 +13,7 @@ from swamp.cli.worker_links import link_options
 DEFAULT_RUNS_PER_CALLER = 8
 
 
-@click.command("serve")
+@click.command("serve", cls=CommandWithSubcommands)
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True, help="The TCP port to listen on.")
 @click.option("--cert-file", type=click.Path(dir_okay=False), help="TLS certificate (PEM); a relative path is "
@@ -68,7 +69,8 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
           max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, dashboard, audit_log,
           scheduler=None, remote_only=False, allow_hosts=(), allow_origins=(), header_timeout=10.0,
           body_timeout=20.0, max_connections=1000, link=None):
-    """Serve this repository's use cases as an HTTP JSON API.
+    """Serve this repository's use cases as an HTTP JSON API. As a user
+    service: 'swamp serve daemon enable|disable|status'.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
     from pathlib import Path
@@ -125,3 +127,9 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
 
         settings.local_token, settings.local_token_file = local_token.ensure(host, port)
     run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file)
+
+
+# swamp serve daemon enable|disable|status (a user service running swamp serve)
+from swamp.cli.serve_daemon import daemon as _daemon  # noqa: E402
+
+serve.subcommands["daemon"] = _daemon
