@@ -192,11 +192,12 @@ def newest_record_of(repo, ref: str) -> tuple[str, OutputRecord]:
     from swamp.models.definition_files import iter_definition_files
 
     defined = any(p.stem == ref for p in iter_definition_files(repo))
+    not_an_id = None
     if not defined:
         try:
             return find_record(repo.datastore, ref)
-        except NotFoundError:
-            pass
+        except NotFoundError as e:
+            not_an_id = e
     runs = [(rec.startedAt, rec.id, rel, rec) for rel, rec in iter_records(repo.datastore) if rec.modelName == ref]
     if runs:
         _, _, rel, rec = max(runs, key=lambda r: (r[0], r[1]))
@@ -204,8 +205,7 @@ def newest_record_of(repo, ref: str) -> tuple[str, OutputRecord]:
     if defined:
         raise NotFoundError(f"model {ref!r} has no method runs yet",
                             hint=f"run one with 'swamp model method run {ref} METHOD'")
-    raise NotFoundError(f"no method run with id {ref!r} and no model named {ref!r}",
-                        hint="list runs with 'swamp model output search'")
+    raise not_an_id  # no model of that name ran either: the id's own error (and its hint)
 
 
 def _id_of(rel: str) -> str:
