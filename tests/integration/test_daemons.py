@@ -149,3 +149,14 @@ def test_a_launchd_agent_runs_the_same_arguments(tmp_path):
     assert program[4:] == [sys.executable, "-m", "swamp", "--repo-dir", str(tmp_path), "serve", "--port", "9090",
                            "--allow-host", "$HOME"]  # after "$@": arguments, never parsed by the shell
     assert os.path.basename(doc["StandardOutPath"]).startswith(name)
+
+
+def test_quotes_backslashes_and_line_breaks_stay_text(tmp_path):
+    from swamp.app.daemons import render
+    from swamp.errors import UsageError
+
+    tricky = ['a "quoted" word', "back\\slash", "semi;colon && rm -rf ~", "${HOME} %u"]
+    _, text = render("serve", tmp_path, [x for t in tricky for x in ("--allow-host", t)], None, "systemd")
+    assert _exec_start(text)[-8:] == [x for t in tricky for x in ("--allow-host", t)]
+    with pytest.raises(UsageError):
+        render("serve", tmp_path, ["--allow-host", "two\nlines"], None, "systemd")

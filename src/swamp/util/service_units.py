@@ -29,6 +29,14 @@ def systemd_word(arg: str) -> str:
     return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def systemd_path(path: str) -> str:
+    """A path setting (WorkingDirectory=, EnvironmentFile=): the whole value
+    is the path, spaces included; only its specifiers are escaped."""
+    if "\n" in path or "\r" in path or "\0" in path:
+        raise ValueError("a path of a service cannot hold a line break or a NUL")
+    return path.replace("%", "%%")
+
+
 def systemd_unit(*, description: str, argv: list[str], working_dir: str, env_file: str | None) -> str:
     """A systemd user unit running ``argv`` (restarted if it fails)."""
     lines = [
@@ -40,10 +48,10 @@ def systemd_unit(*, description: str, argv: list[str], working_dir: str, env_fil
         "",
         "[Service]",
         "Type=simple",
-        f"WorkingDirectory={systemd_word(working_dir)}",
+        f"WorkingDirectory={systemd_path(working_dir)}",
     ]
     if env_file:
-        lines.append(f"EnvironmentFile={systemd_word(env_file)}")
+        lines.append(f"EnvironmentFile={systemd_path(env_file)}")
     lines += [
         "ExecStart=" + " ".join(systemd_word(a) for a in argv),
         "Restart=on-failure",
