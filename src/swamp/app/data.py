@@ -23,12 +23,19 @@ def _definition(repo, model: str):
     return find(repo, model)[1]
 
 
+def _reader(repo, model: str):
+    """For reads: a model, or a workflow whose reports are data (data_owners)."""
+    from swamp.app.data_owners import owner
+
+    return owner(repo, model)
+
+
 def get(repo, model: str, name: str, version: int | None, *, content: bool = True,
         workflow: str | None = None) -> dict:
     """One version of a model's data: ``version``, or the highest; with
     ``workflow`` (a workflow's name, or a run id or its start), the highest
     one that workflow's runs wrote."""
-    d = _definition(repo, model)
+    d = _reader(repo, model)
     data = DataRepository(repo.datastore)
     with reading(repo):
         if workflow is None:
@@ -121,21 +128,28 @@ def prune(repo, model: str | None = None, name: str | None = None, *, older_than
 
 def list_names(repo, model: str | None) -> list[dict]:
     """Each data name with its latest version, sorted by model and name."""
+    from swamp.app.data_owners import workflow_names
+    from swamp.reports.store import WORKFLOW_OWNER
+
     ds = repo.datastore
     names = names_by_id(repo)
-    only = _definition(repo, model).id if model else None
+    only = _reader(repo, model).id if model else None
     data = DataRepository(ds)
     rows = []
+    workflows = None
     with reading(repo):
         for model_type, model_id in iter_models(ds):
             if only and model_id != only:
                 continue
+            if model_type == WORKFLOW_OWNER and workflows is None:  # a workflow's reports: shown by its name
+                workflows = workflow_names(repo, names.values())
+            owner = (workflows or {}).get(model_id) if model_type == WORKFLOW_OWNER else names.get(model_id)
             for name in data.names(model_type, model_id):
                 versions = data.versions(model_type, model_id, name)
                 if not versions:
                     continue
                 meta = data.metadata(model_type, model_id, name, versions[-1])
-                rows.append({"model": names.get(model_id, model_id), "modelType": model_type,
+                rows.append({"model": owner or model_id, "modelType": model_type,
                              "modelId": model_id, "name": name, "latestVersion": versions[-1],
                              "versions": len(versions), "specName": meta.specName, "kind": meta.kind,
                              "updatedAt": meta.createdAt})
@@ -143,7 +157,7 @@ def list_names(repo, model: str | None) -> list[dict]:
 
 
 def versions(repo, model: str, name: str) -> list[dict]:
-    d = _definition(repo, model)
+    d = _reader(repo, model)
     with reading(repo):
         recs = list(DataRepository(repo.datastore).records(d.type, d.id, name))
     if not recs:

@@ -33,10 +33,21 @@ def delete(repo, name: str, *, force: bool) -> dict:
     return {"name": name, "id": d.id, "deletedData": names}
 
 
-def output(repo, output_id: str) -> dict:
+def _record(repo, ref: str, or_model: bool):
+    """A run's record by its id, or with ``or_model`` (the CLI's
+    ``OUTPUT_ID_OR_MODEL``, as upstream's) the newest run of the model of
+    that name. Call inside a session."""
+    if not or_model:
+        return find_record(repo.datastore, ref)
+    from swamp.models.outputs import newest_record_of
+
+    return newest_record_of(repo, ref)
+
+
+def output(repo, output_id: str, *, or_model: bool = False) -> dict:
     """One method run's record."""
     with reading(repo):
-        _, rec = find_record(repo.datastore, output_id)
+        _, rec = _record(repo, output_id, or_model)
     return rec.to_json()
 
 
@@ -53,16 +64,16 @@ def outputs(repo, model: str | None = None, *, method: str | None = None, status
              "startedAt": r.startedAt, "durationMs": r.durationMs, "initiatedBy": r.initiatedBy} for r in recs[:limit]]
 
 
-def output_log(repo, output_id: str) -> dict:
+def output_log(repo, output_id: str, *, or_model: bool = False) -> dict:
     """One method run's log."""
     ds = repo.datastore
     with reading(repo):
-        _, rec = find_record(ds, output_id)
+        _, rec = _record(repo, output_id, or_model)
         text = ds.read_bytes(rec.logFile).decode() if rec.logFile else ""
     return {"id": rec.id, "log": text}
 
 
-def output_data(repo, output_id: str) -> list[dict]:
+def output_data(repo, output_id: str, *, or_model: bool = False) -> list[dict]:
     """The data versions one method run wrote, with their metadata."""
     from swamp.data.records import record_json
     from swamp.data.repository import DataRepository
@@ -70,7 +81,7 @@ def output_data(repo, output_id: str) -> list[dict]:
     ds = repo.datastore
     data = DataRepository(ds)
     with reading(repo):
-        _, rec = find_record(ds, output_id)
+        _, rec = _record(repo, output_id, or_model)
         rows = []
         for a in rec.dataArtifacts:
             try:
@@ -112,3 +123,33 @@ def evaluate(repo, name: str, method: str | None = None, inputs: dict | None = N
     if missing:
         result["missingArguments"] = missing
     return result
+
+
+def validate(repo, name: str | None = None) -> dict:
+    """`swamp model validate`: definitions against their types; a required
+    argument that a configured method lacks counts as given when a workflow
+    step running that method gives it."""
+    from swamp.models.service import validate_models
+
+    return validate_models(repo, name, given_by_steps=_steps_giving(repo))
+
+
+def _steps_giving(repo):
+    """A check: does a workflow step running METHOD of this model give ARGUMENT
+    in its inputs? (inputs that are one expression give them all)."""
+    from swamp.errors import SwampError
+    from swamp.workflows.files import iter_workflow_files, load_workflow
+
+    tasks = []
+    for path in iter_workflow_files(repo):
+        try:
+            wf = load_workflow(path, repo.root)
+        except SwampError:
+            continue  # workflow validate reports it
+        tasks += [s.task for job in wf.jobs for s in job.steps if s.task.type == "model_method"]
+
+    def given(d, method: str, argument: str) -> bool:
+        return any(t.methodName == method and (t.modelIdOrName or t.modelName) in (d.name, d.id)
+                   and (isinstance(t.inputs, str) or argument in (t.inputs or {})) for t in tasks)
+
+    return given

@@ -403,14 +403,34 @@ def search_runs(repo, *, workflow: str | None = None, status: str | None = None,
     return rows[:limit] if limit else rows
 
 
-def run_by_id(repo, run_id: str) -> WorkflowRun:
-    with reading(repo):
-        return records.find_run(repo.datastore, run_id)
+def _workflow_named(repo, ref: str):
+    """The workflow whose file is named ``ref``, or None (no file read but its own)."""
+    from swamp.util.names import is_workflow_name
+    from swamp.workflows.files import workflow_path
+
+    if not is_workflow_name(ref) or not workflow_path(repo, ref).is_file():
+        return None
+    return find_workflow(repo, ref)[1]
 
 
-def run_log_by_id(repo, run_id: str) -> dict:
+def _find_run(repo, ref: str, or_workflow: bool) -> WorkflowRun:
+    """A run by its id, or with ``or_workflow`` (upstream's
+    RUN_ID_OR_WORKFLOW) a workflow's name for its newest run. Call inside
+    a session."""
+    wf = _workflow_named(repo, ref) if or_workflow else None
+    if wf is None:
+        return records.find_run(repo.datastore, ref)
+    return records.latest(repo.datastore, workflow_id(wf))
+
+
+def run_by_id(repo, run_id: str, *, or_workflow: bool = False) -> WorkflowRun:
     with reading(repo):
-        run = records.find_run(repo.datastore, run_id)
+        return _find_run(repo, run_id, or_workflow)
+
+
+def run_log_by_id(repo, run_id: str, *, or_workflow: bool = False) -> dict:
+    with reading(repo):
+        run = _find_run(repo, run_id, or_workflow)
         log = records.read_log(repo.datastore, run.workflowId, run.id)
     return {"id": run.id, "workflowName": run.workflowName, "status": run.status, "log": log}
 

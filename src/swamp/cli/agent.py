@@ -134,3 +134,36 @@ def list_(state: CliState):
         rows.append({"name": a.name, "title": a.title, "file": path, "detected": a.name in found,
                      "written": written})
     emit(state, rows, lambda: table(rows, ["name", "file", "detected", "written", "title"]))
+
+
+@agent.command("rm")
+@click.argument("name")
+@click.option("-y", "--yes", "-f", "--force", "yes", is_flag=True,
+              help="Also remove swamp's part when you edited it (your edit goes with it).")
+@global_options
+@click.pass_obj
+def rm(state: CliState, name: str, yes: bool):
+    """Take swamp's part out of NAME's own file (CLAUDE.md, ...): what you
+    wrote around it stays, and a file left empty is deleted. Exits 1 when
+    you edited swamp's part, which then stays (-y removes it anyway).
+
+    Example: swamp agent rm cursor"""
+    import sys
+
+    from swamp.repo import agent_removal
+    from swamp.repo.context import find_repo_root
+
+    root = find_repo_root(state.repo_dir)
+    change = agent_removal.plan(root, name)
+    consent = yes
+    if change["action"] == "ask" and not yes and not state.json and sys.stdin.isatty():
+        consent = click.confirm(f"You edited swamp's part of {change['path']}; remove it anyway?", default=False)
+    result = agent_removal.apply(root, change, consent)
+    if result["result"] == "kept":
+        from swamp.errors import ConflictError
+
+        raise ConflictError(f"you edited swamp's part of {result['path']}: kept it",
+                            hint=f"swamp agent rm {result['name']} -y removes it anyway (your edit goes with it)")
+    words = {"deleted": f"deleted {result['path']}", "stripped": f"removed swamp's part of {result['path']}",
+             "absent": f"{result['path']} has no part of swamp's: nothing to remove"}
+    emit(state, result, words[result["result"]])

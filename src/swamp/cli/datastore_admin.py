@@ -165,3 +165,9 @@ def type_search(state: CliState, query):
 
 
 COMMANDS = (namespace, compact, datastore_type)
+
+
+# upstream's other name (cli/aliases.py)
+from swamp.cli.aliases import hidden_alias  # noqa: E402
+
+hidden_alias(datastore_type, type_search, "list")

@@ -16,6 +16,7 @@ from swamp.cli.fast_help import SUMMARY
 
 GROUPS = {
     "repo": ("swamp.cli.repo", "repo", "Create and upgrade repositories"),
+    "init": ("swamp.cli.repo", "init", "Create a repository here or at PATH (the same as 'repo init')"),
     "model": ("swamp.cli.model", "model", "Model types, definitions and method runs"),
     "data": ("swamp.cli.data", "data", "Versioned data written by methods"),
     "workflow": ("swamp.cli.workflow", "workflow", "Chain methods in jobs and steps"),

@@ -161,7 +161,7 @@ def validate(state: CliState, name):
     """Check definitions against their types. Exits 1 when any is invalid.
 
     Example: swamp model validate hello"""
-    from swamp.models.service import validate_models
+    from swamp.app.models import validate as validate_models
 
     result = validate_models(state.repo(), name)
     emit_validation(state, result, "models")
@@ -277,7 +277,8 @@ def edit(state: CliState, name):
     """Open NAME's definition in $EDITOR, then check it.
 
     Example: EDITOR=vi swamp model edit hello"""
-    from swamp.models.service import get_model, validate_models
+    from swamp.app.models import validate as validate_models
+    from swamp.models.service import get_model
 
     repo = state.repo()
     path = repo.root / get_model(repo, name)["path"]
@@ -316,16 +317,17 @@ def output():
 
 
 @output.command("get")
-@click.argument("output_id", metavar="ID")
+@click.argument("output_id", metavar="OUTPUT_ID_OR_MODEL")
 @global_options
 @click.pass_obj
 def output_get(state: CliState, output_id):
-    """Show one method run's record.
+    """Show one method run's record: by its id (or a unique start of it), or
+    a model's name for that model's newest run.
 
-    Example: swamp model output get 3f2a9c1e"""
+    Example: swamp model output get hello"""
     from swamp.app import models
 
-    emit(state, models.output(state.repo(), output_id))
+    emit(state, models.output(state.repo(), output_id, or_model=True))
 
 
 @output.command("search")
@@ -347,30 +349,32 @@ def output_search(state: CliState, model_name, method_name, status, limit):
 
 
 @output.command("logs")
-@click.argument("output_id", metavar="ID")
+@click.argument("output_id", metavar="OUTPUT_ID_OR_MODEL")
 @global_options
 @click.pass_obj
 def output_logs(state: CliState, output_id):
-    """Print one method run's log.
+    """Print one method run's log: by its id, or a model's name for that
+    model's newest run.
 
-    Example: swamp model output logs 3f2a9c1e"""
+    Example: swamp model output logs hello"""
     from swamp.app import models
 
-    result = models.output_log(state.repo(), output_id)
+    result = models.output_log(state.repo(), output_id, or_model=True)
     emit(state, result, lambda: click.echo(result["log"], nl=False))
 
 
 @output.command("data")
-@click.argument("output_id", metavar="ID")
+@click.argument("output_id", metavar="OUTPUT_ID_OR_MODEL")
 @global_options
 @click.pass_obj
 def output_data(state: CliState, output_id):
-    """List the data versions one method run wrote.
+    """List the data versions one method run wrote (a model's name: its
+    newest run).
 
     Example: swamp model output data 3f2a9c1e"""
     from swamp.app import models
 
-    rows = models.output_data(state.repo(), output_id)
+    rows = models.output_data(state.repo(), output_id, or_model=True)
     emit(state, rows, lambda: table(rows, ["name", "version", "kind", "size", "createdAt"]))
 
 
@@ -384,3 +388,11 @@ def method_history():
 method_history.add_command(output_get, "get")
 method_history.add_command(output_search, "search")
 method_history.add_command(output_logs, "logs")
+
+
+# upstream's other names (cli/aliases.py)
+from swamp.cli.aliases import hidden_alias  # noqa: E402
+
+hidden_alias(model_type, type_search, "list")
+hidden_alias(output, output_search, "list")
+hidden_alias(method_history, output_search, "list")

@@ -66,8 +66,7 @@ class _RemoteOption(click.Option):
         self.also = frozenset(also)
 
     def get_help_record(self, ctx):
-        # a group that is also a command (serve) is judged as a command
-        if ctx is not None and (not isinstance(ctx.command, click.Group) or ctx.command.invoke_without_command):
+        if ctx is not None and not isinstance(ctx.command, click.Group):
             import importlib
 
             remote = importlib.import_module("swamp.cli.remote")  # only when help is shown

@@ -114,7 +114,11 @@ def _walk(cmd: click.Command, ctx: click.Context) -> list[tuple[click.Command, c
             out.append((sub, sub_ctx))
             out += _walk(sub, sub_ctx)
     for name, sub in sorted(getattr(cmd, "subcommands", {}).items()):  # groups.CommandWithSubcommands
-        out.append((sub, click.Context(sub, info_name=f"{ctx.info_name} {name}", parent=ctx.parent)))
+        if sub.hidden:
+            continue
+        sub_ctx = click.Context(sub, info_name=f"{ctx.info_name} {name}", parent=ctx.parent)
+        out.append((sub, sub_ctx))
+        out += _walk(sub, sub_ctx)  # a group there (serve daemon) has commands of its own
     return out
 
 

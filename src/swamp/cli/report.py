@@ -115,3 +115,18 @@ def get(state: CliState, name, model, workflow, run_id, version, as_markdown):
         click.echo(doc.get("markdown", ""), nl=False)
 
     emit(state, doc, human)
+
+
+@report.group("type")
+def report_type():
+    """Report types (as upstream names them: the same as 'swamp report search').
+
+    Example: swamp report type search summary"""
+
+
+report_type.add_command(search, "search")
+
+# upstream's other name (cli/aliases.py)
+from swamp.cli.aliases import hidden_alias  # noqa: E402
+
+hidden_alias(report_type, search, "list")

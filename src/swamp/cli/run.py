@@ -51,21 +51,39 @@ def history(state: CliState, kind, status, model, workflow, since, limit):
     emit(state, rows, human)
 
 
+#: upstream's retention when neither --older-than nor --keep is given
+DEFAULT_RETENTION = "30d"
+
+
 @run.command("gc")
-@click.option("--older-than", metavar="DURATION", help="Finished runs that ended longer ago than this (30d, 12h).")
+@click.option("--older-than", metavar="DURATION",
+              help=f"Finished runs that ended longer ago than this (12h, 7d; default {DEFAULT_RETENTION}).")
 @click.option("--keep", type=click.IntRange(0), metavar="N",
               help="Keep the newest N runs of each model method and of each workflow.")
 @click.option("--kind", type=click.Choice(KINDS), help="Only method runs, or only workflow runs.")
 @click.option("--dry-run", is_flag=True, help="Only report what would be deleted.")
+@click.option("-y", "--yes", "-f", "--force", "yes", is_flag=True,
+              help="Delete without asking (needed without a terminal when the default retention applies).")
 @global_options
 @click.pass_obj
-def gc(state: CliState, older_than, keep, kind, dry_run):
+def gc(state: CliState, older_than, keep, kind, dry_run, yes):
     """Delete old run records and their logs (never a workflow run that is
-    pending, running or suspended; the data runs wrote stays).
+    pending, running or suspended; the data runs wrote stays). Without
+    --older-than or --keep, runs that ended over 30 days ago.
 
-    Example: swamp run gc --older-than 30d --keep 10 --dry-run
+    Example: swamp run gc --dry-run
+    Example: swamp run gc --force
+    Example: swamp run gc --older-than 7d --keep 10
     """
     from swamp.app.runs import collect
+
+    if older_than is None and keep is None:
+        older_than = DEFAULT_RETENTION
+        if not dry_run:  # nothing was said about which runs: ask before deleting
+            from swamp.cli.output import confirm
+
+            confirm(state, yes, f"delete the runs that ended over {DEFAULT_RETENTION} ago "
+                                "(the default --older-than)?")
 
     result = collect(state.repo(), older_than=older_than, keep=keep, kind=kind, dry_run=dry_run)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from swamp.cli.groups import CommandWithSubcommands
 from swamp.cli.options import CliState, global_options
 from swamp.cli.worker_links import link_options
 
@@ -12,11 +13,13 @@ from swamp.cli.worker_links import link_options
 DEFAULT_RUNS_PER_CALLER = 8
 
 
-@click.group("serve", invoke_without_command=True)
+@click.command("serve", cls=CommandWithSubcommands)
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=9090, show_default=True, help="The TCP port to listen on.")
-@click.option("--cert-file", type=click.Path(dir_okay=False, exists=True), help="TLS certificate (PEM).")
-@click.option("--key-file", type=click.Path(dir_okay=False, exists=True), help="TLS private key (PEM).")
+@click.option("--cert-file", type=click.Path(dir_okay=False), help="TLS certificate (PEM); a relative path is "
+              "in the repository.")
+@click.option("--key-file", type=click.Path(dir_okay=False), help="TLS private key (PEM); a relative path is in "
+              "the repository.")
 @click.option("--auth-mode", type=click.Choice(["none", "token"]), default="token", show_default=True,
               help="token: every request needs a token (the local user's, made at start, or a minted one "
                    "with a grant). none: anyone who can connect may do anything.")
@@ -68,11 +71,10 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
           max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, dashboard, audit_log,
           scheduler=None, remote_only=False, allow_hosts=(), allow_origins=(), header_timeout=10.0,
           body_timeout=20.0, max_connections=1000, link=None, no_schedules=False):
-    """Serve this repository's use cases as an HTTP JSON API.
+    """Serve this repository's use cases as an HTTP JSON API. As a user
+    service: 'swamp serve daemon enable|disable|status'.
 
     Example: swamp serve --port 9090, then curl http://127.0.0.1:9090/health"""
-    if click.get_current_context().invoked_subcommand:  # serve reload: the subcommand does it
-        return
     from pathlib import Path
 
     from swamp.errors import UsageError
@@ -80,6 +82,11 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
 
     if bool(cert_file) != bool(key_file):
         raise UsageError("--cert-file and --key-file go together")
+    if cert_file:  # relative to the repository, as every repository path is (not to where swamp was started)
+        from swamp.cli.repo_paths import existing_file
+
+        root = None if Path(cert_file).is_absolute() and Path(key_file).is_absolute() else state.repo().root
+        cert_file, key_file = existing_file(cert_file, root, "--cert-file"), existing_file(key_file, root, "--key-file")
     check_exposure(host, auth_mode, insecure)
     for origin in allow_origins:
         if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
@@ -130,7 +137,10 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
     run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file)
 
 
-# serve reload (docs/serve.md#reloading-a-running-server)
+# serve reload (docs/serve.md#reloading-a-running-server) and serve daemon
+# enable|disable|status (a user service running swamp serve)
+from swamp.cli.serve_daemon import daemon as _daemon  # noqa: E402
 from swamp.cli.serve_reload import reload as _reload  # noqa: E402
 
-serve.add_command(_reload)
+serve.subcommands["daemon"] = _daemon
+serve.subcommands["reload"] = _reload

@@ -384,3 +384,9 @@ def type_search(state: CliState, query: str | None):
         table(rows, ["type", "source", "settings", "description"])
 
     emit(state, result, human)
+
+
+# upstream's other name (cli/aliases.py)
+from swamp.cli.aliases import hidden_alias  # noqa: E402
+
+hidden_alias(vault_type, type_search, "list")

@@ -187,3 +187,9 @@ def cert_list(state: CliState, folder):
                                                                           "signed by team CA", "key here"])
 
     emit(state, rows, human)
+
+
+# swamp worker daemon enable|disable|status (a user service running swamp worker start)
+from swamp.cli.worker_daemon import daemon as _daemon  # noqa: E402
+
+worker.add_command(_daemon)

@@ -446,15 +446,16 @@ def history_search(state: CliState, workflow_name, status, limit):
 
 
 @history.command("get")
-@click.argument("run_id", metavar="RUN_ID")
+@click.argument("run_id", metavar="RUN_ID_OR_WORKFLOW")
 @click.option("--follow", is_flag=True, help="Print each step as it changes until the run ends or suspends "
               "(--json: a JSON object a line, the run's record last); exits 1 when the run fails.")
 @global_options
 @click.pass_obj
 def history_get(state: CliState, run_id, follow=False):
-    """One run's record, by its id (or a unique start of it).
+    """One run's record: by its id (or a unique start of it), or a
+    workflow's name for that workflow's newest run.
 
-    Example: swamp workflow history get 3f2a9c1e --follow"""
+    Example: swamp workflow history get deploy --follow"""
     from swamp.app import workflows
     from swamp.workflows.service import run_json
 
@@ -464,23 +465,24 @@ def history_get(state: CliState, run_id, follow=False):
     if follow:
         from swamp.cli.follow_run import follow as follow_run
 
-        follow_run(state, lambda: run_json(repo, workflows.run_by_id(repo, run_id)))
+        follow_run(state, lambda: run_json(repo, workflows.run_by_id(repo, run_id, or_workflow=True)))
         return
-    doc = run_json(repo, workflows.run_by_id(repo, run_id))
+    doc = run_json(repo, workflows.run_by_id(repo, run_id, or_workflow=True))
     emit(state, doc, lambda: say_run_record(doc))
 
 
 @history.command("logs")
-@click.argument("run_id", metavar="RUN_ID")
+@click.argument("run_id", metavar="RUN_ID_OR_WORKFLOW")
 @global_options
 @click.pass_obj
 def history_logs(state: CliState, run_id):
-    """One run's log, by its id (or a unique start of it).
+    """One run's log: by its id (or a unique start of it), or a workflow's
+    name for that workflow's newest run.
 
-    Example: swamp workflow history logs 3f2a9c1e"""
+    Example: swamp workflow history logs deploy"""
     from swamp.app import workflows
 
-    result = workflows.run_log_by_id(state.repo(), run_id)
+    result = workflows.run_log_by_id(state.repo(), run_id, or_workflow=True)
     emit(state, result, lambda: click.echo(result["log"], nl=False))
 
 
@@ -600,3 +602,8 @@ workflow.add_command(_signals)
 from swamp.cli.workflow_trigger import trigger as _trigger  # noqa: E402
 
 workflow.add_command(_trigger)
+
+# upstream's other name (cli/aliases.py)
+from swamp.cli.aliases import hidden_alias  # noqa: E402
+
+hidden_alias(run, run_search, "list")

@@ -31,10 +31,12 @@ def catalog_rows(repo, model_names: Mapping[str, str], *, text: str | None = Non
 
 
 def matching(rows: list[dict], predicate: str, limit: int) -> list[dict]:
-    """The first ``limit`` rows for which the CEL ``predicate`` is true."""
+    """The first ``limit`` rows for which the CEL ``predicate`` is true; a
+    row lacking a key it reads (a tag only some versions carry) is not one
+    (upstream's data query matches the rows that have it)."""
     from swamp.expr import predicate as compile_predicate
 
-    test = compile_predicate(predicate, QUERY_FIELDS, source="data query")
+    test = compile_predicate(predicate, QUERY_FIELDS, source="data query", missing_is_false=True)
     out = []
     for r in rows:
         if test(r):

@@ -76,14 +76,16 @@ def validate(value: Any, *, source: str | None = None, field: str | None = None)
     return errors
 
 
-def predicate(text: str, names: Iterable[str], *, source: str | None = None) -> Callable[[Mapping[str, Any]], bool]:
+def predicate(text: str, names: Iterable[str], *, source: str | None = None,
+              missing_is_false: bool = False) -> Callable[[Mapping[str, Any]], bool]:
     """Compile a boolean CEL expression over records whose fields ``names``
-    are the variables; the result tests one record."""
+    are the variables; the result tests one record. ``missing_is_false``:
+    a record lacking a key the expression reads does not match."""
     from swamp.expr import cel
 
     known = tuple(sorted(set(names)))
     try:
-        return cel.compile_predicate(text, known)
+        return cel.compile_predicate(text, known, missing_is_false=missing_is_false)
     except ExpressionError as e:
         err = e.located(source=source)
         if "undeclared reference" in err.message:

@@ -285,7 +285,15 @@ class Session:
         return _result(result, program, call)
 
 
-def compile_predicate(text: str, names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], bool]:
+#: how the CEL engine says a map has no such key (a record without the field)
+_MISSING_KEY = re.compile(r"key not found in map|no such key", re.IGNORECASE)
+
+
+def compile_predicate(text: str, names: tuple[str, ...], *,
+                      missing_is_false: bool = False) -> Callable[[Mapping[str, Any]], bool]:
+    """With ``missing_is_false``, a record lacking a field the predicate
+    reads (``tags.env`` where a record has no ``env`` tag) does not match,
+    instead of failing every record's test."""
     program = compile_program(text, names)
     if program.expr.return_type().name() not in ("BOOL", "DYN"):
         raise ExpressionError("a predicate must be true or false", expression=text)
@@ -294,7 +302,11 @@ def compile_predicate(text: str, names: tuple[str, ...]) -> Callable[[Mapping[st
         try:
             result = program.expr.eval(data={n: record.get(n) for n in names})
         except RuntimeError as e:
+            if missing_is_false and _MISSING_KEY.search(str(e)):
+                return False
             raise ExpressionError(_clean(str(e)), expression=text) from None
+        if missing_is_false and result.type() == _ERROR and _MISSING_KEY.search(str(result.value())):
+            return False
         value = _result(result, program, None)
         if not isinstance(value, bool):
             raise ExpressionError(f"a predicate must be true or false, not {value!r}", expression=text)

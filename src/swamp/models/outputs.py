@@ -185,6 +185,29 @@ def find_record(ds: Datastore, output_id: str) -> tuple[str, OutputRecord]:
     raise NotFoundError(f"no method run with id {output_id!r}", hint="list runs with 'swamp model output search'")
 
 
+def newest_record_of(repo, ref: str) -> tuple[str, OutputRecord]:
+    """``ref`` as a model's name (a definition's file name, or the model of
+    a past run) means that model's newest run; anything else is a run id
+    or its start (find_record)."""
+    from swamp.models.definition_files import iter_definition_files
+
+    defined = any(p.stem == ref for p in iter_definition_files(repo))
+    not_an_id = None
+    if not defined:
+        try:
+            return find_record(repo.datastore, ref)
+        except NotFoundError as e:
+            not_an_id = e
+    runs = [(rec.startedAt, rec.id, rel, rec) for rel, rec in iter_records(repo.datastore) if rec.modelName == ref]
+    if runs:
+        _, _, rel, rec = max(runs, key=lambda r: (r[0], r[1]))
+        return rel, rec
+    if defined:
+        raise NotFoundError(f"model {ref!r} has no method runs yet",
+                            hint=f"run one with 'swamp model method run {ref} METHOD'")
+    raise not_an_id  # no model of that name ran either: the id's own error (and its hint)
+
+
 def _id_of(rel: str) -> str:
     """<time>-<id>.yaml -> id (ids are uuids: the last five dash-separated parts)."""
     return "-".join(rel.rsplit("/", 1)[-1][: -len(".yaml")].split("-")[-5:])

@@ -111,11 +111,13 @@ def search_models(repo, query: str | None) -> list[dict]:
     return sorted(out, key=lambda r: r["name"])
 
 
-def _validate_definition(repo, d: Definition, model_type) -> list[str]:
+def _validate_definition(repo, d: Definition, model_type, given_by_steps=None) -> list[str]:
     """Static checks: methods exist, and the values the definition gives fit
     their arguments' types wherever no expression decides them at run time.
-    A required argument without a value is not an error: a run can give it
-    (--input); a run without it is refused, naming it."""
+    A required argument without a value is an error only in a method the
+    definition configures (arguments under ``methods:``, as upstream's
+    validate judges them) when no workflow step gives it either; elsewhere
+    a run can give it (--input), and a run without it is refused, naming it."""
     from pydantic import ValidationError as PydanticError
 
     from swamp.expr import has_expressions
@@ -128,6 +130,7 @@ def _validate_definition(repo, d: Definition, model_type) -> list[str]:
     issues += _check_overrides(d, model_type)
     if has_expressions(d.globalArguments) or has_expressions({k: v.arguments for k, v in d.methods.items()}):
         return issues  # expressions decide the arguments at run time
+    issues += _unsupplied_arguments(d, model_type, given_by_steps)
     seen: set[str] = set()
     for m in sorted(model_type.methods):
         try:
@@ -144,6 +147,27 @@ def _validate_definition(repo, d: Definition, model_type) -> list[str]:
                 if line not in seen:  # a global argument's problem once, not once per method
                     seen.add(line)
                     issues.append(line)
+    return issues
+
+
+def _unsupplied_arguments(d: Definition, model_type, given_by_steps) -> list[str]:
+    """Required arguments missing from a method the definition configures,
+    that no workflow step running that method gives either
+    (``given_by_steps(definition, method, argument)``; the workflows sit
+    above this package, so the caller asks them)."""
+    from swamp.models.arguments import missing_arguments
+
+    issues = []
+    for m in sorted(d.methods):
+        if m not in model_type.methods or not d.methods[m].arguments:
+            continue
+        missing = missing_arguments(d, model_type, m)
+        if missing:
+            missing = [a for a in missing if not (given_by_steps and given_by_steps(d, m, a))]
+        for a in missing:
+            issues.append(f"methods.{m}.arguments.{a}: required, and nothing gives it "
+                          f"(add it under methods.{m}.arguments or globalArguments in the definition, "
+                          f"or give it in the inputs of the workflow step that runs {m})")
     return issues
 
 
@@ -179,7 +203,7 @@ def _shell_warnings(d: Definition) -> list[str]:
     return [w for field, run in places if (w := warning(field, run))]
 
 
-def validate_models(repo, name: str | None) -> dict:
+def validate_models(repo, name: str | None, given_by_steps=None) -> dict:
     reg = registry_for(repo)
     if name:
         # By file name without reading it, so a malformed file is reported like any other problem.
@@ -192,7 +216,7 @@ def validate_models(repo, name: str | None) -> dict:
                  "warnings": []}  # the one report shape of every validate
         try:
             d = load_definition(p)
-            entry["errors"] = _validate_definition(repo, d, reg.get(d.type))
+            entry["errors"] = _validate_definition(repo, d, reg.get(d.type), given_by_steps)
             entry["warnings"] = _shell_warnings(d)
         except SwampError as e:
             # a did-you-mean rides along, as in workflow validate's report

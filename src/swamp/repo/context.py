@@ -161,16 +161,24 @@ class Repo:
         from swamp.repo.config_read import read_config
         from swamp.util import yamlio
 
+        from swamp.repo.swamp_version import refuse_newer
+
         path = self.root / MARKER
-        return read_config(yamlio.load(path), str(path))
+        config = read_config(yamlio.load(path), str(path))
+        refuse_newer(config.swampVersion, str(path))
+        return config
 
     def config_model(self):
         """The settings as their pydantic schema, for commands that change them."""
         from swamp.repo.config import RepoConfig
         from swamp.util import documents, yamlio
 
+        from swamp.repo.swamp_version import refuse_newer
+
         path = self.root / MARKER
-        return documents.validate(RepoConfig, yamlio.load(path), str(path))
+        config = documents.validate(RepoConfig, yamlio.load(path), str(path))
+        refuse_newer(config.swampVersion, str(path))
+        return config
 
     def save_config(self, config) -> None:
         from swamp.util import yamlio

@@ -104,6 +104,9 @@ def upgrade_repo(path: str | Path, changes: list, consent: set[str]) -> dict:
         migrated.append("updated the swamp block of .gitignore")
     config = RepoConfig.model_validate(yamlio.load(marker))
     before = config.swampVersion
+    from swamp.repo.swamp_version import refuse_newer
+
+    refuse_newer(before, str(marker))  # never write an older version over a newer one
     if before != __version__:
         config = config.model_copy(update={"swampVersion": __version__})
         atomic_write(marker, yamlio.dumps(config.model_dump(exclude_none=True)))

@@ -13,6 +13,28 @@ RESERVED_DATA_NAMES = frozenset({"latest"})
 TYPE_RE = re.compile(r"^@?[a-z0-9][a-z0-9_.-]*(/[a-z0-9][a-z0-9_.-]*)+$")
 
 
+#: a workflow name scoped to a collective, as upstream's extensions ship them: "@acme/child"
+SCOPED_NAME_RE = re.compile(r"^@([a-z0-9][a-z0-9_-]*)/([a-z0-9][a-z0-9_-]*)$")
+
+
+def is_workflow_name(name: str) -> bool:
+    """A plain name, or ``@scope/name`` (each part a plain name)."""
+    if not isinstance(name, str):
+        return False
+    m = SCOPED_NAME_RE.match(name)
+    parts = m.groups() if m else (name,)
+    return all(NAME_RE.match(p) and len(p) <= NAME_MAX for p in parts)
+
+
+def check_workflow_name(name: str) -> str:
+    if not is_workflow_name(name):
+        raise ValidationError(
+            f"invalid workflow name {name!r}",
+            hint=f"a workflow name matches ^[a-z0-9][a-z0-9_-]*$, or is scoped as @scope/name with both parts "
+                 f"so, each at most {NAME_MAX} characters")
+    return name
+
+
 def check_name(name: str, what: str = "name") -> str:
     if not isinstance(name, str) or not NAME_RE.match(name) or len(name) > NAME_MAX:
         raise ValidationError(

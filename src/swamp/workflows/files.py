@@ -1,5 +1,6 @@
 """Workflow files in git: ``workflows/workflow-<name>.yaml``, found by name
-(the file name) or by id."""
+(the file name) or by id. A scoped name, ``@acme/child``, is the file
+``workflows/@acme/workflow-child.yaml``."""
 
 from __future__ import annotations
 
@@ -7,25 +8,30 @@ from pathlib import Path
 
 from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
 from swamp.util import documents, yamlio
-from swamp.util.names import NAME_RE, check_name, did_you_mean
+from swamp.util.names import SCOPED_NAME_RE, check_workflow_name, did_you_mean, is_workflow_name
 from swamp.workflows.schema import Workflow
 
 PREFIX = "workflow-"
 
 
 def workflow_path(repo, name: str) -> Path:
-    check_name(name, "workflow name")
+    check_workflow_name(name)
+    scoped = SCOPED_NAME_RE.match(name)
+    if scoped:
+        return repo.workflows_dir / f"@{scoped.group(1)}" / f"{PREFIX}{scoped.group(2)}.yaml"
     return repo.workflows_dir / f"{PREFIX}{name}.yaml"
 
 
 def iter_workflow_files(repo) -> list[Path]:
     if not repo.workflows_dir.is_dir():
         return []
-    return sorted(p for p in repo.workflows_dir.glob(f"{PREFIX}*.yaml"))
+    return sorted([*repo.workflows_dir.glob(f"{PREFIX}*.yaml"), *repo.workflows_dir.glob(f"@*/{PREFIX}*.yaml")])
 
 
 def file_name(path: Path) -> str:
-    return path.stem[len(PREFIX):]
+    """The workflow name a file's path gives: its own, or @scope/name in a scope's folder."""
+    name = path.stem[len(PREFIX):]
+    return f"{path.parent.name}/{name}" if path.parent.name.startswith("@") else name
 
 
 def load_workflow(path: Path, repo_root: Path | None = None) -> Workflow:
@@ -37,8 +43,14 @@ def load_workflow(path: Path, repo_root: Path | None = None) -> Workflow:
     wf = documents.validate(Workflow, yamlio.loads(text, source), source)
     if file_name(path) != wf.name:
         raise ValidationError(f"{source}: name {wf.name!r} does not match the file name {path.name!r}",
-                              hint=f"rename the file to {PREFIX}{wf.name}.yaml or the workflow to {file_name(path)!r}")
+                              hint=f"rename the file to {_relative_file(wf.name)} or the workflow to "
+                                   f"{file_name(path)!r}")
     return wf
+
+
+def _relative_file(name: str) -> str:
+    scoped = SCOPED_NAME_RE.match(name)
+    return f"@{scoped.group(1)}/{PREFIX}{scoped.group(2)}.yaml" if scoped else f"{PREFIX}{name}.yaml"
 
 
 def find_workflow(repo, name_or_id: str) -> tuple[Path, Workflow]:
@@ -49,8 +61,8 @@ def find_workflow(repo, name_or_id: str) -> tuple[Path, Workflow]:
 
 def find_workflow_file(repo, name_or_id: str) -> Path:
     """The file of a workflow, by name (without reading it), else by id."""
-    if NAME_RE.match(name_or_id):
-        path = repo.workflows_dir / f"{PREFIX}{name_or_id}.yaml"
+    if is_workflow_name(name_or_id):
+        path = workflow_path(repo, name_or_id)
         if path.is_file():
             return path
     from swamp.workflows.schema import workflow_id
@@ -99,7 +111,10 @@ def create_workflow(repo, name: str) -> tuple[Path, Workflow]:
         raise ConflictError(f"a workflow named {name!r} already exists at {path.relative_to(repo.root)}")
     from swamp.util.ids import new_id
 
-    text = SKELETON.format(id=new_id(), name=name)
+    import json
+
+    # "@" cannot start a plain YAML scalar: a scoped name is written quoted
+    text = SKELETON.format(id=new_id(), name=json.dumps(name) if name.startswith("@") else name)
     wf = documents.validate(Workflow, yamlio.loads(text), str(path))  # the skeleton must stay valid
     repo.write_config(path, text)
     return path, wf

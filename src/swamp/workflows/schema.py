@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from swamp.util.schema_types import Name
+from swamp.util.schema_types import Name, WorkflowName
 from swamp.workflows import retries
 
 SEVERITIES = ("low", "medium", "high")
@@ -308,7 +308,7 @@ class Trigger(_Strict):
 
 class Workflow(_Strict):
     id: str | None = None
-    name: Name
+    name: WorkflowName
     description: str | None = None
     version: int = Field(default=1, ge=1)
     tags: dict[str, str] = Field(default_factory=dict)

@@ -1,0 +1,67 @@
+"""Who owns a data name, as `data get` and `data versions` take it and
+`data list` shows it: a model, or a workflow (its reports are data filed
+under the owner type ``swamp/workflow`` and the workflow's id;
+reports/store.py).
+
+`data list` shows a workflow's data under the workflow's name, so the name
+it shows is the one `data get` takes. A model of the same name wins: the
+list then shows the workflow's id, which `data get` takes too."""
+
+from __future__ import annotations
+
+from swamp.errors import NotFoundError
+from swamp.models.definition_files import find
+from swamp.util.plain import Plain
+
+
+class Owner(Plain):
+    """What the data use cases read of a definition: type, id and name."""
+
+    __slots__ = ("type", "id", "name")
+
+    def __init__(self, type: str, id: str, name: str) -> None:  # noqa: A002 (a definition's attribute names)
+        self.type = type
+        self.id = id
+        self.name = name
+
+
+def owner(repo, ref: str):
+    """The model named (or with id) ``ref``, else the workflow so named or
+    with that id; the model's not-found error when neither is."""
+    try:
+        return find(repo, ref)[1]
+    except NotFoundError as not_a_model:
+        wf = _workflow(repo, ref)
+        if wf is None:
+            raise not_a_model from None
+        return wf
+
+
+def _workflow(repo, ref: str) -> Owner | None:
+    from swamp.reports.store import WORKFLOW_OWNER
+    from swamp.workflows.files import find_workflow
+    from swamp.workflows.schema import workflow_id
+
+    try:
+        wf = find_workflow(repo, ref)[1]
+    except NotFoundError:
+        return None
+    return Owner(WORKFLOW_OWNER, workflow_id(wf), wf.name)
+
+
+def workflow_names(repo, model_names) -> dict[str, str]:
+    """Each readable workflow's name by its id, except a name a model has."""
+    from swamp.errors import SwampError
+    from swamp.workflows.files import iter_workflow_files, load_workflow
+    from swamp.workflows.schema import workflow_id
+
+    taken = set(model_names)
+    out = {}
+    for path in iter_workflow_files(repo):
+        try:
+            wf = load_workflow(path, repo.root)
+        except SwampError:
+            continue  # workflow validate reports it
+        if wf.name not in taken:
+            out[workflow_id(wf)] = wf.name
+    return out
