@@ -178,6 +178,26 @@ def test_a_workflow_step_without_a_vault_grant_fails_and_reads_nothing(served):
     assert refusals(server, "novault")
 
 
+@pytest.mark.parametrize("who, outcome", [("novault", "failed"), ("reader", "succeeded")])
+def test_a_detached_run_reads_its_vaults_for_who_started_it(served, who, outcome):
+    """"wait": false runs the workflow in a thread of the server's own: the
+    caller's vault grants go with it, as they do with a run that answers
+    when it ends."""
+    server, tokens = served
+    started = server.post(f"{API}/workflows/ship/run", {"wait": False}, token=tokens[who])
+    assert started.status == 202, started.doc
+    run_id = started.doc["runId"]
+    deadline = time.monotonic() + 60
+    while (run := server.get(f"{API}/runs/{run_id}", token=tokens[who])).status != 200 \
+            or run.doc["status"] not in ("succeeded", "failed"):
+        assert time.monotonic() < deadline, run
+        time.sleep(0.2)
+    assert run.doc["status"] == outcome, run.doc
+    if outcome == "failed":
+        assert_refused_for_vault(step_of(run.doc, "deploy")["error"])
+    no_secret(json.dumps(run.doc))
+
+
 def test_a_workflow_step_with_read_on_the_vault_runs(served):
     server, tokens = served
     ran = server.post(f"{API}/workflows/ship/run", {}, token=tokens["reader"])
@@ -192,7 +212,8 @@ def test_resuming_a_run_reads_its_vaults_for_who_resumes_it(served, who, outcome
     started = server.post(f"{API}/workflows/gated-ship/run", {}, token=tokens["local"])
     assert started.status == 200 and started.doc["status"] == "suspended", started.doc
     run_id = started.doc["id"]
-    approved = server.post(f"{API}/workflows/gated-ship/approve", {"step": "wait", "runId": run_id},
+    # the decision only: the run is then continued by the token under test
+    approved = server.post(f"{API}/workflows/gated-ship/approve", {"step": "wait", "runId": run_id, "resume": False},
                            token=tokens["local"])
     assert approved.status == 200, approved.doc
     resumed = server.post(f"{API}/workflows/gated-ship/resume", {"runId": run_id}, token=tokens[who])
@@ -274,7 +295,7 @@ def test_the_dashboards_resume_form_resumes_with_the_callers_vault_grants(served
     server, tokens = served
     started = server.post(f"{API}/workflows/gated-ship/run", {}, token=tokens["local"])
     run_id = started.doc["id"]
-    assert server.post(f"{API}/workflows/gated-ship/approve", {"step": "wait", "runId": run_id},
+    assert server.post(f"{API}/workflows/gated-ship/approve", {"step": "wait", "runId": run_id, "resume": False},
                        token=tokens["local"]).status == 200
     ui = Session(server)
     ui.login(tokens["novault"])
