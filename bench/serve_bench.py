@@ -180,17 +180,27 @@ def _start(args: list[str], env: dict, log: Path, port: int) -> subprocess.Popen
     return proc
 
 
-def _serve(repo: Path, src: Path, tmp: Path, label: str) -> tuple[subprocess.Popen, int]:
+def _serve(repo: Path, src: Path, tmp: Path, label: str) -> tuple[subprocess.Popen, tuple[int, int]]:
     port = free_port()
-    return _start([sys.executable, "-m", "swamp", "serve", "--port", str(port), "--repo-dir", str(repo)],
-                  _env(src), tmp / f"serve-{label}.log", port), port
+    proc = _start([sys.executable, "-m", "swamp", "serve", "--port", str(port), "--repo-dir", str(repo)],
+                  _env(src), tmp / f"serve-{label}.log", port)
+    return proc, (port, proc.pid)
 
 
-def _load(port: int, token: str, clients: int, seconds: float) -> dict:
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def _load(target: tuple[int, int], token: str, clients: int, seconds: float) -> dict:
+    """http_load.py against (port, server pid), plus the server's CPU time per request."""
+    port, pid = target
+    cpu0 = _cpu_s(pid)
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "http_load.py"), "--port", str(port), "--path",
                           READ_PATH, "--token", token, "--clients", str(clients), "--seconds", str(seconds)],
                          capture_output=True, text=True, check=True)
     doc = json.loads(out.stdout)
+    doc["cpuMsPerRequest"] = round((_cpu_s(pid) - cpu0) * 1000 / max(1, doc["requests"]), 3)
     if set(doc["statuses"]) != {"200"}:
         raise SystemExit(f"port {port}: answers other than 200: {doc['statuses']}")
     return doc
@@ -237,13 +247,14 @@ def _best(samples: list[dict]) -> dict:
 def _print_reads(title: str, got: dict) -> None:
     bare = got["bare"]
     print(f"\n{title}: reads of {READ_PATH} (best of {len(bare[8])} interleaved rounds)")
-    print(f"{'':18}{'clients':>8}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'x bare':>8}")
+    print(f"{'':18}{'clients':>8}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'x bare':>8}{'CPU ms/req':>12}")
     for clients in (8, 64):
         base = _best(bare[clients])["perS"]
         for label in got:
             b = _best(got[label][clients])
+            cpu = min(d["cpuMsPerRequest"] for d in got[label][clients])
             print(f"{label:18}{clients:>8}{b['perS']:>10.0f}{b['p50Ms']:>9.2f}{b['p99Ms']:>9.2f}"
-                  f"{b['perS'] / base:>8.2f}")
+                  f"{b['perS'] / base:>8.2f}{cpu:>12.3f}")
 
 
 def reads(a, tmp: Path) -> dict:
@@ -264,7 +275,7 @@ def reads(a, tmp: Path) -> dict:
         port = free_port()
         procs.append(_start([sys.executable, str(ROOT / "bench" / "bare_read_app.py"), str(port)],
                             {**_env(ROOT / "src"), "BARE_FILE": str(_meta_file(root))}, tmp / "bare.log", port))
-        targets["bare"], tokens["bare"] = port, ""
+        targets["bare"], tokens["bare"] = (port, procs[-1].pid), ""
         results["filesystem"] = _rounds(targets, tokens, a)
         _print_reads("filesystem datastore", results["filesystem"])
     finally:
@@ -294,7 +305,7 @@ def reads(a, tmp: Path) -> dict:
         procs.append(_start([sys.executable, str(ROOT / "bench" / "bare_read_app.py"), str(port)],
                             {**_env(ROOT / "src"), "BARE_STORE": json.dumps(server.config(bare_prefix)),
                              "BARE_KEY": "metadata.yaml"}, tmp / "bare-s3.log", port))
-        targets["bare"], tokens["bare"] = port, ""
+        targets["bare"], tokens["bare"] = (port, procs[-1].pid), ""
         results["s3"] = _rounds(targets, tokens, a)
         _print_reads("SeaweedFS datastore", results["s3"])
     finally:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swamp.errors import ValidationError
+from swamp.util import file_stamps
 
 ACTIONS = ("read", "run", "approve", "write", "admin")
 KINDS = ("workflow", "model", "data", "vault")
@@ -118,30 +119,47 @@ def decide(grants: list[Grant], subjects: list[str], action: str, resource: str)
 
 class GrantSet:
     """The grants, read again when a file under grants/ changes. A broken
-    file refuses everything (and says why) rather than allowing by accident."""
+    file refuses everything (and says why) rather than allowing by accident.
+
+    Checked on every request, so without a walk: the directory's listing is
+    kept while the directory's stamp holds, and each file listed is stat'ed
+    (util/file_stamps.py). Stamps too fresh to trust mean the files are
+    read again on the next request too."""
 
     def __init__(self, repo) -> None:
         self.repo = repo
+        self._dir = grants_dir(repo)
         self._stamp = None
+        self._listing: tuple | None = None  # (the directory's stamp, its grant files)
         self._grants: list[Grant] = []
         self._error: ValidationError | None = None
+        self._files_read: list[str] = []
 
-    def _stampnow(self):
-        d = grants_dir(self.repo)
-        try:
-            files = sorted(list(d.glob("*.yaml")) + list(d.glob("*.yml")))
-            return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
-        except FileNotFoundError:
+    def _files(self, dir_stamp, taken: int) -> list[Path]:
+        if self._listing is not None and self._listing[0] == dir_stamp:
+            return self._listing[1]
+        files = sorted(list(self._dir.glob("*.yaml")) + list(self._dir.glob("*.yml")))
+        # a name added in the same timestamp tick as the listing would leave the stamp as it is
+        self._listing = (dir_stamp, files) if file_stamps.settled([dir_stamp], taken) else None
+        return files
+
+    def _stampnow(self, taken: int) -> tuple:
+        dir_stamp = file_stamps.stamp_of(self._dir)
+        if dir_stamp is None:
             return ()
+        return (dir_stamp, *((str(p), file_stamps.stamp_of(p)) for p in self._files(dir_stamp, taken)))
 
     def current(self) -> list[Grant]:
-        stamp = self._stampnow()
+        taken = file_stamps.now_ns()
+        stamp = self._stampnow(taken)
         if stamp != self._stamp:
             try:
                 self._grants, self._error = load(self.repo), None
             except ValidationError as e:
                 self._grants, self._error = [], e
-            self._stamp = stamp
+            stamps = [stamp[0], *(s for _, s in stamp[1:])] if stamp else []
+            self._stamp = stamp if file_stamps.settled(stamps, taken) else None  # too fresh: read again next time
+            self._files_read = [f for f, _ in stamp[1:]]
         if self._error is not None:
             raise self._error
         return self._grants
@@ -152,7 +170,6 @@ class GrantSet:
     def reload(self) -> dict:
         """Read the files again now, changed or not (``swamp access
         reload``): ``{"grants", "files"}``, or the broken file's error."""
-        self._stamp = None
+        self._stamp = self._listing = None
         found = self.current()
-        return {"grants": len(found),
-                "files": sorted(os.path.relpath(f, self.repo.root) for f, _, _ in self._stamp or ())}
+        return {"grants": len(found), "files": sorted(os.path.relpath(f, self.repo.root) for f in self._files_read)}

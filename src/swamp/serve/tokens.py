@@ -111,12 +111,13 @@ class TokenStore:
 
     def __init__(self, repo) -> None:
         self.repo = repo
+        self._path = store_path(repo)  # the same file for the process's life: built once, stat'ed per request
         self._stamp: tuple | None = None
         self._tokens: dict = {}
 
     def _fresh(self) -> dict:
         try:
-            st = store_path(self.repo).stat()
+            st = os.stat(self._path)
             stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         except FileNotFoundError:
             stamp = None
