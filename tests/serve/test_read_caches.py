@@ -53,8 +53,33 @@ def test_a_version_a_cli_process_writes_is_served_by_the_next_read(tmp_path):
         assert latest(server) == 2
         run_hello(repo, "three")
         assert server.get("/api/v1/data/hello/result").doc["version"] == 3
+        age(repo / ".swamp")  # the versions' metadata settled: kept parsed from now on
+        assert latest(server) == 3
+        ok(repo, "data", "delete", "hello", "result", "--version", "3", "-y")
+        assert latest(server) == 2
+        r = server.get("/api/v1/data/hello/result?version=3")
+        assert r.status == 404 and r.error["code"] == "not_found", r
     finally:
         server.stop()
+
+
+def test_a_versions_metadata_rewritten_in_place_is_read_again(tmp_path):
+    from swamp.data import metadata_cache
+    from swamp.datastore.filesystem import FilesystemDatastore
+
+    ds = FilesystemDatastore(tmp_path)
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "metadata.yaml").write_text("name: one\n")
+    age(tmp_path)
+    parse = lambda text: {"text": text, "tags": {}}  # noqa: E731
+    first = metadata_cache.read(ds, "m/metadata.yaml", parse)
+    first["tags"]["changed"] = "by the caller"  # the caller's own copy
+    assert metadata_cache.read(ds, "m/metadata.yaml", parse) == {"text": "name: one\n", "tags": {}}
+    (tmp_path / "m" / "metadata.yaml").write_text("name: two\n")
+    assert metadata_cache.read(ds, "m/metadata.yaml", parse)["text"] == "name: two\n"
+    (tmp_path / "m" / "metadata.yaml").unlink()
+    with pytest.raises(Exception, match="not found"):
+        metadata_cache.read(ds, "m/metadata.yaml", parse)
 
 
 def test_a_definition_removed_or_moved_is_seen_by_the_next_read(tmp_path):
