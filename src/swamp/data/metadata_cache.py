@@ -21,10 +21,11 @@ _entries: dict[tuple, tuple[Any, Any]] = {}
 
 
 def _copy(value: Any) -> Any:
+    # (containers only: the scalars are immutable and most of a document)
     if isinstance(value, dict):
-        return type(value)({k: _copy(v) for k, v in value.items()})
+        return type(value)({k: _copy(v) if isinstance(v, (dict, list)) else v for k, v in value.items()})
     if isinstance(value, list):
-        return [_copy(v) for v in value]
+        return [_copy(v) if isinstance(v, (dict, list)) else v for v in value]
     return value
 
 

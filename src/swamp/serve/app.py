@@ -305,6 +305,9 @@ def _parse_query(route: Route, params) -> dict:
 
 
 async def _read_body(route: Route, request: Request, limit: int) -> dict:
+    headers = request.headers
+    if route.body is None and "content-length" not in headers and "transfer-encoding" not in headers:
+        return {}  # HTTP/1.1: a request without either header has no body (RFC 9112 6.3)
     raw = await _read_raw(request, limit)
     if route.body is None:
         if raw.strip():
@@ -372,7 +375,9 @@ def _endpoint(state: ServeState, route: Route):
     async def endpoint(request: Request) -> Response:
         t0 = time.monotonic()
         subjects: list[str] = []
-        audit = {"method": route.method, "path": request.url.path, "op": route.op}
+        # the path as request.url.path spells it, without building the whole URL for it
+        path_text = request.scope["path"].replace("?", "%3F").replace("#", "%23").replace("\\", "%5C")
+        audit = {"method": route.method, "path": path_text, "op": route.op}
 
         def done(status: int, code: str | None = None) -> None:
             from swamp.serve.audit import scrub
