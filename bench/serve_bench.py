@@ -8,6 +8,8 @@ same use cases in-process, in the same run:
   own), rounds interleaved; on the filesystem datastore and on SeaweedFS
   (where the bare handler reads the object with one GET). With
   ``--baseline OTHER/src`` another checkout's serve runs in the same rounds;
+  ``--replicas N`` adds N servers of the checkout sharing one port
+  (``--reuse-port``), and their resident memory;
 - data get (latest version, with content): latency (median, p95) one request
   at a time on a kept-alive connection, and requests/s with 8 clients;
 - a no-op method run (a local type whose method does nothing): the same;
@@ -15,7 +17,7 @@ same use cases in-process, in the same run:
   the result, for a method that sleeps 0.5 s.
 
 Usage: .venv/bin/python bench/serve_bench.py [--requests 200] [--quick] [--reads-only]
-       [--baseline OTHER/src] [--seconds 4] [--rounds 2] [--no-s3]
+       [--baseline OTHER/src] [--seconds 4] [--rounds 2] [--no-s3] [--replicas 2]
 Prints a table and writes bench/results/serve-<time>.json."""
 
 from __future__ import annotations
@@ -187,20 +189,35 @@ def _serve(repo: Path, src: Path, tmp: Path, label: str) -> tuple[subprocess.Pop
     return proc, (port, proc.pid)
 
 
+def _replicas(repo: Path, n: int, tmp: Path, label: str) -> tuple[list[subprocess.Popen], tuple]:
+    """``n`` servers of one checkout on one port (--reuse-port)."""
+    port = free_port()
+    procs = [_start([sys.executable, "-m", "swamp", "serve", "--port", str(port), "--reuse-port", "--repo-dir",
+                     str(repo)], _env(ROOT / "src"), tmp / f"serve-{label}-{i}.log", port) for i in range(n)]
+    return procs, (port, *(p.pid for p in procs))
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
 def _cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-def _load(target: tuple[int, int], token: str, clients: int, seconds: float) -> dict:
-    """http_load.py against (port, server pid), plus the server's CPU time per request."""
-    port, pid = target
-    cpu0 = _cpu_s(pid)
+def _load(target: tuple, token: str, clients: int, seconds: float) -> dict:
+    """http_load.py against (port, server pid, ...), plus the servers' CPU time per request."""
+    port, *pids = target
+    cpu0 = sum(map(_cpu_s, pids))
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "http_load.py"), "--port", str(port), "--path",
                           READ_PATH, "--token", token, "--clients", str(clients), "--seconds", str(seconds)],
                          capture_output=True, text=True, check=True)
     doc = json.loads(out.stdout)
-    doc["cpuMsPerRequest"] = round((_cpu_s(pid) - cpu0) * 1000 / max(1, doc["requests"]), 3)
+    doc["cpuMsPerRequest"] = round((sum(map(_cpu_s, pids)) - cpu0) * 1000 / max(1, doc["requests"]), 3)
     if set(doc["statuses"]) != {"200"}:
         raise SystemExit(f"port {port}: answers other than 200: {doc['statuses']}")
     return doc
@@ -272,12 +289,20 @@ def reads(a, tmp: Path) -> dict:
             proc, port = _serve(root, src, tmp, label.split()[-1].strip("()"))
             procs.append(proc)
             targets[label], tokens[label] = port, token
+        if a.replicas > 1:
+            more, target = _replicas(root, a.replicas, tmp, "replicas")
+            procs += more
+            label = f"swamp x{a.replicas} (one port)"
+            targets[label], tokens[label] = target, token
         port = free_port()
         procs.append(_start([sys.executable, str(ROOT / "bench" / "bare_read_app.py"), str(port)],
                             {**_env(ROOT / "src"), "BARE_FILE": str(_meta_file(root))}, tmp / "bare.log", port))
         targets["bare"], tokens["bare"] = (port, procs[-1].pid), ""
         results["filesystem"] = _rounds(targets, tokens, a)
+        results["rssMiB"] = {label: [_rss_mib(pid) for pid in target[1:]] for label, target in targets.items()}
         _print_reads("filesystem datastore", results["filesystem"])
+        print("resident memory after the rounds (MiB, per process): "
+              + "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in results["rssMiB"].items()))
     finally:
         for p in procs:
             p.terminate()
@@ -329,6 +354,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=4.0, help="per read measurement")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-s3", action="store_true", help="skip the reads on SeaweedFS")
+    ap.add_argument("--replicas", type=int, default=2,
+                    help="also N servers of the checkout on one port (--reuse-port; 1: not)")
     a = ap.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
