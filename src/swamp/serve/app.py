@@ -39,6 +39,8 @@ MAX_BODY = 1024 * 1024
 CANCEL_GRACE_S = 30.0
 #: threads for runs at once (the run limits admit fewer unless raised past it)
 RUN_THREADS = 1000
+#: threads for reads at once (anyio's default, which reads used before)
+READ_THREADS = 40
 
 
 @dataclass
@@ -86,6 +88,20 @@ class ServeState:
     next_id: int = 0
     running: dict = field(default_factory=dict)  # caller -> runs now
     _run_threads: Any = None
+    _read_pool: Any = None
+
+    async def read_in_thread(self, fn):
+        """``fn()`` in a thread of the read pool, in a copy of this context
+        (as anyio's run_sync), for less than anyio's hop costs: this is on
+        every read. A request cancelled at shutdown stops waiting; the
+        read finishes in its thread."""
+        if self._read_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="swamp-read")
+        import contextvars
+
+        return await asyncio.get_running_loop().run_in_executor(self._read_pool, contextvars.copy_context().run, fn)
 
     def threads_for(self, route: Route):
         """The worker threads a request waits for: runs have their own, so
@@ -466,7 +482,10 @@ def _endpoint(state: ServeState, route: Route):
                                      media_type="text/event-stream",
                                      headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
         try:
-            status, doc = await anyio.to_thread.run_sync(work, limiter=state.threads_for(route))
+            if route.runs:
+                status, doc = await anyio.to_thread.run_sync(work, limiter=state.threads_for(route))
+            else:
+                status, doc = await state.read_in_thread(work)
         except asyncio.CancelledError:
             # Shutdown waited past its bound: the client is cut off, the run
             # goes on in its thread (drain() asks it to stop).
