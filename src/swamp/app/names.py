@@ -40,9 +40,10 @@ def models(repo_dir=None) -> list[str]:
 
 
 def _definition(repo, model: str):
-    from swamp.models.definitions import find_definition
+    """Its name, type and id: the fast read (pydantic only for a file off the fast path)."""
+    from swamp.models.definition_files import find
 
-    return find_definition(repo, model)[1]
+    return find(repo, model)[1]
 
 
 @_quiet
@@ -52,8 +53,7 @@ def methods(model: str, repo_dir=None) -> list[str]:
     from swamp.models.registry import registry_for
 
     repo = _repo(repo_dir)
-    definition = _definition(repo, model)
-    return list(registry_for(repo).get(definition.type).methods)
+    return list(registry_for(repo).get(_definition(repo, model).type).methods)
 
 
 @_quiet
