@@ -85,3 +85,26 @@ def vaults(repo_dir=None) -> list[str]:
     repo = _repo(repo_dir)
     root = repo.vaults_dir
     return [p.stem for p in root.glob("*/*.yaml") if p.is_file()] if root.is_dir() else []
+
+
+@_quiet
+def steps(workflow: str, repo_dir=None) -> list[str]:
+    """The step names of WORKFLOW's file, read as plain YAML (completion
+    needs no schema: a file the schema would refuse still offers its names)."""
+    from swamp.util import yamlio
+    from swamp.workflows.files import workflow_path
+
+    doc = yamlio.load(workflow_path(_repo(repo_dir), workflow))
+    jobs = doc.get("jobs") if isinstance(doc, dict) else None
+    return [s["name"] for j in (jobs if isinstance(jobs, list) else []) if isinstance(j, dict)
+            for s in (j.get("steps") if isinstance(j.get("steps"), list) else [])
+            if isinstance(s, dict) and isinstance(s.get("name"), str)]
+
+
+@_quiet
+def run_ids(repo_dir=None) -> list[str]:
+    """Every workflow run's id this checkout's copy of the datastore has."""
+    from swamp.workflows import records
+
+    ds = _repo(repo_dir).datastore
+    return [rid for wid in ds.listdir(records.RUNS) for rid in records.run_ids(ds, wid)]
