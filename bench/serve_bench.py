@@ -1,12 +1,23 @@
-"""swamp serve beside the same use cases in-process, in the same run:
+"""swamp serve's reads beside a bare Starlette handler, then serve beside the
+same use cases in-process, in the same run:
 
+- reads (issue 28): `GET /api/v1/data/hello/result` with a minted token and
+  a grant, as users run it, beside a bare Starlette handler under uvicorn
+  (bare_read_app.py) that reads the same version's metadata.yaml and answers
+  it as JSON; 8 and 64 keep-alive clients (http_load.py, a process of its
+  own), rounds interleaved; on the filesystem datastore and on SeaweedFS
+  (where the bare handler reads the object with one GET). With
+  ``--baseline OTHER/src`` another checkout's serve runs in the same rounds;
+  ``--replicas N`` adds N servers of the checkout sharing one port
+  (``--reuse-port``), and their resident memory;
 - data get (latest version, with content): latency (median, p95) one request
   at a time on a kept-alive connection, and requests/s with 8 clients;
 - a no-op method run (a local type whose method does nothing): the same;
 - the event stream: time to the first event (`accepted`) beside the time to
   the result, for a method that sleeps 0.5 s.
 
-Usage: .venv/bin/python bench/serve_bench.py [--requests 200] [--quick]
+Usage: .venv/bin/python bench/serve_bench.py [--requests 200] [--quick] [--reads-only]
+       [--baseline OTHER/src] [--seconds 4] [--rounds 2] [--no-s3] [--replicas 2]
 Prints a table and writes bench/results/serve-<time>.json."""
 
 from __future__ import annotations
@@ -138,11 +149,224 @@ def first_event(port: int) -> tuple[float, float]:
     return first, total
 
 
+# ------------------------------------------------------------------ reads
+READ_PATH = "/api/v1/data/hello/result"
+GRANT = """grants:
+  - subjects: ["token:bench"]
+    actions: [read]
+    resources: ["data:*"]
+"""
+
+
+def _env(src: Path) -> dict:
+    return {**os.environ, "PYTHONPATH": str(src)}
+
+
+def _wait_up(port: int, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            raise SystemExit(f"server on {port} exited: {log.read_text()[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"server on {port} did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.1)
+
+
+def _start(args: list[str], env: dict, log: Path, port: int) -> subprocess.Popen:
+    proc = subprocess.Popen(args, stdout=open(log, "wb"), stderr=subprocess.STDOUT, env=env)
+    _wait_up(port, proc, log)
+    return proc
+
+
+def _serve(repo: Path, src: Path, tmp: Path, label: str) -> tuple[subprocess.Popen, tuple[int, int]]:
+    port = free_port()
+    proc = _start([sys.executable, "-m", "swamp", "serve", "--port", str(port), "--repo-dir", str(repo)],
+                  _env(src), tmp / f"serve-{label}.log", port)
+    return proc, (port, proc.pid)
+
+
+def _replicas(repo: Path, n: int, tmp: Path, label: str) -> tuple[list[subprocess.Popen], tuple]:
+    """``n`` servers of one checkout on one port (--reuse-port)."""
+    port = free_port()
+    procs = [_start([sys.executable, "-m", "swamp", "serve", "--port", str(port), "--reuse-port", "--repo-dir",
+                     str(repo)], _env(ROOT / "src"), tmp / f"serve-{label}-{i}.log", port) for i in range(n)]
+    return procs, (port, *(p.pid for p in procs))
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def _load(target: tuple, token: str, clients: int, seconds: float) -> dict:
+    """http_load.py against (port, server pid, ...), plus the servers' CPU time per request."""
+    port, *pids = target
+    cpu0 = sum(map(_cpu_s, pids))
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "http_load.py"), "--port", str(port), "--path",
+                          READ_PATH, "--token", token, "--clients", str(clients), "--seconds", str(seconds)],
+                         capture_output=True, text=True, check=True)
+    doc = json.loads(out.stdout)
+    doc["cpuMsPerRequest"] = round((sum(map(_cpu_s, pids)) - cpu0) * 1000 / max(1, doc["requests"]), 3)
+    if set(doc["statuses"]) != {"200"}:
+        raise SystemExit(f"port {port}: answers other than 200: {doc['statuses']}")
+    return doc
+
+
+def _read_repo(root: Path, shared=None) -> tuple[str, bytes]:
+    """A repository with hello/result version 1, a token that may read it:
+    (the token, the version's metadata.yaml)."""
+    from swamp.repo.init import init_repo
+
+    init_repo(root)
+    swamp(root, "model", "create", "command/shell", "hello", "--global-arg", "run=echo hi")
+    if shared is not None:
+        server, prefix = shared
+        swamp(root, "datastore", "setup", "s3", "--bucket", server.bucket, "--prefix", prefix,
+              "--endpoint-url", server.endpoint_url, "--region", "us-east-1")
+    swamp(root, "model", "method", "run", "hello", "execute")
+    (root / "grants").mkdir(exist_ok=True)
+    (root / "grants" / "bench.yaml").write_text(GRANT)
+    out = subprocess.run([sys.executable, "-m", "swamp", "access", "token", "mint", "bench", "--repo-dir",
+                          str(root), "--json"], check=True, capture_output=True, text=True, env=_env(ROOT / "src"))
+    token = json.loads(out.stdout)["token"]
+    metas = [p for p in root.rglob("metadata.yaml") if p.parent.name == "1" and p.parent.parent.name == "result"]
+    if len(metas) != 1:
+        raise SystemExit(f"expected one metadata.yaml of hello/result, found {metas}")
+    return token, metas[0].read_bytes()
+
+
+def _rounds(targets: dict, tokens: dict, a) -> dict:
+    """Each target at 8 then 64 clients, round after round, interleaved."""
+    got: dict = {label: {c: [] for c in (8, 64)} for label in targets}
+    for _ in range(a.rounds):
+        for clients in (8, 64):
+            for label, port in targets.items():
+                got[label][clients].append(_load(port, tokens[label], clients, a.seconds))
+    return got
+
+
+def _best(samples: list[dict]) -> dict:
+    # The round with the most requests/s: on a shared machine the others lost time to other work.
+    return max(samples, key=lambda d: d["perS"])
+
+
+def _print_reads(title: str, got: dict) -> None:
+    bare = got["bare"]
+    print(f"\n{title}: reads of {READ_PATH} (best of {len(bare[8])} interleaved rounds)")
+    print(f"{'':18}{'clients':>8}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'x bare':>8}{'CPU ms/req':>12}")
+    for clients in (8, 64):
+        base = _best(bare[clients])["perS"]
+        for label in got:
+            b = _best(got[label][clients])
+            cpu = min(d["cpuMsPerRequest"] for d in got[label][clients])
+            print(f"{label:18}{clients:>8}{b['perS']:>10.0f}{b['p50Ms']:>9.2f}{b['p99Ms']:>9.2f}"
+                  f"{b['perS'] / base:>8.2f}{cpu:>12.3f}")
+
+
+def reads(a, tmp: Path) -> dict:
+    results: dict = {"loadAverage": os.getloadavg()}
+    srcs = {"swamp": ROOT / "src"}
+    if a.baseline:
+        srcs["swamp (before)"] = Path(a.baseline).resolve()
+    procs: list[subprocess.Popen] = []
+    try:
+        # the filesystem datastore
+        root = tmp / "fs"
+        token, _ = _read_repo(root)
+        targets, tokens = {}, {}
+        for label, src in srcs.items():
+            proc, port = _serve(root, src, tmp, label.split()[-1].strip("()"))
+            procs.append(proc)
+            targets[label], tokens[label] = port, token
+        if a.replicas > 1:
+            more, target = _replicas(root, a.replicas, tmp, "replicas")
+            procs += more
+            label = f"swamp x{a.replicas} (one port)"
+            targets[label], tokens[label] = target, token
+        port = free_port()
+        procs.append(_start([sys.executable, str(ROOT / "bench" / "bare_read_app.py"), str(port)],
+                            {**_env(ROOT / "src"), "BARE_FILE": str(_meta_file(root))}, tmp / "bare.log", port))
+        targets["bare"], tokens["bare"] = (port, procs[-1].pid), ""
+        results["filesystem"] = _rounds(targets, tokens, a)
+        results["rssMiB"] = {label: [_rss_mib(pid) for pid in target[1:]] for label, target in targets.items()}
+        _print_reads("filesystem datastore", results["filesystem"])
+        print("resident memory after the rounds (MiB, per process): "
+              + "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in results["rssMiB"].items()))
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(30)
+    if a.no_s3:
+        return results
+    sys.path.insert(0, str(ROOT))
+    from tests.fixtures import servers
+
+    server = servers.start_seaweed_mini(tmp / "weed")
+    procs = []
+    try:
+        root = tmp / "s3"
+        token, meta = _read_repo(root, (server, server.new_prefix()))
+        bare_prefix = server.new_prefix()
+        from swamp.datastore.objectstore.factory import open_store
+
+        open_store(server.config(bare_prefix)).put("metadata.yaml", meta)
+        targets, tokens = {}, {}
+        for label, src in srcs.items():
+            proc, port = _serve(root, src, tmp, "s3-" + label.split()[-1].strip("()"))
+            procs.append(proc)
+            targets[label], tokens[label] = port, token
+        port = free_port()
+        procs.append(_start([sys.executable, str(ROOT / "bench" / "bare_read_app.py"), str(port)],
+                            {**_env(ROOT / "src"), "BARE_STORE": json.dumps(server.config(bare_prefix)),
+                             "BARE_KEY": "metadata.yaml"}, tmp / "bare-s3.log", port))
+        targets["bare"], tokens["bare"] = (port, procs[-1].pid), ""
+        results["s3"] = _rounds(targets, tokens, a)
+        _print_reads("SeaweedFS datastore", results["s3"])
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait(30)
+        servers.stop_processes(server.processes)
+    return results
+
+
+def _meta_file(root: Path) -> Path:
+    return next(p for p in root.rglob("metadata.yaml") if p.parent.name == "1" and p.parent.parent.name == "result")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--reads-only", action="store_true", help="only the reads beside the bare handler")
+    ap.add_argument("--baseline", help="another checkout's src/: its serve runs in the same read rounds")
+    ap.add_argument("--seconds", type=float, default=4.0, help="per read measurement")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--no-s3", action="store_true", help="skip the reads on SeaweedFS")
+    ap.add_argument("--replicas", type=int, default=2,
+                    help="also N servers of the checkout on one port (--reuse-port; 1: not)")
     a = ap.parse_args()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory() as tmp:
+        read_results = reads(a, Path(tmp))
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    out = ROOT / "bench" / "results" / f"serve-reads-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(read_results, indent=2))
+    print(f"wrote {out.relative_to(ROOT)}")
+    if a.reads_only:
+        return
     n = 40 if a.quick else a.requests
     naps = 3 if a.quick else 8
 
@@ -171,7 +395,7 @@ def main() -> None:
 
         port = free_port()
         log = open(Path(tmp) / "serve.log", "wb")
-        proc = subprocess.Popen([sys.executable, "-m", "swamp", "serve", "--port", str(port), "--repo-dir",
+        proc = subprocess.Popen([sys.executable, "-m", "swamp", "serve", "--auth-mode", "none", "--port", str(port), "--repo-dir",
                                  str(root)], stdout=log, stderr=subprocess.STDOUT,
                                 env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
         try:

@@ -14,13 +14,14 @@ from swamp.data.repository import DataRepository
 from swamp.data.walk import iter_models
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import NotFoundError, UnpublishedError
-from swamp.models.definition_files import find, names_by_id
+from swamp.models.definition_files import names_by_id
+from swamp.models.definition_lookup import find_ref
 from swamp.models.leases import model_lock_name
 from swamp.util import clock
 
 
 def _definition(repo, model: str):
-    return find(repo, model)[1]
+    return find_ref(repo, model)
 
 
 def _reader(repo, model: str):

@@ -40,9 +40,10 @@ def models(repo_dir=None) -> list[str]:
 
 
 def _definition(repo, model: str):
-    from swamp.models.definitions import find_definition
+    """Its name, type and id: the fast read (pydantic only for a file off the fast path)."""
+    from swamp.models.definition_files import find
 
-    return find_definition(repo, model)[1]
+    return find(repo, model)[1]
 
 
 @_quiet
@@ -52,8 +53,7 @@ def methods(model: str, repo_dir=None) -> list[str]:
     from swamp.models.registry import registry_for
 
     repo = _repo(repo_dir)
-    definition = _definition(repo, model)
-    return list(registry_for(repo).get(definition.type).methods)
+    return list(registry_for(repo).get(_definition(repo, model).type).methods)
 
 
 @_quiet
@@ -85,3 +85,26 @@ def vaults(repo_dir=None) -> list[str]:
     repo = _repo(repo_dir)
     root = repo.vaults_dir
     return [p.stem for p in root.glob("*/*.yaml") if p.is_file()] if root.is_dir() else []
+
+
+@_quiet
+def steps(workflow: str, repo_dir=None) -> list[str]:
+    """The step names of WORKFLOW's file, read as plain YAML (completion
+    needs no schema: a file the schema would refuse still offers its names)."""
+    from swamp.util import yamlio
+    from swamp.workflows.files import workflow_path
+
+    doc = yamlio.load(workflow_path(_repo(repo_dir), workflow))
+    jobs = doc.get("jobs") if isinstance(doc, dict) else None
+    return [s["name"] for j in (jobs if isinstance(jobs, list) else []) if isinstance(j, dict)
+            for s in (j.get("steps") if isinstance(j.get("steps"), list) else [])
+            if isinstance(s, dict) and isinstance(s.get("name"), str)]
+
+
+@_quiet
+def run_ids(repo_dir=None) -> list[str]:
+    """Every workflow run's id this checkout's copy of the datastore has."""
+    from swamp.workflows import records
+
+    ds = _repo(repo_dir).datastore
+    return [rid for wid in ds.listdir(records.RUNS) for rid in records.run_ids(ds, wid)]

@@ -5,7 +5,8 @@ Completion is click's: the script calls swamp back with
 variable is set, ``attach`` is called on the root group and gives every
 parameter that names a model, a method, a workflow, a vault, a model type
 or a data name a completer, chosen by the command's group and the
-parameter's name, so no command file has to declare one. The names come
+parameter's name, so no command file has to declare one (workflow step
+names and run ids too). The names come
 from swamp.app.names: the checkout's files, no sync, no network."""
 
 from __future__ import annotations
@@ -91,6 +92,19 @@ def _workflows(ctx, param, incomplete):
     return _starting(names.workflows(_repo_dir(ctx)), incomplete)
 
 
+def _steps(ctx, param, incomplete):
+    from swamp.app import names
+
+    workflow = ctx.params.get("name")
+    return _starting(names.steps(workflow, _repo_dir(ctx)), incomplete) if isinstance(workflow, str) and workflow else []
+
+
+def _run_ids(ctx, param, incomplete):
+    from swamp.app import names
+
+    return _starting(names.run_ids(_repo_dir(ctx)), incomplete)
+
+
 def _vaults(ctx, param, incomplete):
     from swamp.app import names
 
@@ -102,7 +116,7 @@ COMPLETERS = {
     ("model", "name"): _models, ("model", "model_name"): _models, ("model", "method_name"): _methods,
     ("model", "type_name"): _types,
     ("data", "model"): _models, ("data", "name"): _data,
-    ("workflow", "name"): _workflows,
+    ("workflow", "name"): _workflows, ("workflow", "step"): _steps, ("workflow", "run_id"): _run_ids,
     ("vault", "vault_name"): _vaults, ("vault", "name"): _vaults, ("vault", "source"): _vaults,
     ("vault", "dest"): _vaults,
 }

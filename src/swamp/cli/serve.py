@@ -65,12 +65,15 @@ DEFAULT_RUNS_PER_CALLER = 8
 @link_options("--insecure-scheduler")
 @click.option("--audit-log", type=click.Path(dir_okay=False), help="Where the audit log goes "
               "(default .swamp/cache/serve/audit.jsonl).")
+@click.option("--reuse-port", is_flag=True, help="Share --port with this user's other 'swamp serve --reuse-port' "
+              "processes (Linux SO_REUSEPORT): the kernel spreads connections across them, a core each.")
 @global_options
 @click.pass_obj
 def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure, max_body, shutdown_timeout,
           max_runs, max_runs_per_caller, max_run_duration, webhooks, schedules, dashboard, audit_log,
           scheduler=None, remote_only=False, allow_hosts=(), allow_origins=(), header_timeout=10.0,
-          body_timeout=20.0, max_connections=1000, link=None, no_schedules=False):
+          body_timeout=20.0, max_connections=1000, link=None, no_schedules=False,
+          reuse_port=False):
     """Serve this repository's use cases as an HTTP JSON API. As a user
     service: 'swamp serve daemon enable|disable|status'.
 
@@ -88,6 +91,8 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
         root = None if Path(cert_file).is_absolute() and Path(key_file).is_absolute() else state.repo().root
         cert_file, key_file = existing_file(cert_file, root, "--cert-file"), existing_file(key_file, root, "--key-file")
     check_exposure(host, auth_mode, insecure)
+    if reuse_port and not port:
+        raise UsageError("--reuse-port shares a port: give it one with --port", hint="e.g. --port 9090")
     for origin in allow_origins:
         if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
             raise UsageError(f"--allow-origin {origin!r} is not an origin",
@@ -134,7 +139,7 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
         from swamp.serve import local_token
 
         settings.local_token, settings.local_token_file = local_token.ensure(host, port)
-    run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file)
+    run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file, reuse_port=reuse_port)
 
 
 # serve reload (docs/serve.md#reloading-a-running-server) and serve daemon

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from swamp.data import latest_hint, layout, metadata_write
+from swamp.data import latest_hint, layout, metadata_cache, metadata_write
 from swamp.data.metadata_read import read_metadata
 from swamp.datastore.base import Datastore
 from swamp.errors import NotFoundError
@@ -141,10 +141,9 @@ class DataRepository:
         vdir = layout.version_dir(model_type, model_id, name, version)
         rel = f"{vdir}/{layout.METADATA}"
         try:
-            text = self.ds.read_bytes(rel).decode()
+            return metadata_cache.read(self.ds, rel, lambda text: read_metadata(yamlio.loads(text, rel), rel))
         except NotFoundError:
             raise NotFoundError(f"data {name!r} has no version {version}") from None
-        return read_metadata(yamlio.loads(text, rel), rel)
 
     def get(self, model_type: str, model_id: str, name: str, version: int | None = None) -> DataRecord:
         """One version (the highest when none is given). A renamed name with

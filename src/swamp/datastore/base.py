@@ -28,6 +28,8 @@ from swamp.util.names import check_rel_path
 SWEEP_EVERY_S = 3600.0
 #: local only (under cache/): when the last sweep started
 SWEEP_MARKER = "cache/temp-sweep"
+#: paths local_path keeps built (a bound: clearing costs only rebuilding them)
+PATHS_KEPT = 4096
 
 
 class Datastore(abc.ABC):
@@ -66,7 +68,20 @@ class Datastore(abc.ABC):
 
     # ---------------------------------------------------------------- paths
     def local_path(self, rel: str) -> Path:
-        return self.root / check_rel_path(rel)
+        # A read looks up the same few paths again and again (swamp serve:
+        # every request); building a Path is most of what a stat costs here.
+        kept = self.__dict__.get("_paths")
+        if kept is None or kept[0] is not self.root:  # (kept per root: a root set anew starts afresh)
+            kept = self._paths = (self.root, {})
+        paths = kept[1]
+        hit = paths.get(rel) if type(rel) is str else None
+        if hit is not None:
+            return hit
+        p = self.root / check_rel_path(rel)
+        if len(paths) >= PATHS_KEPT:
+            paths.clear()
+        paths[rel] = p
+        return p
 
     # ---------------------------------------------------------------- reads
     def read_bytes(self, rel: str) -> bytes:

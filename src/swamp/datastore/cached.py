@@ -40,6 +40,10 @@ class CachedDatastore(Datastore):
         #: called before every pull, before it can replace a file (managed
         #: config records the version each document was pulled as)
         self.before_pull: Callable[[], None] | None = None
+        from swamp.datastore.shared_pull import SharedPull
+
+        #: what reads pull through: reads at once (serve's threads) share one pull (shared_pull.py)
+        self.read_pull = SharedPull(self._pull_now)
 
     @classmethod
     def from_config(cls, repo, cfg, rules) -> "CachedDatastore":
@@ -87,10 +91,13 @@ class CachedDatastore(Datastore):
     # The engine serializes sync steps of every process sharing this cache
     # (an flock on .sync/lock), so no second local lock is needed here.
     def _pull(self, counts: SyncCounts) -> None:
+        counts.add(self._pull_now())
+
+    def _pull_now(self) -> SyncCounts:
         if self.before_pull is not None:
             self.before_pull()
         with tracing.span("swamp.sync.pull") as s:
-            counts.add(s.counts(self.engine.pull()))
+            return s.counts(self.engine.pull())
 
     def _push(self, counts: SyncCounts, command: str) -> None:
         with tracing.span("swamp.sync.push", command=command) as s:
@@ -108,7 +115,10 @@ class CachedDatastore(Datastore):
             for name in sorted(set(locks)):
                 stack.enter_context(self.lock(name))
             if not offline:
-                self._pull(counts)
+                if mutating:
+                    self._pull(counts)
+                else:
+                    counts.add(self.read_pull.pull())
             try:
                 yield counts
             except LeaseLostError:

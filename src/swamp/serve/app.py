@@ -39,6 +39,8 @@ MAX_BODY = 1024 * 1024
 CANCEL_GRACE_S = 30.0
 #: threads for runs at once (the run limits admit fewer unless raised past it)
 RUN_THREADS = 1000
+#: threads for reads at once (anyio's default, which reads used before)
+READ_THREADS = 40
 
 
 @dataclass
@@ -88,6 +90,20 @@ class ServeState:
     next_id: int = 0
     running: dict = field(default_factory=dict)  # caller -> runs now
     _run_threads: Any = None
+    _read_pool: Any = None
+
+    async def read_in_thread(self, fn):
+        """``fn()`` in a thread of the read pool, in a copy of this context
+        (as anyio's run_sync), for less than anyio's hop costs: this is on
+        every read. A request cancelled at shutdown stops waiting; the
+        read finishes in its thread."""
+        if self._read_pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._read_pool = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="swamp-read")
+        import contextvars
+
+        return await asyncio.get_running_loop().run_in_executor(self._read_pool, contextvars.copy_context().run, fn)
 
     def threads_for(self, route: Route):
         """The worker threads a request waits for: runs have their own, so
@@ -379,6 +395,9 @@ def _parse_query(route: Route, params) -> dict:
 
 
 async def _read_body(route: Route, request: Request, limit: int) -> dict:
+    headers = request.headers
+    if route.body is None and "content-length" not in headers and "transfer-encoding" not in headers:
+        return {}  # HTTP/1.1: a request without either header has no body (RFC 9112 6.3)
     raw = await _read_raw(request, limit)
     if route.body is None:
         if raw.strip():
@@ -441,12 +460,37 @@ def _depth(doc: Any) -> int:
     return deepest
 
 
+# ------------------------------------------------------------ route order
+#: the routes read most often: tried first (starlette tries each route's
+#: pattern in turn, and these came last of two dozen)
+HOT_OPS = ("getData",)
+
+
+def _may_overlap(a: str, b: str) -> bool:
+    """Whether some path could match both route patterns."""
+    sa, sb = a.strip("/").split("/"), b.strip("/").split("/")
+    if any(":path" in seg for seg in sa + sb):
+        return True
+    return len(sa) == len(sb) and all(x == y or x.startswith("{") or y.startswith("{") for x, y in zip(sa, sb))
+
+
+def hot_first(routes) -> list:
+    """``routes`` with the hot ones first, when no other route of the same
+    method could match their paths (then the order cannot change which
+    route answers a request)."""
+    hot = [r for r in routes if r.op in HOT_OPS
+           and not any(o is not r and o.method == r.method and _may_overlap(o.path, r.path) for o in routes)]
+    return hot + [r for r in routes if r not in hot]
+
+
 # --------------------------------------------------------------- endpoints
 def _endpoint(state: ServeState, route: Route):
     async def endpoint(request: Request) -> Response:
         t0 = time.monotonic()
         subjects: list[str] = []
-        audit = {"method": route.method, "path": request.url.path, "op": route.op}
+        # the path as request.url.path spells it, without building the whole URL for it
+        path_text = request.scope["path"].replace("?", "%3F").replace("#", "%23").replace("\\", "%5C")
+        audit = {"method": route.method, "path": path_text, "op": route.op}
 
         def done(status: int, code: str | None = None) -> None:
             from swamp.serve.audit import scrub
@@ -526,7 +570,10 @@ def _endpoint(state: ServeState, route: Route):
                                      media_type="text/event-stream",
                                      headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
         try:
-            status, doc = await anyio.to_thread.run_sync(work, limiter=state.threads_for(route))
+            if route.runs:
+                status, doc = await anyio.to_thread.run_sync(work, limiter=state.threads_for(route))
+            else:
+                status, doc = await state.read_in_thread(work)
         except asyncio.CancelledError:
             # Shutdown waited past its bound: the client is cut off, the run
             # goes on in its thread (drain() asks it to stop).
@@ -720,7 +767,7 @@ def build_app(repo, settings: Settings | None = None) -> Starlette:
     from swamp.serve import reload as serve_reload
 
     routes.append(StarletteRoute("/api/v1/serve/reload", serve_reload.route(state, _json, _error), methods=["POST"]))
-    routes += [StarletteRoute(r.path, _endpoint(state, r), methods=[r.method]) for r in ROUTES]
+    routes += [StarletteRoute(r.path, _endpoint(state, r), methods=[r.method]) for r in hot_first(ROUTES)]
     if settings.dashboard:
         from swamp.serve.dashboard.pages import routes as dashboard_routes
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swamp.errors import SwampError, ValidationError
+from swamp.util import file_stamps
 
 ACTIONS = ("read", "run", "approve", "write", "admin")
 KINDS = ("workflow", "model", "data", "vault", "access", "serve")  # access:reload, serve:reload: admin only
@@ -206,35 +207,52 @@ def decide(grants: list[Grant], subjects: list[str], action: str, resource: str)
 class GrantSet:
     """The grants, read again when a file under grants/ or the datastore's
     grants or groups change. A broken file refuses everything (and says
-    why) rather than allowing by accident."""
+    why) rather than allowing by accident.
+
+    Checked on every request, so without a walk: the directory's listing is
+    kept while the directory's stamp holds, and each file listed is stat'ed
+    (util/file_stamps.py). Stamps too fresh to trust mean the files are
+    read again on the next request too."""
 
     def __init__(self, repo) -> None:
         from swamp.serve.access_state import SharedDoc
 
         self.repo = repo
+        self._dir = grants_dir(repo)
         self._stamp = None
-        self._files: list[Grant] = []
+        self._listing: tuple | None = None  # (the directory's stamp, its grant files)
+        self._file_grants: list[Grant] = []
         self._error: SwampError | None = None
+        self._files_read: list[str] = []
         self._shared_grants = SharedDoc(repo, "grants")
         self._shared_groups = SharedDoc(repo, "groups")
         self._parsed: tuple[dict, list[Grant]] | None = None
 
-    def _stampnow(self):
-        d = grants_dir(self.repo)
-        try:
-            files = sorted(list(d.glob("*.yaml")) + list(d.glob("*.yml")))
-            return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
-        except FileNotFoundError:
+    def _files(self, dir_stamp, taken: int) -> list[Path]:
+        if self._listing is not None and self._listing[0] == dir_stamp:
+            return self._listing[1]
+        files = sorted(list(self._dir.glob("*.yaml")) + list(self._dir.glob("*.yml")))
+        # a name added in the same timestamp tick as the listing would leave the stamp as it is
+        self._listing = (dir_stamp, files) if file_stamps.settled([dir_stamp], taken) else None
+        return files
+
+    def _stampnow(self, taken: int) -> tuple:
+        dir_stamp = file_stamps.stamp_of(self._dir)
+        if dir_stamp is None:
             return ()
+        return (dir_stamp, *((str(p), file_stamps.stamp_of(p)) for p in self._files(dir_stamp, taken)))
 
     def current(self) -> list[Grant]:
-        stamp = self._stampnow()
+        taken = file_stamps.now_ns()
+        stamp = self._stampnow(taken)
         if stamp != self._stamp:
             try:
-                self._files, self._error = load_files(self.repo), None
+                self._file_grants, self._error = load_files(self.repo), None
             except SwampError as e:
-                self._files, self._error = [], broken(e)
-            self._stamp = stamp
+                self._file_grants, self._error = [], broken(e)
+            stamps = [stamp[0], *(s for _, s in stamp[1:])] if stamp else []
+            self._stamp = stamp if file_stamps.settled(stamps, taken) else None  # too fresh: read again next time
+            self._files_read = [f for f, _ in stamp[1:]]
         if self._error is not None:
             raise self._error
         try:
@@ -244,7 +262,7 @@ class GrantSet:
         except SwampError as e:
             self._parsed = None
             raise broken(e) from None
-        return self._files + self._parsed[1]
+        return self._file_grants + self._parsed[1]
 
     def groups(self) -> dict:
         try:
@@ -263,11 +281,11 @@ class GrantSet:
         from swamp.app.lifecycle import refresh
 
         refresh(self.repo)  # nothing to do on a directory datastore
-        self._stamp = None
+        self._stamp = self._listing = None
         self._shared_grants.forget()
         self._shared_groups.forget()
         found = self.current()
-        files = sorted(os.path.relpath(f, self.repo.root) for f, _, _ in self._stamp or ())
+        files = sorted(os.path.relpath(f, self.repo.root) for f in self._files_read)
         if self._shared_grants.current():
             files.append(DATASTORE_SOURCE)
         return {"grants": len(found), "files": files, "groups": len(self.groups())}

@@ -25,7 +25,7 @@ def check_exposure(host: str, auth_mode: str, insecure: bool) -> None:
 
 
 def serve(repo, *, host: str, port: int, settings, cert_file: str | None = None,
-          key_file: str | None = None) -> None:
+          key_file: str | None = None, reuse_port: bool = False) -> None:
     import uvicorn
 
     from swamp.serve.app import build_app
@@ -61,7 +61,7 @@ def serve(repo, *, host: str, port: int, settings, cert_file: str | None = None,
 
     for line in startup_lines(settings):
         print(f"swamp serve: {line}", file=sys.stderr, flush=True)
-    Server(config).run()
+    Server(config).run(sockets=[shared_socket(host, port)] if reuse_port else None)
     if state.inflight:
         # Past every bound: exit now rather than wait on worker threads forever.
         print(f"swamp serve: stopped with {len(state.inflight)} run(s) unfinished", file=sys.stderr, flush=True)
@@ -69,6 +69,32 @@ def serve(repo, *, host: str, port: int, settings, cert_file: str | None = None,
 
         os._exit(1)
     print("swamp serve: stopped", file=sys.stderr, flush=True)
+
+
+def shared_socket(host: str, port: int):
+    """A listening socket on host:port with SO_REUSEPORT: several servers
+    bind the same port and the kernel spreads new connections across them.
+    Linux lets only processes of the same user share a port this way, so
+    no other user's process can take a share of the connections."""
+    import socket
+
+    if not hasattr(socket, "SO_REUSEPORT"):
+        raise UsageError("--reuse-port needs SO_REUSEPORT, which this system does not have",
+                         hint="run replicas on their own ports behind a proxy instead (docs/serve.md)")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # (IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say they are TCP)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as e:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port} with --reuse-port: {e.strerror}",
+                         hint="every process on that port must use --reuse-port, as the same user") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
 
 
 def _print_login(scheme: str, host: str, port: int, settings) -> None:

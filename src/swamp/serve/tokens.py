@@ -165,13 +165,14 @@ class TokenStore:
         from swamp.serve.access_state import SharedDoc
 
         self.repo = repo
+        self._path = store_path(repo)  # the same file for the process's life: built once, stat'ed per request
         self._stamp: tuple | None = None
         self._tokens: dict = {}
         self._shared = SharedDoc(repo, "tokens") if _shared(repo) else None
 
     def _fresh(self) -> dict:
         try:
-            st = store_path(self.repo).stat()
+            st = os.stat(self._path)
             stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         except FileNotFoundError:
             stamp = None
