@@ -458,3 +458,24 @@ def max_overlap(intervals) -> int:
         now += d
         best = max(best, now)
     return best
+
+
+def run_record(repo: Path, run_id: str) -> dict:
+    """A workflow run's record, as `workflow history get` prints it."""
+    got = cli(repo, "workflow", "history", "get", run_id)
+    assert got.code == 0, got
+    return got.data
+
+
+def wait_for_run_status(repo: Path, run_id: str, wanted: tuple[str, ...], limit_s: float = 60) -> dict:
+    """The run's record once its status is one of ``wanted`` (a run going on
+    in a server's background thread)."""
+    import time
+
+    end = time.monotonic() + limit_s
+    while True:
+        doc = run_record(repo, run_id)
+        if doc["status"] in wanted:
+            return doc
+        assert time.monotonic() < end, doc
+        time.sleep(0.3)

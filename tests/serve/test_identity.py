@@ -13,7 +13,7 @@ import time
 import pytest
 
 from tests.dashboard.http import Session, text_of
-from tests.helpers import cli, init_repo, popen, write_workflow
+from tests.helpers import cli, init_repo, popen, run_record, wait_for_run_status, write_workflow
 from tests.serve.server import Serve, mint_token
 
 API = "/api/v1"
@@ -84,22 +84,6 @@ def _output(repo, output_id: str) -> dict:
     return got.data
 
 
-def _run(repo, run_id: str) -> dict:
-    got = cli(repo, "workflow", "history", "get", run_id)
-    assert got.code == 0, got
-    return got.data
-
-
-def _wait_status(repo, run_id: str, wanted: tuple[str, ...], limit_s: float = 60) -> dict:
-    end = time.monotonic() + limit_s
-    while True:
-        doc = _run(repo, run_id)
-        if doc["status"] in wanted:
-            return doc
-        assert time.monotonic() < end, doc
-        time.sleep(0.3)
-
-
 def test_a_method_run_over_the_api_records_the_token_and_its_user(served):
     server, tokens = served
     r = server.run_method("hello", "execute", token=tokens["ci"])
@@ -129,14 +113,14 @@ def test_a_run_its_approval_and_its_resume_each_record_their_own_token(served):
     denied = server.post(f"{API}/workflows/gated/approve", {"step": "gate", "runId": run_id},
                          token=tokens["viewer"])
     assert denied.status == 403 and denied.error["code"] == "forbidden"
-    gate = next(s for j in _run(server.repo, run_id)["jobs"] for s in j["steps"] if s["name"] == "gate")
+    gate = next(s for j in run_record(server.repo, run_id)["jobs"] for s in j["steps"] if s["name"] == "gate")
     assert "decision" not in gate["approval"]
 
     decided = server.post(f"{API}/workflows/gated/approve", {"step": "gate", "runId": run_id, "reason": "ok"},
                           token=tokens["approver"])
     assert decided.status == 200 and decided.doc["decidedBy"] == "token:approver", decided.doc
     assert decided.doc["resumed"] is True  # the server continues it, as the approver
-    doc = _wait_status(server.repo, run_id, ("succeeded", "failed"))  # `workflow history get`
+    doc = wait_for_run_status(server.repo, run_id, ("succeeded", "failed"))  # `workflow history get`
     assert doc["status"] == "succeeded", doc
     assert doc["initiatedBy"] == ALICE and doc["resumedBy"] == "token:approver"
     steps = {s["name"]: s for j in doc["jobs"] for s in j["steps"]}
@@ -158,7 +142,7 @@ def test_a_signal_over_the_api_records_the_token(served):
                                                             "runId": run_id}, token=tokens["approver"])
     assert sent.status == 200 and sent.doc["by"] == "token:approver", sent.doc
     # the server continues the run by itself: for whoever started it, the signal's sender recorded in the step
-    doc = _wait_status(server.repo, run_id, ("succeeded", "failed"))
+    doc = wait_for_run_status(server.repo, run_id, ("succeeded", "failed"))
     assert doc["status"] == "succeeded" and doc["initiatedBy"] == ALICE and "resumedBy" not in doc
     step = doc["jobs"][0]["steps"][0]
     assert step["signal"]["by"] == "token:approver" and step["signal"]["message"] == {"version": "1.2"}
@@ -169,10 +153,10 @@ def test_cancels_over_the_api_record_the_token_whoever_started_the_run(served):
     # a suspended run: cancelled at once, recorded by the token
     suspended = server.post(f"{API}/workflows/gated/run", {}, token=tokens["ci"]).doc["id"]
     denied = server.post(f"{API}/workflows/gated/cancel", {"runId": suspended}, token=tokens["viewer"])
-    assert denied.status == 403 and _run(server.repo, suspended)["status"] == "suspended"
+    assert denied.status == 403 and run_record(server.repo, suspended)["status"] == "suspended"
     done = server.post(f"{API}/workflows/gated/cancel", {"runId": suspended}, token=tokens["approver"])
     assert done.status == 200 and done.doc["cancelRequested"] is False, done.doc
-    doc = _run(server.repo, suspended)
+    doc = run_record(server.repo, suspended)
     assert doc["status"] == "cancelled" and doc["cancelledBy"] == "token:approver"
     assert doc["initiatedBy"] == ALICE
 
@@ -194,7 +178,7 @@ def test_cancels_over_the_api_record_the_token_whoever_started_the_run(served):
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    doc = _run(server.repo, run_id)
+    doc = run_record(server.repo, run_id)
     assert doc["status"] == "cancelled" and doc["cancelledBy"] == "token:approver"
     assert doc["initiatedBy"].startswith("user:")  # started from the CLI: the local user
 
@@ -212,7 +196,7 @@ def test_the_dashboard_acts_as_the_logged_in_token_and_shows_who(served):
     approver.login(tokens["approver"])
     status, text = approver.post(f"{page}/approve", {"step": "gate", "reason": "looks fine"}, csrf_from=page)
     assert status == 200, text[:500]
-    doc = _wait_status(server.repo, run_id, ("succeeded", "failed"))
+    doc = wait_for_run_status(server.repo, run_id, ("succeeded", "failed"))
     assert doc["status"] == "succeeded" and doc["resumedBy"] == "token:approver"
     gate = next(s for j in doc["jobs"] for s in j["steps"] if s["name"] == "gate")
     assert gate["approval"]["decidedBy"] == "token:approver"

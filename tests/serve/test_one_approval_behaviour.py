@@ -9,12 +9,11 @@ but not run decides, and the run waits for someone who may run it."""
 from __future__ import annotations
 
 import textwrap
-import time
 
 import pytest
 
 from tests.dashboard.http import Session
-from tests.helpers import cli, init_repo, write_workflow
+from tests.helpers import cli, init_repo, run_record, wait_for_run_status, write_workflow
 from tests.serve.server import Serve, mint_token
 
 API = "/api/v1"
@@ -54,22 +53,6 @@ def _suspended(repo) -> str:
     return started.data["id"]
 
 
-def _run(repo, run_id: str) -> dict:
-    got = cli(repo, "workflow", "history", "get", run_id)
-    assert got.code == 0, got
-    return got.data
-
-
-def _wait_status(repo, run_id: str, wanted: tuple[str, ...], limit_s: float = 60) -> dict:
-    end = time.monotonic() + limit_s
-    while True:
-        doc = _run(repo, run_id)
-        if doc["status"] in wanted:
-            return doc
-        assert time.monotonic() < end, doc
-        time.sleep(0.3)
-
-
 @pytest.fixture
 def repo(tmp_path):
     return _repo(tmp_path / "repo")
@@ -84,20 +67,20 @@ def test_the_cli_refuses_to_guess_between_two_waiting_runs_then_continues_the_on
     assert guessed.code == 1 and guessed.error["code"] == "conflict", guessed
     assert first in guessed.error["error"] and second in guessed.error["error"]
     assert "--run RUN_ID" in guessed.error["hint"]
-    assert _run(repo, first)["status"] == _run(repo, second)["status"] == "suspended"  # nothing decided
+    assert run_record(repo, first)["status"] == run_record(repo, second)["status"] == "suspended"  # nothing decided
 
     approved = cli(repo, "workflow", "approve", "gated", "gate", "--run", first, "--reason", "fine")
     assert approved.code == 0, approved
     assert approved.data["run"]["status"] == "succeeded" and approved.data["resumed"] is True
     assert approved.data["decision"] == "approved" and approved.data["runId"] == first
-    assert _run(repo, first)["status"] == "succeeded" and _run(repo, second)["status"] == "suspended"
+    assert run_record(repo, first)["status"] == "succeeded" and run_record(repo, second)["status"] == "suspended"
 
 
 def test_a_rejected_run_is_failed_with_the_reason(repo):
     run_id = _suspended(repo)
     rejected = cli(repo, "workflow", "reject", "gated", "gate", "--run", run_id, "--reason", "not today")
     assert rejected.code == 0, rejected  # the decision was taken; the run failing is what it asked for
-    doc = _run(repo, run_id)
+    doc = run_record(repo, run_id)
     assert doc["status"] == "failed" and "not today" in doc["failureReason"], doc
     last = next(s for j in doc["jobs"] for s in j["steps"] if s["name"] == "last")
     assert last["status"] != "succeeded"
@@ -108,7 +91,7 @@ def test_no_resume_only_records_the_decision_and_the_hint_names_the_run(repo):
     decided = cli(repo, "workflow", "approve", "gated", "gate", "--no-resume", json=False)  # the only one waiting
     assert decided.code == 0, decided
     assert f"swamp workflow resume gated --run {run_id}" in decided.stdout
-    assert _run(repo, run_id)["status"] == "suspended"
+    assert run_record(repo, run_id)["status"] == "suspended"
 
 
 @pytest.fixture(scope="module")
@@ -138,12 +121,12 @@ def test_the_api_refuses_to_guess_then_the_server_continues_the_run(served):
     decided = server.post(f"{API}/workflows/gated/approve", {"step": "gate", "runId": first},
                           token=tokens["ops"])
     assert decided.status == 200 and decided.doc["resumed"] is True, decided.doc
-    assert _wait_status(server.repo, first, ("succeeded", "failed"))["status"] == "succeeded"
+    assert wait_for_run_status(server.repo, first, ("succeeded", "failed"))["status"] == "succeeded"
 
     rejected = server.post(f"{API}/workflows/gated/reject", {"step": "gate", "runId": second, "reason": "no"},
                            token=tokens["ops"])
     assert rejected.status == 200 and rejected.doc["resumed"] is True, rejected.doc
-    doc = _wait_status(server.repo, second, ("succeeded", "failed"))
+    doc = wait_for_run_status(server.repo, second, ("succeeded", "failed"))
     assert doc["status"] == "failed" and "no" in doc["failureReason"]
 
 
@@ -154,7 +137,7 @@ def test_someone_who_may_approve_but_not_run_decides_and_the_run_waits(served):
                           token=tokens["approver"])
     assert decided.status == 200 and decided.doc["resumed"] is False, decided.doc
     assert "run on workflow:gated" in decided.doc["resumeHint"]
-    assert _run(server.repo, run_id)["status"] == "suspended"
+    assert run_record(server.repo, run_id)["status"] == "suspended"
     resumed = server.post(f"{API}/workflows/gated/resume", {"runId": run_id}, token=tokens["ops"])
     assert resumed.status == 200 and resumed.doc["status"] == "succeeded"
 
@@ -166,7 +149,7 @@ def test_approve_with_server_continues_the_run_on_the_server(served):
                   "gate", "--run", run_id, json=False)
     assert decided.code == 0, decided
     assert f"swamp workflow history get {run_id} --follow" in decided.stdout
-    assert _wait_status(server.repo, run_id, ("succeeded", "failed"))["status"] == "succeeded"
+    assert wait_for_run_status(server.repo, run_id, ("succeeded", "failed"))["status"] == "succeeded"
 
 
 def test_the_dashboard_continues_the_run_as_the_api_does(served):
@@ -177,7 +160,7 @@ def test_the_dashboard_continues_the_run_as_the_api_does(served):
     ops.login(tokens["ops"])
     status, text = ops.post(f"{page}/approve", {"step": "gate"}, csrf_from=page)
     assert status == 200, text[:500]
-    assert _wait_status(server.repo, run_id, ("succeeded", "failed"))["status"] == "succeeded"
+    assert wait_for_run_status(server.repo, run_id, ("succeeded", "failed"))["status"] == "succeeded"
 
 
 def test_no_resume_with_server_only_records_the_decision(served):
@@ -186,7 +169,7 @@ def test_no_resume_with_server_only_records_the_decision(served):
     decided = cli(server.repo, "--server", server.url, "--token", tokens["ops"], "workflow", "approve", "gated",
                   "gate", "--run", run_id, "--no-resume")
     assert decided.code == 0 and decided.data["resumed"] is False, decided
-    assert _run(server.repo, run_id)["status"] == "suspended"
+    assert run_record(server.repo, run_id)["status"] == "suspended"
     resumed = server.post(f"{API}/workflows/gated/resume", {"runId": run_id}, token=tokens["ops"])
     assert resumed.status == 200 and resumed.doc["status"] == "succeeded"
 
@@ -208,6 +191,6 @@ def test_the_run_continues_only_once_its_last_decision_is_taken(repo):
     run_id = cli(repo, "workflow", "run", "twice").data["id"]
     first = cli(repo, "workflow", "approve", "twice", "legal", json=False)
     assert first.code == 0 and "still waits for another decision" in first.stdout, first
-    assert _run(repo, run_id)["status"] == "suspended"
+    assert run_record(repo, run_id)["status"] == "suspended"
     last = cli(repo, "workflow", "approve", "twice", "ops")
     assert last.code == 0 and last.data["resumed"] is True and last.data["run"]["status"] == "succeeded", last
