@@ -23,13 +23,13 @@ folder must not be writable by others either."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
 from pathlib import Path
 
 from swamp.extensions.errors import TamperedInstallError
+from swamp.extensions.index import sha256_of
 
 DIR_MODE = 0o755
 FILE_MODE = 0o644
@@ -55,7 +55,7 @@ def seal(folder: Path, marker_name: str) -> dict[str, str]:
         os.chmod(path, EXEC_MODE if executable else FILE_MODE)
         rel = path.relative_to(folder).as_posix()
         if rel != marker_name:
-            files[rel] = _sha256(path)
+            files[rel] = sha256_of(path)
     return dict(sorted(files.items()))
 
 
@@ -94,7 +94,7 @@ def problems(folder: Path, recorded: dict[str, str], marker_name: str) -> list[s
         want = recorded.get(rel)
         if want is None:
             problems.append(f"{rel} was added")
-        elif _sha256(path) != want:
+        elif sha256_of(path) != want:
             problems.append(f"{rel} was changed")
     problems += [f"{rel} was removed" for rel in sorted(set(recorded) - seen)]
     return problems
@@ -138,11 +138,3 @@ def _walk(folder: Path):
             yield base / d
         for f in sorted(filenames):
             yield base / f
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
