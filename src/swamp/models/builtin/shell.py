@@ -69,11 +69,9 @@ def _inherited_names(ctx: Context, asked: list[str]) -> list[str]:
     """``inheritEnv`` as the definition sets it (its globalArguments or its
     execute method's arguments): a caller's input cannot widen what of this
     process's environment a command sees."""
-    d = ctx.definition
-    declared = (getattr(d, "globalArguments", None) or {}).get("inheritEnv") or []
-    method = (getattr(d, "methods", None) or {}).get("execute")
-    if method is not None:
-        declared = (getattr(method, "arguments", None) or {}).get("inheritEnv", declared) or []
+    from swamp.models.arguments import method_values
+
+    declared = method_values(ctx.definition, "execute").get("inheritEnv") or []
     if list(asked) != list(declared):
         raise ValidationError("inheritEnv is taken from the definition only, not from inputs",
                               hint="set inheritEnv in the model's definition (needs write on the model); "
