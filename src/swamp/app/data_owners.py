@@ -51,17 +51,8 @@ def _workflow(repo, ref: str) -> Owner | None:
 
 def workflow_names(repo, model_names) -> dict[str, str]:
     """Each readable workflow's name by its id, except a name a model has."""
-    from swamp.errors import SwampError
-    from swamp.workflows.files import iter_workflow_files, load_workflow
-    from swamp.workflows.schema import workflow_id
+    from swamp.app.reports import workflow_owners
 
     taken = set(model_names)
-    out = {}
-    for path in iter_workflow_files(repo):
-        try:
-            wf = load_workflow(path, repo.root)
-        except SwampError:
-            continue  # workflow validate reports it
-        if wf.name not in taken:
-            out[workflow_id(wf)] = wf.name
-    return out
+    return {wid: name for wid, name in workflow_owners(repo).items() if name not in taken}
+
