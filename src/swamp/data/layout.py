@@ -25,6 +25,13 @@ def model_dir(model_type: str, model_id: str) -> str:
     return f"{DATA_ROOT}/{model_type}/{model_id}"
 
 
+def model_lease(model_type: str, model_id: str) -> str:
+    """The lease a model's data versions are allocated and published under
+    (one spelling for the models that take it and the sync engine that
+    checks it: swamp.models.leases, data/renumber.py)."""
+    return f"model/{model_type}/{model_id}"
+
+
 def name_dir(model_type: str, model_id: str, name: str) -> str:
     return f"{model_dir(model_type, model_id)}/{check_data_name(name)}"
 

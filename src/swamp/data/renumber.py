@@ -36,10 +36,11 @@ class DataVersions:
     def lease(self, versions: str) -> str:
         """The lease the versions of ``versions`` (``data/<type...>/<modelId>/<name>``)
         are allocated under: their model's, ``model/<type...>/<modelId>``
-        (the name ``swamp.models.leases.model_lock_name`` gives it; data
-        does not import models). The sync engine publishes a new version
-        only under it (``swamp.datastore.sync.publishing``)."""
-        return "model/" + versions.split("/", 1)[1].rsplit("/", 1)[0]
+        (layout.model_lease, which ``swamp.models.leases`` names too). The
+        sync engine publishes a new version only under it
+        (``swamp.datastore.sync.publishing``)."""
+        model_type, model_id = versions.split("/", 1)[1].rsplit("/", 2)[:2]
+        return layout.model_lease(model_type, model_id)
 
     def rewrite(self, files, versions: str, old: int, new: int) -> Iterable[str]:
         name = versions.rsplit("/", 1)[-1]

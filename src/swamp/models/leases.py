@@ -3,6 +3,8 @@ name; the application layer takes the lease, the datastore only holds it."""
 
 from __future__ import annotations
 
+from swamp.data.layout import model_lease
+
 
 def model_lock_name(model_type: str, model_id: str) -> str:
-    return f"model/{model_type}/{model_id}"
+    return model_lease(model_type, model_id)
