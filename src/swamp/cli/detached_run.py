@@ -71,7 +71,7 @@ def main() -> int:
     except SwampError as e:
         print(f"error: {e.message}", file=sys.stderr)
         return 1
-    return 0 if result.run.status not in ("failed", "cancelled") else 1
+    return 0 if result.run.status not in ("failed", "cancelled", "interrupted") else 1
 
 
 if __name__ == "__main__":
