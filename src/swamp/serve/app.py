@@ -108,7 +108,8 @@ class ServeState:
     def threads_for(self, route: Route):
         """The worker threads a request waits for: runs have their own, so
         that however many runs are going, reads never queue behind them
-        (reads keep anyio's default pool; the runs are bounded by admit())."""
+        (reads go through read_in_thread's own pool; the runs are bounded
+        by admit())."""
         if not route.runs:
             return None
         if self._run_threads is None:  # made in the event loop, at the first run

@@ -100,7 +100,9 @@ def shared_socket(host: str, port: int):
 def _print_login(scheme: str, host: str, port: int, settings) -> None:
     """Where the local user's token is, and the dashboard's login link (the
     token in it becomes a session cookie and leaves the address bar)."""
-    name = host if host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    from swamp.serve.front_door import WILDCARD_HOSTS
+
+    name = host if host not in WILDCARD_HOSTS else "127.0.0.1"
     name = f"[{name}]" if ":" in name else name
     print(f"swamp serve: your token is in {settings.local_token_file} ('swamp --server {scheme}://{name}:{port}' "
           "uses it)", file=sys.stderr, flush=True)
