@@ -262,7 +262,7 @@ def _alive(pid: int) -> bool:
 def dispatch_latency(origin: Path, address: str, runs: int) -> dict:
     from distributed import Client
 
-    from swamp.app.remote_steps import Placement, StepJob
+    from swamp.workflows.placement import Placement, StepJob
     from swamp.models.definitions import find_definition
     from swamp.repo.context import Repo
     from swamp.workers import task

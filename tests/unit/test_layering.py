@@ -45,8 +45,11 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 # (module prefix, layer): the longest matching prefix decides.
 LAYERS = {
-    "swamp.cli": 0, "swamp.serve": 0, "swamp.workers": 0, "swamp.__main__": 0, "swamp.demo": 0,
-    "swamp.app": 1,
+    "swamp.cli": 0, "swamp.serve": 0, "swamp.__main__": 0, "swamp.demo": 0,
+    # the worker and scheduler processes are entry points; the rest of workers/ is the Dask transport
+    # of placed steps (both of its ends), which app reaches through app/placed_steps.py
+    "swamp.workers.worker": 0, "swamp.workers.scheduler": 0,
+    "swamp.app": 1, "swamp.workers": 1,
     "swamp.repo": 2,
     "swamp.models": 3, "swamp.workflows": 3, "swamp.data": 3, "swamp.vault": 3, "swamp.extensions": 3,
     "swamp.expr": 3, "swamp.reports": 3,

@@ -18,6 +18,7 @@ from swamp.models.definitions import find_definition
 from swamp.repo.context import Repo
 from swamp.vault import redact
 from swamp.workers.steps import StepControl, running
+from swamp.workflows.placement import StepJob
 from tests.helpers import cli, init_repo, ok, write_shell
 
 PEM = ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n"
@@ -48,7 +49,7 @@ def test_a_placed_steps_streamed_and_stored_log_hold_no_line_of_a_multi_line_sec
     control = StepControl("step-key", topic="run-topic", step="say",
                           emit=lambda topic, message: streamed.append(message["line"]))
     definition = find_definition(Repo.open(repo), "show")[1]
-    job = remote_steps.StepJob(definition=definition, method="execute", inputs={}, command="workflow run p9",
+    job = StepJob(definition=definition, method="execute", inputs={}, command="workflow run p9",
                                secrets={("prod", "tls.key"): PEM}, step_name="say")
     with running(control):
         outcome = remote_steps.run_step(Repo.open(repo), job, worker="w1", control=control)
@@ -75,6 +76,9 @@ def test_a_placed_steps_lines_in_the_dispatching_runs_log_hold_no_line_of_the_se
     from tests.helpers import invoke, write_workflow
 
     class HereDispatcher:
+        def close(self):
+            pass
+
         def run(self, job, placement, cancelled=None, on_log=None):
             control = StepControl(None, topic="t", step=job.step_name or "",
                                   emit=lambda topic, message: on_log(message["line"]))
@@ -89,7 +93,10 @@ def test_a_placed_steps_lines_in_the_dispatching_runs_log_hold_no_line_of_the_se
             t.join()
             return out[0]
 
-    monkeypatch.setattr(remote_steps, "_defaults", {"dispatcher": HereDispatcher(), "remote_only": False})
+    from swamp.app import placed_steps
+
+    # the dispatcher app makes for --scheduler: this one, in this process
+    monkeypatch.setattr(placed_steps, "dask_dispatcher", lambda scheduler, link=None: HereDispatcher())
     write_workflow(repo, "placed", """
         jobs:
           - name: j
@@ -98,7 +105,7 @@ def test_a_placed_steps_lines_in_the_dispatching_runs_log_hold_no_line_of_the_se
                 placement: {labels: {region: eu}}
                 task: {type: model_method, modelIdOrName: show, methodName: execute}
     """)
-    r = invoke(repo, "workflow", "run", "placed")
+    r = invoke(repo, "workflow", "run", "placed", "--scheduler", "tls://here:8786")
     assert r.code == 0, r
     log = invoke(repo, "workflow", "logs", "placed").data["log"]
     assert "step j/say: | ***" in log, log  # the worker's lines reached the run's log, masked

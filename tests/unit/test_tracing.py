@@ -240,6 +240,9 @@ def test_a_placed_step_run_on_a_worker_joins_the_steps_trace(repo, exporter, mon
     sent = []
 
     class HereDispatcher:
+        def close(self):
+            pass
+
         def run(self, job, placement, **_):  # (cancelled, on_log: the Dispatcher protocol's options)
             sent.append(job.traceparent)
             out = []
@@ -249,7 +252,10 @@ def test_a_placed_step_run_on_a_worker_joins_the_steps_trace(repo, exporter, mon
             t.join()
             return out[0]
 
-    monkeypatch.setattr(remote_steps, "_defaults", {"dispatcher": HereDispatcher(), "remote_only": False})
+    from swamp.app import placed_steps
+
+    # the dispatcher app makes for --scheduler: this one, in this process
+    monkeypatch.setattr(placed_steps, "dask_dispatcher", lambda scheduler, link=None: HereDispatcher())
     write_workflow(repo, "placed", """
         jobs:
           - name: j
@@ -259,7 +265,7 @@ def test_a_placed_step_run_on_a_worker_joins_the_steps_trace(repo, exporter, mon
                 task: {type: model_method, modelIdOrName: hello, methodName: execute}
     """)
     monkeypatch.setenv("TRACEPARENT", CALLER)
-    r = traced(repo, "workflow", "run", "placed")
+    r = traced(repo, "workflow", "run", "placed", "--scheduler", "tls://here:8786")
     assert r.code == 0, r
     spans = by_name(exporter)
     [step] = spans["swamp.step"]

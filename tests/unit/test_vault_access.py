@@ -2,7 +2,7 @@
 secret is taken out of or put into a vault, before anything is read, in
 the run's own thread and in the threads the engine starts for its steps
 (tracing.carry), and by the dispatching side of a placed step
-(app/remote_steps.secrets_for). No check set: nothing is asked."""
+(workflows/placement.secrets_for). No check set: nothing is asked."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_the_check_follows_the_engines_step_threads(repo):
 
 
 def test_a_placed_steps_secrets_are_asked_for_before_they_are_sent(repo):
-    from swamp.app.remote_steps import secrets_for
+    from swamp.workflows.placement import secrets_for
 
     class Args:
         def model_dump(self):

@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass, field
 
 from swamp.app.lifecycle import changing, is_shared, reading, refresh
+from swamp.app.placed_steps import PlacedSteps, attached
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import UnpublishedError
 from swamp.models.leases import model_lock_name
@@ -19,6 +20,7 @@ from swamp.util.actors import local_user
 from swamp.workflows import records, runs
 from swamp.workflows.engine import Engine, Observer
 from swamp.workflows.files import find_workflow
+from swamp.workflows.placement import NoDispatcherError, Placement, StepJob, StepOutcome
 from swamp.workflows.records import WorkflowRun
 from swamp.workflows.schema import workflow_id
 from swamp.workflows.service import checked, fail_on_level
@@ -86,17 +88,14 @@ def _refuse_over_interrupted(ds, run: WorkflowRun) -> None:
 class _Host:
     """The engine's RunHost: every session a run needs, opened here."""
 
-    def __init__(self, repo, *, dispatcher=None, remote_only: bool = False) -> None:
+    def __init__(self, repo, *, placed: PlacedSteps | None = None) -> None:
         self.repo = repo
         self.sync = SyncCounts()
         self.unpublished: UnpublishedError | None = None
         self._mutex = threading.Lock()  # steps run in threads; their counts add up here
-        #: placed steps go to workers through it (app/remote_steps.py, workers/)
-        from swamp.app.remote_steps import defaults
-
-        default, default_remote_only = defaults()
-        self.dispatcher = dispatcher or default
-        self.remote_only = remote_only or default_remote_only
+        #: placed steps go to workers through its dispatcher (app/placed_steps.py)
+        self.placed = placed or attached(repo)
+        self.remote_only = self.placed.remote_only
         #: (thread, run id) -> the run's lease taken by ``claim``, held until ``holding`` ends
         self._claimed: dict[tuple[int, str], contextlib.ExitStack] = {}
 
@@ -123,11 +122,15 @@ class _Host:
         finally:
             self._add(counts)
 
-    def dispatch(self, execution, st, step, e, where, item, definition, command) -> bool:
-        """A placed step runs on a worker; False: run it here."""
-        from swamp.app import remote_steps
+    def can_dispatch(self) -> bool:
+        return self.placed.dispatcher is not None
 
-        return remote_steps.dispatch(self, execution, st, step, e, where, item, definition, command)
+    def dispatch(self, job: StepJob, placement: Placement, *, cancelled, on_log) -> StepOutcome:
+        """A placed step, carried to a worker by the run's dispatcher."""
+        if self.placed.dispatcher is None:
+            raise NoDispatcherError(f"the step is placed ({placement.describe()}) but no scheduler is "
+                                    "configured: pass --scheduler tls://HOST:8786")
+        return self.placed.dispatcher.run(job, placement, cancelled=cancelled, on_log=on_log)
 
     @contextlib.contextmanager
     def holding(self, run: WorkflowRun):
@@ -191,21 +194,23 @@ class _Host:
 
 
 def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
-        observer: Observer | None = None, dispatcher=None, remote_only: bool = False,
+        observer: Observer | None = None, placed: PlacedSteps | None = None,
         reports=None, checks=None, on_log=None, by: str | None = None,
         from_failed: str | None = None, run_id: str | None = None) -> RunResult:
     """``run_id``: the new run's id, chosen by the caller (a detached run's,
     printed before it starts). ``reports`` (a reports.run.Selection) chooses the reports that run
     once the run ends; ``checks`` is (skip every pre-flight check, names
     of checks to skip) for its model_method steps. ``by`` is who starts it
-    (util/actors.py; default: this process's user). ``from_failed``: the id
+    (util/actors.py; default: this process's user). ``placed``: where its
+    placed steps go (app/placed_steps.py; default: what the repository
+    session carries, else nowhere). ``from_failed``: the id
     of a failed run of NAME to re-run from its failure (workflows/rerun.py),
     with its inputs (``inputs`` merge over them)."""
     from swamp.app.reports import for_workflow
 
     source, wf = checked(repo, name)
     report_types = for_workflow(repo, wf, reports)  # an unknown report: refused before the run starts
-    host = _Host(repo, dispatcher=dispatcher, remote_only=remote_only)
+    host = _Host(repo, placed=placed)
     old = None
     if from_failed:
         old = failed_run(repo, wf, from_failed, into=host.sync)
@@ -236,7 +241,7 @@ def failed_run(repo, wf, run_id: str, *, into=None) -> WorkflowRun:
 
 def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None,
            from_step: str | None = None, reports=None, checks=None, on_log=None,
-           by: str | None = None) -> RunResult:
+           by: str | None = None, placed: PlacedSteps | None = None) -> RunResult:
     """Continue a suspended run; with ``from_step``, restart a failed (or
     cancelled) run from that step: it and what depends on it run again,
     the rest keeps its outcome. ``inputs`` merge over the saved ones.
@@ -245,7 +250,7 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
 
     source, wf = checked(repo, name)
     report_types = for_workflow(repo, wf, reports)
-    host = _Host(repo)
+    host = _Host(repo, placed=placed)
     statuses = runs.RESTARTABLE if from_step else ("suspended",)
     with reading(repo, into=host.sync):
         target = runs.pick(repo.datastore, workflow_id(wf), run_id, statuses)

@@ -70,8 +70,8 @@ def run(state: CliState, model_name: str, method_name: str, direct_name: str | N
 
 
 def _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler, tags, on_log=None, link=None):
+    from swamp.app import placed_steps
     from swamp.app.remote_steps import Placement, run_method
-    from swamp.workers.dispatch import DaskDispatcher
     from swamp.workers.placement import parse_labels
 
     labels = parse_labels(placement)
@@ -79,9 +79,6 @@ def _placed_run(repo, model_name, method_name, direct, batch, placement, schedul
         raise UsageError("--placement needs --scheduler (or $SWAMP_SCHEDULER)")
     if direct or len(batch) != 1:
         raise UsageError("--placement runs one method of a model: no type run directly, no --stdin batch")
-    dispatcher = DaskDispatcher(scheduler, link=link)
-    try:
+    with placed_steps.opened(scheduler, link=link) as placed:
         return [run_method(repo, model_name, method_name, inputs=batch[0], placement=Placement(labels=labels),
-                           dispatcher=dispatcher, tags=tags, on_log=on_log)]
-    finally:
-        dispatcher.close()
+                           dispatcher=placed.dispatcher, tags=tags, on_log=on_log)]

@@ -119,15 +119,10 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
     from swamp.serve.announce import check_targets
 
     check_targets(repo, timed, hooks)  # a typo in a workflow's name: refused now, not at every tick
-    if scheduler or remote_only:  # placed steps of every run go to workers (swamp.workers)
-        from swamp.app import remote_steps
+    if scheduler or remote_only:  # placed steps of every run on its one session go to workers
+        from swamp.app import placed_steps
 
-        dispatcher = None
-        if scheduler:
-            from swamp.workers.dispatch import DaskDispatcher
-
-            dispatcher = DaskDispatcher(scheduler, link=link)
-        remote_steps.use(dispatcher, remote_only=remote_only)
+        placed_steps.attach(repo, placed_steps.open_placed_steps(scheduler, link=link, remote_only=remote_only))
     settings = Settings(webhooks=hooks, schedules=timed, triggers=not no_schedules, auth_mode=auth_mode,
                         max_body=max_body, shutdown_timeout=shutdown_timeout,
                         audit_path=Path(audit_log).absolute() if audit_log else None, max_runs=max_runs,

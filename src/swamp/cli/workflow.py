@@ -238,25 +238,15 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
             "--report/--skip-report(s)": reports.requested or reports.skip_all or reports.skip,
             "--skip-check(s)": checks[0] or checks[1]})
         return
-    dispatcher = None
-    if scheduler or remote_only:  # placed steps of this command's runs go to workers (swamp.workers)
-        from swamp.app import remote_steps
+    from swamp.app import placed_steps
 
-        if scheduler:
-            from swamp.workers.dispatch import DaskDispatcher
-
-            dispatcher = DaskDispatcher(scheduler, link=link)
-        remote_steps.use(dispatcher, remote_only=remote_only)
-    try:
+    with placed_steps.opened(scheduler, link=link, remote_only=remote_only) as placed:  # its placed steps' way
         if len(batch) > 1:
-            _run_batch(state, repo, name, batch, fail_on, reports, checks)
+            _run_batch(state, repo, name, batch, fail_on, reports, checks, placed)
             return
         with activity_for(state, f"workflow {name}") as activity:
             result = workflows.run(repo, name, batch[0], fail_on=fail_on, observer=_observer(state, activity),
-                                   reports=reports, checks=checks, from_failed=from_failed)
-    finally:
-        if dispatcher is not None:
-            dispatcher.close()
+                                   reports=reports, checks=checks, from_failed=from_failed, placed=placed)
     _finish(state, repo, result, junit)
 
 
@@ -275,7 +265,7 @@ def _detach(state: CliState, repo, name: str, batch: list[dict], fail_on: str, r
 
 
 def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str, reports=None,
-               checks=None) -> None:
+               checks=None, placed=None) -> None:
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
     from swamp.workflows.service import run_json
@@ -284,7 +274,8 @@ def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str
     for inputs in batch:
         with activity_for(state, f"workflow {name}") as activity:
             results.append(workflows.run(repo, name, inputs, fail_on=fail_on,
-                                         observer=_observer(state, activity), reports=reports, checks=checks))
+                                         observer=_observer(state, activity), reports=reports, checks=checks,
+                                         placed=placed))
     docs = [run_json(repo, r.run) for r in results]
 
     def human():

@@ -14,12 +14,13 @@ id>``), routed to the waiting step by the task's key."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 import uuid
 
-from swamp.app.remote_steps import (NoWorkerError, Placement, StepCancelledError, StepJob, StepOutcome,
-                                    WorkerLostError)
+from swamp.workflows.placement import (NoWorkerError, Placement, StepCancelledError, StepJob, StepOutcome,
+                                       WorkerLostError)
 from swamp.errors import SwampError
 from swamp.workers import placement as labels_mod
 
@@ -66,7 +67,7 @@ def _client(address: str, security, timeout: float = 10.0):
 
 
 class DaskDispatcher:
-    """Runs steps on the workers of one Dask scheduler (app/remote_steps.Dispatcher)."""
+    """Runs steps on the workers of one Dask scheduler (workflows/placement.Dispatcher)."""
 
     def __init__(self, address: str, *, client=None, link=None) -> None:
         from swamp.workers.links import security_for
@@ -152,7 +153,7 @@ class DaskDispatcher:
         what = f"{job.workflow_name}: {job.step_name}" if job.step_name else f"{job.definition.name}.{job.method}"
         key = f"swamp-step-{what}-{uuid.uuid4().hex[:12]}"  # `swamp worker list` shows what
         if on_log is not None:
-            job.log_topic = self.log_topic
+            job = dataclasses.replace(job, log_topic=self.log_topic)  # the same secrets dict: cleared by the caller
             self._listeners[key] = on_log
         if cancelled is not None and cancelled():
             self._listeners.pop(key, None)
@@ -211,8 +212,6 @@ class DaskDispatcher:
         on a plain link the user allowed, which has no keys to seal to."""
         if not job.secrets or self.security is None:
             return job, None
-        import dataclasses
-
         from swamp.workers import sealed
 
         context = self.security.get_connection_args("client")["ssl_context"]

@@ -6,6 +6,7 @@ log lines stream back."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 _state: dict = {}
@@ -46,9 +47,9 @@ def run(job):
 
         if identity is None:
             raise SealError("this step's secrets are sealed, and this worker has no team certificate")
-        job.secrets = open_sealed(job.sealed_secrets, cert_der=identity[0], key=identity[1],
-                                  context=str(worker.get_current_task()))
-        job.sealed_secrets = None
+        opened = open_sealed(job.sealed_secrets, cert_der=identity[0], key=identity[1],
+                             context=str(worker.get_current_task()))
+        job = dataclasses.replace(job, secrets=opened, sealed_secrets=None)
     control = steps.StepControl(worker.get_current_task(), topic=getattr(job, "log_topic", None),
                                 step=job.step_name or "", emit=worker.log_event)
     with steps.running(control):

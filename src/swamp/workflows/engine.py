@@ -31,7 +31,9 @@ from typing import Any, Callable, ContextManager, Protocol
 from swamp.errors import SwampError, ValidationError
 from swamp.util import clock, tracing
 from swamp.workflows import conditions, dag, records
+from swamp.workflows import task_placed
 from swamp.workflows.expressions import UNSET, Scope, truthy
+from swamp.workflows.placement import Placement, StepJob, StepOutcome
 from swamp.workflows.records import Approval, AssertResult, JobRun, SignalWait, StepAttempt, StepRun, WorkflowRun
 from swamp.workflows.scheduler import Gate, Unit, run_parallel, run_units
 from swamp.workflows.schema import Job, Step, Workflow, workflow_id
@@ -87,6 +89,17 @@ class RunHost(Protocol):
 
     def claim(self, workflow_id: str, run_id: str) -> WorkflowRun:
         """Claim a suspended (nested) run to resume it."""
+
+    #: every model_method step must run on a worker (--remote-only)
+    remote_only: bool
+
+    def can_dispatch(self) -> bool:
+        """Whether placed steps can be sent anywhere (a scheduler is configured)."""
+
+    def dispatch(self, job: StepJob, placement: Placement, *, cancelled: Callable[[], bool],
+                 on_log: Callable[[str], None]) -> StepOutcome:
+        """Run one placed step on a worker that fits ``placement`` (a
+        Dispatcher's run); raises NoDispatcherError when none is configured."""
 
 
 class Engine:
@@ -722,9 +735,9 @@ class _Execution:
         arguments, are resolved once after its pull; the run record goes
         out in the same commit as what the method wrote."""
         command = f"workflow run {self.run.workflowName}: {st.record.name}/{e.name}"
-        dispatch = getattr(self.engine.host, "dispatch", None)
-        if dispatch is not None and dispatch(self, st, step, e, where, item, definition, command):
-            return  # placed: the host ran it on a worker (app/remote_steps.py)
+        if task_placed.is_placed(self, step):  # on a worker, through the host (workflows/task_placed.py)
+            task_placed.run_placed(self, st, step, e, where, item, definition, command)
+            return
         try:
             with self.engine.host.step(definition, command):
                 if definition.id in self.autos:  # a type run directly: its definition is kept
