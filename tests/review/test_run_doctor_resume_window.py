@@ -3,7 +3,7 @@ interrupted (app/interrupted_runs.py, `swamp run doctor`).
 
 Hole: `workflow resume` claims the run in one session under the run's
 lease (records it `running`, app/workflows._Host.claim), releases the
-lease, and only then takes it again to execute (engine._Execution.go ->
+lease, and only then takes it again to execute (run_loop.Execution.go ->
 host.holding). In between, the run is recorded running and nothing holds
 its lease, which is exactly what `run doctor` (find_orphaned_runs with
 unleased=True) takes for an orphan: it takes the free lease and records the

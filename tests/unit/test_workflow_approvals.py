@@ -194,20 +194,20 @@ def test_cancel_a_suspended_run(repo):
 
 
 def test_a_cancel_request_stops_a_running_run(repo, monkeypatch):
-    from swamp.workflows import engine as engine_mod, records
+    from swamp.workflows import records, run_state, run_stop
 
-    monkeypatch.setattr(engine_mod, "CANCEL_CHECK_INTERVAL", 0)
+    monkeypatch.setattr(run_stop, "CANCEL_CHECK_INTERVAL", 0)
     write_workflow(repo, "long", "jobs:\n  - name: j\n    steps:\n" + "".join(
         f"      - {{name: s{i}, task: {{type: model_method, modelIdOrName: w0, methodName: work}}}}\n"
         for i in range(5)))
-    original = engine_mod._Execution.set_done
+    original = run_state.RunState.set_done
 
     def set_done(self, st, e, status, **kw):
         original(self, st, e, status, **kw)
         if e.name == "s1":  # as if `workflow cancel` ran in another process now
-            self.engine.ds.write_bytes(records.cancel_path(self.run.workflowId, self.run.id), b"x")
+            self.ds.write_bytes(records.cancel_path(self.run.workflowId, self.run.id), b"x")
 
-    monkeypatch.setattr(engine_mod._Execution, "set_done", set_done)
+    monkeypatch.setattr(run_state.RunState, "set_done", set_done)
     r = run(repo, "long")
     assert r.status == "cancelled"
     assert statuses(r) == {"j/s0": "succeeded", "j/s1": "succeeded", "j/s2": "pending", "j/s3": "pending",

@@ -157,7 +157,7 @@ class _Host:
     def save(self, write, command: str) -> None:
         # The run's lease is held by the thread executing the run; a save may
         # come from a step's thread, so it takes no lease of its own.
-        run = getattr(getattr(write, "__self__", None), "run", None)  # the engine's _Execution.write_record
+        run = getattr(getattr(write, "__self__", None), "run", None)  # the engine's RunState.write_record
         with self._session(command):
             if isinstance(run, WorkflowRun):
                 _refuse_over_interrupted(self.repo.datastore, run)

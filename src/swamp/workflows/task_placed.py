@@ -14,6 +14,7 @@ from swamp.util import tracing
 from swamp.workflows.placement import (NoDispatcherError, Placement, StepJob, placement_of, refuse_sentinels,
                                        secrets_for)
 from swamp.workflows.retries import policy_for, timed_out
+from swamp.workflows.step_model import data_overrides, prepare_method
 
 
 def is_placed(ex, step) -> bool:
@@ -36,49 +37,50 @@ def build_job(ex, step, e, where: str, item, definition, command: str) -> StepJo
     """The job as sent: the method and inputs rendered here (a bad one fails
     before anything is sent), the vault values its arguments reference,
     and the run's ephemeral data of its model."""
-    prepared = ex.prepare_method(step, e, where, item, definition)
-    overrides = ex.data_overrides(step, prepared)
+    prepared = prepare_method(ex, step, e, where, item, definition)
+    overrides = data_overrides(ex, step, prepared)
     inputs = ex.scope.render(step.task.inputs, f"{where}.task.inputs", item) or {}
     refuse_sentinels(inputs)
-    with ex.lock:
+    with ex.state.lock:
         ephemeral = {k: v for k, v in ex.ephemeral.items() if k[0] == definition.id}
     return StepJob(definition=definition, method=prepared.method, inputs=inputs, command=command,
                    variables={"run": ex.run_info}, secrets=secrets_for(ex.engine.repo, prepared),
                    overrides=overrides, auto=definition.id in ex.autos,
-                   workflow_run_id=ex.run.id, workflow_name=ex.run.workflowName,
-                   initiated_by=ex.acting_for(), step_name=e.name,
+                   workflow_run_id=ex.state.run.id, workflow_name=ex.state.run.workflowName,
+                   initiated_by=ex.state.acting_for(), step_name=e.name,
                    traceparent=tracing.child_env().get("TRACEPARENT"), ephemeral=ephemeral,
-                   discard_failed=not ex.final_attempt(e))
+                   discard_failed=not ex.state.final_attempt(e))
 
 
 def run_placed(ex, st, step, e, where: str, item, definition, command: str) -> None:
     """Run the step on a worker and record what it reports."""
+    state = ex.state
     try:
         placement = placement_for(ex, step, where, item)
         job = build_job(ex, step, e, where, item, definition, command)
     except SwampError as err:
-        ex.set_failed(st, e, err.message, step)
+        state.set_failed(st, e, err.message, step)
         return
-    ex.set_running(st, e)
+    state.set_running(st, e)
     label = f"{st.record.name}/{e.name}"
-    ex.log(f"step {label}: dispatched ({placement.describe()})")
+    state.log(f"step {label}: dispatched ({placement.describe()})")
     timeout = policy_for(ex.wf, step).timeout
     live = _Live(ex, st, e, timeout)
     try:
         outcome = ex.engine.host.dispatch(job, placement, cancelled=live.cancelled, on_log=live.line)
     except SwampError as err:  # StepCancelledError, WorkerLostError, NoWorkerError, ...
         if live.timed_out:  # stopped on its worker for running out of time: an attempt that failed
-            ex.method_ended(st, step, e, "failed", timed_out(timeout))
+            state.method_ended(st, step, e, "failed", timed_out(timeout))
         else:
-            ex.set_failed(st, e, err.message, step)
+            state.set_failed(st, e, err.message, step)
         return
     except BaseException:  # Ctrl-C: the dispatcher cancelled the step on its worker
-        ex.set_failed(st, e, "cancelled: the run was interrupted; the step was stopped on its worker "
+        state.set_failed(st, e, "cancelled: the run was interrupted; the step was stopped on its worker "
                              "and nothing it wrote was published", step, save=False)
         raise
     finally:
         job.secrets.clear()  # the values live no longer than the step
-    with ex.lock:
+    with state.lock:
         e.worker = outcome.worker
         e.outputId = outcome.output_id
         e.dataArtifacts = list(outcome.data_artifacts)
@@ -86,13 +88,13 @@ def run_placed(ex, st, step, e, where: str, item, definition, command: str) -> N
             for key in [k for k in ex.ephemeral if k[0] == definition.id and k not in outcome.ephemeral]:
                 ex.ephemeral.pop(key)
             ex.ephemeral.update(outcome.ephemeral)
-    ex.log(f"step {label}: ran on worker {outcome.worker}")
-    ex.method_ended(st, step, e, outcome.status, outcome.error, save=False)
+    state.log(f"step {label}: ran on worker {outcome.worker}")
+    state.method_ended(st, step, e, outcome.status, outcome.error, save=False)
     # Bring in what the worker pushed before later steps evaluate anything;
     # the record follows at the run's usual pace (and always at its end).
     ex.engine.host.watch()
     ex.scope.data_changed()
-    ex.flush()
+    state.flush()
 
 
 class _Live:
@@ -129,11 +131,11 @@ class _Live:
             from swamp.vault.redact import redact_text
 
             line = redact_text(line)  # the worker masked it; this process may know more secrets (its own env's)
-            ex = self.ex
-            ex.log(f"step {self.st.record.name}/{self.e.name}: | {line}")
-            hook = getattr(ex.engine.observer, "step_log", None)
+            state = self.ex.state
+            state.log(f"step {self.st.record.name}/{self.e.name}: | {line}")
+            hook = getattr(state.observer, "step_log", None)
             if hook is not None:
-                hook(ex.run, self.st.record, self.e, line)
+                hook(state.run, self.st.record, self.e, line)
         except Exception:  # noqa: BLE001 - a line that cannot be shown never fails the step
             pass
 
@@ -149,7 +151,7 @@ class _Live:
             return True
         try:
             if save:
-                ex.flush(force=True)
-            return ex.stop.is_set() or ex.should_stop()
+                ex.state.flush(force=True)
+            return ex.state.stop.is_set() or ex.stopping.should_stop()
         except Exception:  # noqa: BLE001 - a failed save or pull is retried at the next look
-            return ex.stop.is_set()
+            return ex.state.stop.is_set()
