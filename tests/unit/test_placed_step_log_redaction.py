@@ -79,7 +79,7 @@ def test_a_placed_steps_lines_in_the_dispatching_runs_log_hold_no_line_of_the_se
         def close(self):
             pass
 
-        def run(self, job, placement, cancelled=None, on_log=None):
+        def run(self, job, placement, cancelled=None, on_log=None, **_):
             control = StepControl(None, topic="t", step=job.step_name or "",
                                   emit=lambda topic, message: on_log(message["line"]))
             out = []

@@ -52,9 +52,8 @@ def test_a_placed_step_without_a_scheduler_fails_clearly(tmp_path):
     (repo / "workflows").mkdir(exist_ok=True)
     (repo / "workflows" / "workflow-placed.yaml").write_text(textwrap.dedent(PLACED).lstrip())
     r = cli(repo, "workflow", "run", "placed")
-    assert r.code == 1
-    (step,) = [s for j in r.data["jobs"] for s in j["steps"]]
-    assert step["status"] == "failed" and "--scheduler" in step["error"]
+    assert r.code == 1 and not r.stdout.strip()  # refused before it started (tests/workers/test_placement_checked_first.py)
+    assert r.error["code"] == "no_scheduler" and "--scheduler" in r.error["hint"], r
 
 
 def test_an_unknown_placement_key_is_refused(tmp_path):

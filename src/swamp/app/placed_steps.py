@@ -11,10 +11,12 @@ a run given no ``placed`` takes what its repository session carries."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from dataclasses import dataclass
 from typing import Iterator
 
-from swamp.workflows.placement import Dispatcher
+from swamp.errors import UsageError
+from swamp.workflows.placement import Dispatcher, Placement
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,16 @@ class PlacedSteps:
 
     dispatcher: Dispatcher | None = None
     remote_only: bool = False
+    #: the longest a placed step waits for a fitting worker (--queue-timeout; a step's own shorter one wins)
+    queue_timeout: float | None = None
+
+    def bounded(self, placement: Placement) -> Placement:
+        """``placement`` with its wait for a worker bounded by ``queue_timeout``."""
+        if self.queue_timeout is None:
+            return placement
+        own = placement.queue_timeout
+        return dataclasses.replace(placement, queue_timeout=self.queue_timeout if own is None
+                                   else min(own, self.queue_timeout))
 
 
 NONE = PlacedSteps()
@@ -38,12 +50,15 @@ def dask_dispatcher(scheduler: str, link=None) -> Dispatcher:
     return DaskDispatcher(scheduler, link=link)
 
 
-def open_placed_steps(scheduler: str | None, *, link=None, remote_only: bool = False) -> PlacedSteps:
+def open_placed_steps(scheduler: str | None, *, link=None, remote_only: bool = False,
+                      queue_timeout: float | None = None) -> PlacedSteps:
     """The placed steps of these worker settings; connects to the scheduler
     when one is given (the caller closes it: ``close``)."""
+    if queue_timeout is not None and not queue_timeout > 0:
+        raise UsageError(f"--queue-timeout must be a positive number of seconds, not {queue_timeout:g}")
     if not scheduler and not remote_only:
-        return NONE
-    return PlacedSteps(dask_dispatcher(scheduler, link) if scheduler else None, remote_only)
+        return PlacedSteps(queue_timeout=queue_timeout)
+    return PlacedSteps(dask_dispatcher(scheduler, link) if scheduler else None, remote_only, queue_timeout)
 
 
 def close(placed: PlacedSteps) -> None:
@@ -52,9 +67,10 @@ def close(placed: PlacedSteps) -> None:
 
 
 @contextlib.contextmanager
-def opened(scheduler: str | None, *, link=None, remote_only: bool = False) -> Iterator[PlacedSteps]:
+def opened(scheduler: str | None, *, link=None, remote_only: bool = False,
+           queue_timeout: float | None = None) -> Iterator[PlacedSteps]:
     """``open_placed_steps`` for one command, closed when it ends."""
-    placed = open_placed_steps(scheduler, link=link, remote_only=remote_only)
+    placed = open_placed_steps(scheduler, link=link, remote_only=remote_only, queue_timeout=queue_timeout)
     try:
         yield placed
     finally:

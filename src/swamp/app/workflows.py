@@ -125,12 +125,14 @@ class _Host:
     def can_dispatch(self) -> bool:
         return self.placed.dispatcher is not None
 
-    def dispatch(self, job: StepJob, placement: Placement, *, cancelled, on_log) -> StepOutcome:
-        """A placed step, carried to a worker by the run's dispatcher."""
+    def dispatch(self, job: StepJob, placement: Placement, *, cancelled, on_log, on_wait) -> StepOutcome:
+        """A placed step, carried to a worker by the run's dispatcher, its
+        wait for a worker bounded by --queue-timeout."""
         if self.placed.dispatcher is None:
             raise NoDispatcherError(f"the step is placed ({placement.describe()}) but no scheduler is "
                                     "configured: pass --scheduler tls://HOST:8786")
-        return self.placed.dispatcher.run(job, placement, cancelled=cancelled, on_log=on_log)
+        return self.placed.dispatcher.run(job, self.placed.bounded(placement), cancelled=cancelled, on_log=on_log,
+                                          on_wait=on_wait)
 
     @contextlib.contextmanager
     def holding(self, run: WorkflowRun):

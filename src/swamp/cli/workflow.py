@@ -100,9 +100,16 @@ def evaluate(state: CliState, name, input_, input_file, stdin_input):
 def _observer(state: CliState, activity):
     """Step progress on a terminal (stderr), never in --json or -q: a line
     per step as it changes, and the status line naming what runs now."""
-    if state.json or state.quiet or not sys.stderr.isatty():
-        return None
     from swamp.vault.redact import redact_text
+
+    if state.json or state.quiet:
+        return None
+    if not sys.stderr.isatty():  # no step lines; but a wait for a worker says why nothing moves
+        def quiet(run, job, step):
+            pass
+
+        quiet.step_waiting = lambda run, job, step, line: activity.say(redact_text(f"  … {job.name}/{step.name} {line}"))
+        return quiet
 
     marks = {"running": "…", "succeeded": "✓", "failed": "✗", "skipped": "-", "waiting_approval": "?"}
     running: dict[str, None] = {}
@@ -123,6 +130,8 @@ def _observer(state: CliState, activity):
         activity.say(redact_text(f"  {marks.get(step.status, ' ')} {where} {_step_status(step)}{extra}"))
 
     show.step_log = lambda run, job, step, line: activity.logged(line)  # a placed step's lines, live
+    # a placed step waiting for a fitting worker: why nothing moves
+    show.step_waiting = lambda run, job, step, line: activity.say(redact_text(f"  … {job.name}/{step.name} {line}"))
     return show
 
 
@@ -196,6 +205,9 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
                    "docs/workers.md). Default: $SWAMP_SCHEDULER.")
 @click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement "
               "instead of running it on this machine.")
+@click.option("--queue-timeout", "queue_timeout", type=float, metavar="SECONDS",
+              help="The longest a placed step waits for a fitting worker (a step's own shorter "
+                   "queueTimeout wins); a line of progress shows while it waits.")
 @click.option("--detach", is_flag=True, help="Start the run in the background (with --server: on the server) "
               "and print its id at once; follow it with 'swamp workflow history get ID --follow'.")
 @link_options("--insecure-scheduler")
@@ -203,7 +215,7 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
 @global_options
 @click.pass_obj
 def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, scheduler=None, remote_only=False,
-        link=None, from_failed=None, detach=False, **options):
+        link=None, from_failed=None, detach=False, queue_timeout=None, **options):
     """Run workflow NAME and print its run record. Exits 1 when the run fails.
 
     With --stdin holding NDJSON (one JSON object a line), runs it once per
@@ -234,13 +246,14 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
             raise UsageError("--detach and --from-failed do not go together yet",
                              hint="re-run from failure without --detach, then follow the run it prints")
         _detach(state, repo, name, batch, fail_on, {
-            "--junit": junit, "--scheduler": scheduler, "--remote-only": remote_only,
+            "--junit": junit, "--scheduler": scheduler, "--remote-only": remote_only, "--queue-timeout": queue_timeout,
             "--report/--skip-report(s)": reports.requested or reports.skip_all or reports.skip,
             "--skip-check(s)": checks[0] or checks[1]})
         return
     from swamp.app import placed_steps
 
-    with placed_steps.opened(scheduler, link=link, remote_only=remote_only) as placed:  # its placed steps' way
+    with placed_steps.opened(scheduler, link=link, remote_only=remote_only,
+                             queue_timeout=queue_timeout) as placed:  # where its placed steps go
         if len(batch) > 1:
             _run_batch(state, repo, name, batch, fail_on, reports, checks, placed)
             return

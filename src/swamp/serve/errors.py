@@ -40,7 +40,7 @@ STATUS = {
     "conflict": 409, "lease_lost": 409, "too_large": 413, "host_refused": 403, "origin_refused": 403,
     "unsupported_media_type": 415, "timeout": 408, "expression": 400, "too_many_runs": 429,
     "lock_timeout": 503, "shutting_down": 503,
-    "unavailable": 503, "access_broken": 503,
+    "unavailable": 503, "access_broken": 503, "no_scheduler": 503,
     "unpublished": 202, "repo_not_found": 500, "internal": 500,
 }
 

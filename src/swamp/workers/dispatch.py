@@ -29,6 +29,8 @@ DEFAULT_QUEUE_TIMEOUT = 60.0
 _POLL = 1.0
 #: how often a waiting step looks for a cancel of its run
 _CANCEL_POLL = 0.2
+#: seconds between the progress lines of a step waiting for a fitting worker
+WAIT_NOTE_INTERVAL = 10.0
 #: the team certificate a dispatching process presents unless told another (--cert-name)
 DISPATCHER_CERT = "dispatcher"
 
@@ -121,11 +123,16 @@ class DaskDispatcher:
         return [addr for addr, w in self.workers().items()
                 if labels_mod.fits(w, placement.labels, placement.target)]
 
-    def _wait_for_worker(self, placement: Placement, deadline: float, cancelled=None) -> list[str]:
+    def _wait_for_worker(self, placement: Placement, deadline: float, cancelled=None, on_wait=None) -> list[str]:
+        start, noted = time.monotonic(), None
         while True:
             found = self._fitting(placement)
             if found:
                 return found
+            now = time.monotonic()
+            if on_wait is not None and (noted is None or now - noted >= WAIT_NOTE_INTERVAL):
+                noted = now  # a line at once, then one every WAIT_NOTE_INTERVAL: the user sees why nothing moves
+                _note(on_wait, placement, now - start, placement.queue_timeout or DEFAULT_QUEUE_TIMEOUT)
             if time.monotonic() >= deadline:
                 raise self._none(placement)
             if cancelled is not None and cancelled():
@@ -142,14 +149,14 @@ class DaskDispatcher:
                                   + (f" --name {placement.target}" if placement.target else "")
                                   + "', or see who is connected with 'swamp worker list'")
 
-    def run(self, job: StepJob, placement: Placement, *, cancelled=None, on_log=None) -> StepOutcome:
+    def run(self, job: StepJob, placement: Placement, *, cancelled=None, on_log=None, on_wait=None) -> StepOutcome:
         from distributed import TimeoutError as DaskTimeout
         from distributed.scheduler import KilledWorker
 
         from swamp.workers import task
 
         wait = placement.queue_timeout or DEFAULT_QUEUE_TIMEOUT
-        fitting = self._wait_for_worker(placement, time.monotonic() + wait, cancelled)
+        fitting = self._wait_for_worker(placement, time.monotonic() + wait, cancelled, on_wait)
         what = f"{job.workflow_name}: {job.step_name}" if job.step_name else f"{job.definition.name}.{job.method}"
         key = f"swamp-step-{what}-{uuid.uuid4().hex[:12]}"  # `swamp worker list` shows what
         if on_log is not None:
@@ -240,6 +247,17 @@ class DaskDispatcher:
             return bool(self.client.run_on_scheduler(_is_processing, key=key))
         except Exception:  # noqa: BLE001 - only for the message
             return True
+
+
+def _note(on_wait, placement: Placement, waited: float, limit: float) -> None:
+    """One line of progress while a step waits for a fitting worker."""
+    try:
+        if waited < 1:
+            on_wait(f"waiting up to {limit:g} s for a worker with {placement.describe()}")
+        else:
+            on_wait(f"still waiting for a worker with {placement.describe()}: {waited:.0f} s of {limit:g} s")
+    except Exception:  # noqa: BLE001 - progress that cannot be shown never fails the step
+        pass
 
 
 def _cancelled(started: bool | None) -> StepCancelledError:

@@ -24,7 +24,7 @@ from typing import Callable, ContextManager, Protocol
 
 from swamp.errors import ValidationError
 from swamp.util import clock
-from swamp.workflows import dag, records
+from swamp.workflows import dag, records, task_placed
 from swamp.workflows.placement import Placement, StepJob, StepOutcome
 from swamp.workflows.records import JobRun, StepRun, WorkflowRun
 from swamp.workflows.run_loop import Execution
@@ -76,7 +76,7 @@ class RunHost(Protocol):
         """Whether placed steps can be sent anywhere (a scheduler is configured)."""
 
     def dispatch(self, job: StepJob, placement: Placement, *, cancelled: Callable[[], bool],
-                 on_log: Callable[[str], None]) -> StepOutcome:
+                 on_log: Callable[[str], None], on_wait: Callable[[str], None]) -> StepOutcome:
         """Run one placed step on a worker that fits ``placement`` (a
         Dispatcher's run); raises NoDispatcherError when none is configured."""
 
@@ -119,6 +119,7 @@ class Engine:
         if rerun_of is not None:
             rerun.check(wf, rerun_of)
         values = validate_workflow_inputs(wf, inputs)
+        task_placed.refuse_undispatchable(wf, self.host)  # placed steps with nowhere to go: refused now
         from swamp.util.actors import local_user
         from swamp.util.ids import hostname, new_id
 
@@ -144,12 +145,13 @@ class Engine:
         return Execution(self, wf, source, run, values, stack, log=log,
                          outer_stop=parent.should_stop if parent else None).go()
 
-    @staticmethod
-    def resumable(wf: Workflow, run: WorkflowRun, extra_inputs: dict | None = None) -> dict:
+    def resumable(self, wf: Workflow, run: WorkflowRun, extra_inputs: dict | None = None) -> dict:
         """The inputs a suspended run would continue with; raises when it
-        cannot continue. Called before the run is claimed, so a refusal
-        leaves it suspended."""
+        cannot continue (its placed steps still to run included, with no
+        scheduler). Called before the run is claimed, so a refusal leaves
+        it suspended."""
         _check_record_matches(wf, run)
+        task_placed.refuse_undispatchable(wf, self.host, run)
         return validate_workflow_inputs(wf, {**(run.inputs or {}), **(extra_inputs or {})})
 
     def resume(self, wf: Workflow, source: str, run: WorkflowRun, inputs: dict,

@@ -112,10 +112,12 @@ class Dispatcher(Protocol):
     outcome; raises WorkerLostError, NoWorkerError or StepCancelledError."""
 
     def run(self, job: StepJob, placement: Placement, *, cancelled: Callable[[], bool] | None = None,
-            on_log: Callable[[str], None] | None = None) -> StepOutcome:
+            on_log: Callable[[str], None] | None = None,
+            on_wait: Callable[[str], None] | None = None) -> StepOutcome:
         """``cancelled()`` true: cancel the step on its worker and raise
         StepCancelledError. ``on_log(line)``: each line the step logs, as
-        it logs it."""
+        it logs it. ``on_wait(line)``: a line of progress while no fitting
+        worker is connected yet."""
 
     def close(self) -> None:
         """Let go of the connection."""

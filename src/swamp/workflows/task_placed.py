@@ -67,7 +67,8 @@ def run_placed(ex, st, step, e, where: str, item, definition, command: str) -> N
     timeout = policy_for(ex.wf, step).timeout
     live = _Live(ex, st, e, timeout)
     try:
-        outcome = ex.engine.host.dispatch(job, placement, cancelled=live.cancelled, on_log=live.line)
+        outcome = ex.engine.host.dispatch(job, placement, cancelled=live.cancelled, on_log=live.line,
+                                          on_wait=live.waiting)
     except SwampError as err:  # StepCancelledError, WorkerLostError, NoWorkerError, ...
         if live.timed_out:  # stopped on its worker for running out of time: an attempt that failed
             state.method_ended(st, step, e, "failed", timed_out(timeout))
@@ -139,6 +140,19 @@ class _Live:
         except Exception:  # noqa: BLE001 - a line that cannot be shown never fails the step
             pass
 
+    def waiting(self, line: str) -> None:
+        """A line of progress while no fitting worker is connected: in the
+        run's log and to the observer's ``step_waiting(run, job, step,
+        line)`` (the CLI prints it); never raises."""
+        try:
+            state = self.ex.state
+            state.log(f"step {self.st.record.name}/{self.e.name}: {line}")
+            hook = getattr(state.observer, "step_waiting", None)
+            if hook is not None:
+                hook(state.run, self.st.record, self.e, line)
+        except Exception:  # noqa: BLE001 - progress that cannot be shown never fails the step
+            pass
+
     def cancelled(self) -> bool:
         """Polled by the dispatcher while the step runs (its thread)."""
         ex = self.ex
@@ -155,3 +169,36 @@ class _Live:
             return ex.state.stop.is_set() or ex.stopping.should_stop()
         except Exception:  # noqa: BLE001 - a failed save or pull is retried at the next look
             return ex.state.stop.is_set()
+
+
+def undispatchable(wf, host, run=None) -> list[str]:
+    """The steps of ``wf`` that would go to workers (placed, or every
+    model_method step of a --remote-only run) while the host has no way to
+    send them; of a resumed ``run``, only those still to run. Checked before
+    any step runs, so such a run is refused instead of failing half-way."""
+    if host.can_dispatch():
+        return []
+    from swamp.workflows import conditions
+
+    to_run = None
+    if run is not None:
+        to_run = {(jr.name, s.declared) for jr, s in run.steps() if s.status not in conditions.TERMINAL}
+    out = []
+    for job in wf.jobs:
+        for step in job.steps:
+            if step.task.type != "model_method" or not (step.placement is not None or host.remote_only):
+                continue
+            if to_run is None or (job.name, step.name) in to_run:
+                out.append(f"{job.name}/{step.name}")
+    return out
+
+
+def refuse_undispatchable(wf, host, run=None) -> None:
+    names = undispatchable(wf, host, run)
+    if not names:
+        return
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    raise NoDispatcherError(f"workflow {wf.name!r} runs {len(names)} step(s) on workers ({shown}) but no "
+                            "scheduler is configured; nothing ran",
+                            hint="run it with --scheduler tls://HOST:8786 (or $SWAMP_SCHEDULER), or on a server "
+                                 "started with 'swamp serve --scheduler ...' (docs/workers.md)")
