@@ -63,6 +63,14 @@ def test_a_run_whose_placed_steps_cannot_be_dispatched_is_refused_before_any_ste
     assert cli(repo, "workflow", "history", "list", "pipe").data == []  # no run was recorded
 
 
+def test_a_detached_run_whose_placed_steps_cannot_be_dispatched_is_refused_at_once(tmp_path):
+    repo = _repo(tmp_path / "r")
+    r = cli(repo, "workflow", "run", "pipe", "--detach")
+    assert r.code == 1 and r.error["code"] == "no_scheduler" and "j/away" in r.error["error"], r
+    assert _ran(repo) == 0
+    assert cli(repo, "workflow", "history", "list", "pipe").data == []
+
+
 def test_a_remote_only_run_without_a_scheduler_is_refused(tmp_path):
     repo = _repo(tmp_path / "r")
     write_workflow(repo, "plain", "jobs:\n  - name: j\n    steps:\n"
@@ -169,6 +177,8 @@ def test_a_server_without_a_scheduler_refuses_a_placed_run_before_it_starts(serv
     before = _ran(repo)
     r = server.post(f"{API}/workflows/pipe/run", {}, token=tokens["runner"])
     assert r.status == 503 and r.error["code"] == "no_scheduler" and "j/away" in r.error["error"], r
+    r = server.post(f"{API}/workflows/pipe/run", {"wait": False}, token=tokens["runner"])  # nor in the background
+    assert r.status == 503 and r.error["code"] == "no_scheduler", r
     assert _ran(repo) == before  # nothing ran
     # a caller who may not run it is refused as before, learning nothing of its placement
     r = server.post(f"{API}/workflows/pipe/run", {}, token=tokens["reader"])

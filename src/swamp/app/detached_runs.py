@@ -21,7 +21,8 @@ POLL_S = 0.05
 def check_startable(repo, name: str, inputs: dict, fail_on: str | None = None) -> str:
     """Refuse what the run would refuse before writing anything (an unknown
     workflow, a workflow that does not validate, inputs that break its
-    schema, a wrong failOn); returns the workflow's id."""
+    schema, a wrong failOn, placed steps and no scheduler); returns the
+    workflow's id."""
     from swamp.workflows import dag
     from swamp.workflows.engine import validate_workflow_inputs
     from swamp.workflows.schema import workflow_id
@@ -33,6 +34,10 @@ def check_startable(repo, name: str, inputs: dict, fail_on: str | None = None) -
     if problems:
         raise ValidationError(f"{source}: " + "; ".join(problems))
     validate_workflow_inputs(wf, inputs)
+    from swamp.app.placed_steps import attached
+    from swamp.workflows.task_placed import refuse_undispatchable
+
+    refuse_undispatchable(wf, attached(repo))  # placed steps with nowhere to go: refused now, not in the background
     return workflow_id(wf)
 
 

@@ -30,6 +30,9 @@ class PlacedSteps:
     #: the longest a placed step waits for a fitting worker (--queue-timeout; a step's own shorter one wins)
     queue_timeout: float | None = None
 
+    def can_dispatch(self) -> bool:
+        return self.dispatcher is not None
+
     def bounded(self, placement: Placement) -> Placement:
         """``placement`` with its wait for a worker bounded by ``queue_timeout``."""
         if self.queue_timeout is None:
