@@ -104,11 +104,15 @@ def _observer(state: CliState, activity):
 
     if state.json or state.quiet:
         return None
-    if not sys.stderr.isatty():  # no step lines; but a wait for a worker says why nothing moves
+
+    def waiting(run, job, step, line):  # a placed step waiting for a fitting worker: why nothing moves
+        activity.say(redact_text(f"  … {job.name}/{step.name} {line}"))
+
+    if not sys.stderr.isatty():  # no step lines, but that one
         def quiet(run, job, step):
             pass
 
-        quiet.step_waiting = lambda run, job, step, line: activity.say(redact_text(f"  … {job.name}/{step.name} {line}"))
+        quiet.step_waiting = waiting
         return quiet
 
     marks = {"running": "…", "succeeded": "✓", "failed": "✗", "skipped": "-", "waiting_approval": "?"}
@@ -130,8 +134,7 @@ def _observer(state: CliState, activity):
         activity.say(redact_text(f"  {marks.get(step.status, ' ')} {where} {_step_status(step)}{extra}"))
 
     show.step_log = lambda run, job, step, line: activity.logged(line)  # a placed step's lines, live
-    # a placed step waiting for a fitting worker: why nothing moves
-    show.step_waiting = lambda run, job, step, line: activity.say(redact_text(f"  … {job.name}/{step.name} {line}"))
+    show.step_waiting = waiting
     return show
 
 
