@@ -1,7 +1,8 @@
 """Workflow use cases: run, resume, approve or reject, cancel, and read runs.
 
 A run holds its run's lease while it executes; each model_method step is
-one session of its own (``_Host.step``), so a step costs one commit. The
+one session of its own (``_Host.step``), and the versions it wrote are
+published in one more, under the model's lease (``_Host.publishing``). The
 sync counts of every session a run opened add up in its result."""
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def _engine(repo, host, observer, checks, on_log=None) -> Engine:
     with each line its steps' methods log (in the step's thread)."""
     engine = Engine(repo, host, observer=observer)
     engine.runner.on_log = on_log
+    engine.runner.publishing = host.publishing  # the model's lease only while versions are published
     if checks is not None:
         engine.runner.skip_checks, engine.runner.skip_check = bool(checks[0]), frozenset(checks[1] or ())
     return engine
@@ -149,6 +151,15 @@ class _Host:
             self._claimed.pop(key).close()
 
     def step(self, definition, command: str):
+        """A model_method step's session: a pull, the method, a push. It
+        takes no model lease: the runner stages what the method writes and
+        publishes it in ``publishing`` (docs/sync.md "Concurrent runs of one
+        model"), so items on one model run at once."""
+        return self._session(command)
+
+    def publishing(self, definition, command: str):
+        """The session a step's versions are numbered and published in:
+        the model's lease, a pull, the allocation, a push, release."""
         return self._session(command, leases=[model_lock_name(definition.type, definition.id)])
 
     def save(self, write, command: str) -> None:

@@ -262,6 +262,8 @@ class _Execution:
         self.ephemeral: dict = {}
         #: automatic definitions of the steps that run a type directly, by id
         self.autos: dict = {}
+        #: the workflow's ``concurrency``: a cap on the units of the whole run at once
+        self.run_gate = Gate(wf.concurrency or 0)
         self.scope = Scope(engine.repo, source, inputs, run_info, ephemeral=self.ephemeral, probe=self.probe)
         #: ``steps.NAME.signal``: the messages of the signal waits settled so far
         self.steps_seen: dict = {s.name: _signal_view(s.signal) for _, s in run.steps()
@@ -443,7 +445,7 @@ class _Execution:
         with self.lock:
             jr.status = "running"
             jr.startedAt = jr.startedAt or clock.isoformat()
-        gate = Gate(self.cap(st.job.concurrency))
+        gate = Gate(self.cap(st.job.concurrency), parent=self.run_gate)
         for level in dag.step_levels(st.job):
             if self.should_stop():
                 break
@@ -521,7 +523,7 @@ class _Execution:
         where = f"jobs[{st.index}].steps[{k}]"
         if step.forEach is not None and len(entries) == 1 and entries[0].forEachOf is None:
             entries = self.expand(st, step, entries[0], where)
-        gate = Gate(step.concurrency) if step.concurrency is not None else job_gate
+        gate = Gate(step.concurrency, parent=self.run_gate) if step.concurrency is not None else job_gate
         units = []
         for e in entries:
             if e.status in conditions.TERMINAL:
@@ -568,7 +570,12 @@ class _Execution:
             except SwampError as err:
                 self.set_failed(st, e, _with_close_match(err), step)
                 return None
-            lane = ("model", definition.id)
+            if definition.id in self.autos or all(c is None for c in (step.concurrency, st.job.concurrency,
+                                                                       self.wf.concurrency)):
+                # no cap set: the steps of one model run one after another, numbered in plan
+                # order; with one, its items run at once (their versions are published under
+                # the model's lease: docs/sync.md "Concurrent runs of one model")
+                lane = ("model", definition.id)
         return Unit(lane, gate, lambda: self.execute(st, step, e, where, item, definition))
 
     @tracing.traced("swamp.step", lambda self, st, step, e, *_: {"job": st.job.name, "step": e.name, "task": step.task.type},
@@ -730,7 +737,9 @@ class _Execution:
                 if definition.id in self.autos:  # a type run directly: its definition is kept
                     from swamp.models import auto_definitions
 
-                    auto_definitions.save(self.engine.ds, definition)
+                    publishing = getattr(self.engine.host, "publishing", None)  # under the model's lease
+                    with publishing(definition, command) if publishing else contextlib.nullcontext():
+                        auto_definitions.save(self.engine.ds, definition)
                 try:
                     prepared = self.prepare_method(step, e, where, item, definition)
                 except SwampError as err:
