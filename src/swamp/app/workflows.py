@@ -1,8 +1,9 @@
 """Workflow use cases: run, resume, approve or reject, cancel, and read runs.
 
 A run holds its run's lease while it executes; each model_method step is
-one session of its own (``_Host.step``), and the versions it wrote are
-published in one more, under the model's lease (``_Host.publishing``). The
+one session of its own (``_Host.step``), so a step costs one commit; the
+model's lease is taken only once its method ends, to number and publish
+its versions (``_Host.publishing``). The
 sync counts of every session a run opened add up in its result."""
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ class _Host:
         self.remote_only = remote_only or default_remote_only
         #: (thread, run id) -> the run's lease taken by ``claim``, held until ``holding`` ends
         self._claimed: dict[tuple[int, str], contextlib.ExitStack] = {}
+        #: thread -> the model leases its step's ``publishing`` took, let go after the step's push
+        self._step_leases: dict[int, contextlib.ExitStack] = {}
 
     def _add(self, counts: SyncCounts) -> None:
         with self._mutex:
@@ -150,17 +153,42 @@ class _Host:
         for key in [k for k in self._claimed if k[0] == me]:
             self._claimed.pop(key).close()
 
+    @contextlib.contextmanager
     def step(self, definition, command: str):
-        """A model_method step's session: a pull, the method, a push. It
-        takes no model lease: the runner stages what the method writes and
-        publishes it in ``publishing`` (docs/sync.md "Concurrent runs of one
-        model"), so items on one model run at once."""
-        return self._session(command)
+        """A model_method step's session: a pull, the method, one push. The
+        method runs without the model's lease: the runner stages what it
+        writes, and ``publishing`` takes the lease only once it ends
+        (docs/sync.md "Concurrent runs of one model"), so items on one
+        model run at once. A lease taken there is let go after this
+        session's push: the versions, the output record and the run record
+        still go out in one commit, under it."""
+        key = threading.get_ident()
+        with contextlib.ExitStack() as leases:  # closed after the session: its push is done under them
+            with self._mutex:
+                self._step_leases[key] = leases
+            try:
+                with self._session(command):
+                    yield
+            finally:
+                with self._mutex:
+                    self._step_leases.pop(key, None)
 
+    @contextlib.contextmanager
     def publishing(self, definition, command: str):
-        """The session a step's versions are numbered and published in:
-        the model's lease, a pull, the allocation, a push, release."""
-        return self._session(command, leases=[model_lock_name(definition.type, definition.id)])
+        """Where a step's versions are numbered: the model's lease taken
+        now, then a pull (so allocation sees every version published
+        before), held until the step's session has pushed. Outside a step,
+        a session of its own: lease, pull, this, push, release."""
+        name = model_lock_name(definition.type, definition.id)
+        with self._mutex:
+            leases = self._step_leases.get(threading.get_ident())
+        if leases is None:
+            with self._session(command, leases=[name]):
+                yield
+            return
+        leases.enter_context(self.repo.datastore.lock(name))
+        self._add(refresh(self.repo))
+        yield
 
     def save(self, write, command: str) -> None:
         # The run's lease is held by the thread executing the run; a save may
