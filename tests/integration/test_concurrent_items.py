@@ -6,10 +6,13 @@ their versions are still 1..8, each once, `latest` the highest."""
 
 from __future__ import annotations
 
+import json
+import time
 
 import pytest
 
-from tests.helpers import cli, make_repo, max_overlap, spans, write_workflow
+from tests.helpers import (cli, make_repo, max_overlap, popen, spans, visible_versions, write_shell,
+                           write_workflow)
 
 
 @pytest.fixture
@@ -64,3 +67,39 @@ def test_a_workflow_cap_bounds_the_items_of_every_step(repo):
     found = spans(repo)
     assert max_overlap(found) == 2
     assert sorted(v for *_, v in found) == list(range(1, 7))
+
+
+def test_a_running_step_does_not_hold_its_models_lease_so_a_direct_run_of_it_goes_ahead(repo, tmp_path):
+    marker = tmp_path / "started"
+    write_shell(repo, "sh", f"""
+        type: command/shell
+        name: sh
+        globalArguments:
+          run: 'touch {marker}; sleep 2'
+        """)
+    write_workflow(repo, "slow", """
+        jobs:
+          - name: j
+            steps:
+              - {name: s, task: {type: model_method, modelIdOrName: sh, methodName: execute}}
+        """)
+    proc = popen(repo, "workflow", "run", "slow")
+    try:
+        for _ in range(600):  # until the step's command runs (bounded: 30 s)
+            if marker.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert marker.exists(), proc.communicate()
+        direct = cli(repo, "model", "method", "run", "sh", "execute")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert direct.code == 0, direct
+    assert proc.returncode == 0, err
+    item = json.loads(out)["jobs"][0]["steps"][0]
+    # the direct run started while the step's method still ran: it never waited for the model's lease
+    assert direct.data["startedAt"] < item["completedAt"]
+    logs = sorted(meta["version"] for _, meta, _ in visible_versions(repo) if meta["name"] == "log")
+    assert logs == [1, 2]  # one number each, none twice
