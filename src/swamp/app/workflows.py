@@ -86,6 +86,13 @@ def _refuse_over_interrupted(ds, run: WorkflowRun) -> None:
                                  f"'swamp workflow resume {run.workflowName} {run.id} --from STEP'")
 
 
+@contextlib.contextmanager
+def _nested(outer, inner):
+    """``inner`` entered within ``outer`` (and left before it)."""
+    with outer, inner:
+        yield
+
+
 class _Host:
     """The engine's RunHost: every session a run needs, opened here."""
 
@@ -102,8 +109,11 @@ class _Host:
         self.remote_only = remote_only or default_remote_only
         #: (thread, run id) -> the run's lease taken by ``claim``, held until ``holding`` ends
         self._claimed: dict[tuple[int, str], contextlib.ExitStack] = {}
-        #: thread -> the model leases its step's ``publishing`` took, let go after the step's push
-        self._step_leases: dict[int, contextlib.ExitStack] = {}
+        from swamp.app.publishing_leases import PublishingLeases
+
+        #: the model leases steps' ``publishing`` takes, let go after each step's push
+        self._leases = PublishingLeases(repo, self._add, session=lambda command, leases: self._session(
+            command, leases=leases))
 
     def _add(self, counts: SyncCounts) -> None:
         with self._mutex:
@@ -153,42 +163,17 @@ class _Host:
         for key in [k for k in self._claimed if k[0] == me]:
             self._claimed.pop(key).close()
 
-    @contextlib.contextmanager
     def step(self, definition, command: str):
         """A model_method step's session: a pull, the method, one push. The
         method runs without the model's lease: the runner stages what it
-        writes, and ``publishing`` takes the lease only once it ends
-        (docs/sync.md "Concurrent runs of one model"), so items on one
-        model run at once. A lease taken there is let go after this
-        session's push: the versions, the output record and the run record
-        still go out in one commit, under it."""
-        key = threading.get_ident()
-        with contextlib.ExitStack() as leases:  # closed after the session: its push is done under them
-            with self._mutex:
-                self._step_leases[key] = leases
-            try:
-                with self._session(command):
-                    yield
-            finally:
-                with self._mutex:
-                    self._step_leases.pop(key, None)
+        writes, and ``publishing`` takes the lease only once it ends, held
+        until this session has pushed (app/publishing_leases.py), so items
+        on one model run at once and a step still costs one commit."""
+        return _nested(self._leases.held(), self._session(command))
 
-    @contextlib.contextmanager
     def publishing(self, definition, command: str):
-        """Where a step's versions are numbered: the model's lease taken
-        now, then a pull (so allocation sees every version published
-        before), held until the step's session has pushed. Outside a step,
-        a session of its own: lease, pull, this, push, release."""
-        name = model_lock_name(definition.type, definition.id)
-        with self._mutex:
-            leases = self._step_leases.get(threading.get_ident())
-        if leases is None:
-            with self._session(command, leases=[name]):
-                yield
-            return
-        leases.enter_context(self.repo.datastore.lock(name))
-        self._add(refresh(self.repo))
-        yield
+        """Where a step's versions are numbered: the model's lease and a pull."""
+        return self._leases.publishing(definition, command)
 
     def save(self, write, command: str) -> None:
         # The run's lease is held by the thread executing the run; a save may
