@@ -18,6 +18,29 @@ import threading
 from swamp.app.lifecycle import changing, refresh
 from swamp.models.leases import model_lock_name
 
+#: lease name -> the turn of this process's threads at it. The steps of one
+#: process queue here, each woken the moment the one before lets go, and
+#: only the thread whose turn it is waits on the lease itself (which polls,
+#: backing off to a second: many threads polling would waste most of it)
+_turns: dict[str, threading.RLock] = {}
+_turns_mutex = threading.Lock()
+
+
+@contextlib.contextmanager
+def _turn(name: str):
+    from swamp.datastore.locks import lock_timeout_ms
+    from swamp.errors import LockTimeoutError
+
+    with _turns_mutex:
+        turn = _turns.setdefault(name, threading.RLock())  # a thread at its turn takes it again
+    if not turn.acquire(timeout=lock_timeout_ms() / 1000):
+        raise LockTimeoutError(f"timed out waiting for {name!r}: other steps of this process hold it",
+                               hint="raise SWAMP_LOCK_TIMEOUT_MS, or lower the step's concurrency")
+    try:
+        yield
+    finally:
+        turn.release()
+
 
 class PublishingLeases:
     """``add`` is given the sync counts of the pulls taken under a lease;
@@ -58,6 +81,7 @@ class PublishingLeases:
             with self._session(command, [name]):
                 yield
             return
+        leases.enter_context(_turn(name))
         leases.enter_context(self.repo.datastore.lock(name))
         self._add(refresh(self.repo))
         yield
