@@ -62,12 +62,16 @@ class PublishingLeases:
         key = threading.get_ident()
         with contextlib.ExitStack() as leases:
             with self._mutex:
+                outer = self._held.get(key)  # a probe's step inside a step's session: nested
                 self._held[key] = leases
             try:
                 yield
             finally:
                 with self._mutex:
-                    self._held.pop(key, None)
+                    if outer is None:
+                        self._held.pop(key, None)
+                    else:
+                        self._held[key] = outer
 
     @contextlib.contextmanager
     def publishing(self, definition, command: str):

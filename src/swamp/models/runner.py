@@ -2,7 +2,10 @@
 run it and write the output record and log (``execute``). A failing method
 still records its run; what it wrote before failing is kept. The caller
 (the application layer) holds the session around both: the model's lease,
-a pull before, one push after."""
+a pull before, one push after; or, for a workflow's steps (``publishing``
+set), the session without the lease, which the runner takes only once the
+method has ended, to number the versions it staged
+(models/staged_versions.py)."""
 
 from __future__ import annotations
 
