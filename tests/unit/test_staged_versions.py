@@ -125,3 +125,16 @@ def test_a_delete_in_a_step_waits_for_the_lease_and_hides_the_name_from_the_meth
     r = run(repo, "w")
     assert r.status == "succeeded", steps(r)["j/s"].error
     assert "old" not in _versions(repo)
+
+
+def test_the_staging_of_a_process_that_died_is_swept_and_a_live_ones_kept(repo):
+    import os
+
+    root = repo / ".swamp" / "cache" / "staged-versions"
+    dead, live = root / "999999999-left-by-a-killed-run", root / f"{os.getppid()}-another-run-in-progress"
+    for d in (dead, live):
+        d.mkdir(parents=True)
+        (d / "1").write_bytes(b"half a version")
+    _one(repo, "write", "{value: one}")
+    assert run(repo, "w").status == "succeeded"
+    assert _staging_left(repo) == [live.name]

@@ -130,7 +130,7 @@ class Runner:
         if self.publishing is not None:
             from swamp.models.staged_versions import StagedVersions
 
-            staged = StagedVersions(self.datastore, run.output_id)
+            staged = StagedVersions(self.datastore)
         ctx = Context(self.repo, definition, model_type, run, staged or self.data)
         ctx.on_log = self.on_log
         ctx.cancel_event = control.cancelled

@@ -15,6 +15,7 @@ did not write are the published ones, as any reader sees them."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 
@@ -22,6 +23,7 @@ from swamp.data import layout
 from swamp.data.repository import DataRecord, DataRepository
 from swamp.errors import NotFoundError
 from swamp.util.documents import DocView
+from swamp.util.ids import new_id
 
 #: local-only (never synced: datastore/sync/localonly.py), one directory per method run
 STAGING_ROOT = "cache/staged-versions"
@@ -46,9 +48,11 @@ class _Staged:
 class StagedVersions(DataRepository):
     """A DataRepository whose writes and deletes wait for ``publish``."""
 
-    def __init__(self, ds, token: str) -> None:
+    def __init__(self, ds) -> None:
         super().__init__(ds)
-        self._dir = f"{STAGING_ROOT}/{token}"
+        # named by this process and a fresh id (never a caller's text): a process killed
+        # mid-run leaves its directory, which a later run's ``discard`` sweeps
+        self._dir = f"{STAGING_ROOT}/{os.getpid()}-{new_id()}"
         #: in the order the method made them: ("write", _Staged) or ("delete", (type, id, name))
         self._ops: list[tuple[str, object]] = []
         self._count = 0
@@ -203,10 +207,27 @@ class StagedVersions(DataRepository):
 
     def discard(self) -> None:
         """Drop what is staged (and the staging directory): nothing of it
-        is ever published."""
+        is ever published. The directories of processes that are gone go
+        too."""
         with self._lock:
             self._ops = []
-        try:
-            self.ds.delete(self._dir)
-        except Exception:  # noqa: BLE001 - a leftover under cache/ is never synced nor read
-            pass
+        doomed = [self._dir] + [f"{STAGING_ROOT}/{n}" for n in self.ds.listdir(STAGING_ROOT) if _gone(n)]
+        for rel in doomed:
+            try:
+                self.ds.delete(rel)
+            except Exception:  # noqa: BLE001 - a leftover under cache/ is never synced nor read
+                pass
+
+
+def _gone(name: str) -> bool:
+    """Whether the process a staging directory is named by has exited."""
+    pid = name.split("-", 1)[0]
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False
