@@ -99,3 +99,11 @@ def test_three_peers_running_concurrent_items_on_one_model_never_share_a_number(
             assert held[version] == item, f"{item} was told {version}, which holds {held[version]} on {who}"
         assert ok(repo, "data", "get", "w0", "span")["version"] == total
     assert seen == sorted(seen), f"latest went back: {seen}"
+
+
+def test_an_offline_run_refuses_its_steps_before_their_methods_run(peers):
+    got = cli(peers["a"], "workflow", "run", "each", "--offline", timeout=120)
+    assert got.code != 0
+    steps = got.data["jobs"][0]["steps"]
+    assert steps and all(s["status"] == "failed" and "--offline" in s["error"] for s in steps), steps
+    assert not [m for _, m, _ in visible_versions(peers["a"]) if m["name"] == "span"]  # no method ran

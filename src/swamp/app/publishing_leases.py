@@ -59,6 +59,12 @@ class PublishingLeases:
     def held(self):
         """Around a step's session (in the step's thread): the leases taken
         inside are let go after the session, so its push is made under them."""
+        if getattr(self.repo.datastore, "offline", False):
+            # refused before its method runs, as when the step's session took the lease itself
+            from swamp.errors import SwampError
+
+            raise SwampError("this step takes its model's lease on the shared datastore, which --offline "
+                             "cannot do", code="offline", hint="run it without --offline")
         key = threading.get_ident()
         with contextlib.ExitStack() as leases:
             with self._mutex:
