@@ -6,6 +6,8 @@ write its data, metadata and output record, push), publishing what is
 left over (`datastore sync`, which may run while another peer's run holds
 the lease), and:
 
+- forEach items on one model at once (issue 25): several runs publishing
+  under the lease together, threads of one peer and of several;
 - a flaky peer (``p2``) whose commits fail a third of the time: its run is
   done but unpublished, and a later push publishes it, renumbered when a
   peer took its number meanwhile;
@@ -98,6 +100,9 @@ class AcknowledgedVersions(RuleBasedStateMachine):
         self.epoch = 0
         self.snapshot: dict | None = None
         self.detached: set[str] = set()
+        self.mutex = threading.Lock()  # concurrent items number their runs here
+        #: peer -> the highest version it has seen published since it last attached (never goes back)
+        self.latest_seen: dict[str, int] = {}
 
     # -------------------------------------------------------------- helpers
     def _latest(self, e: SyncEngine) -> int:
@@ -128,9 +133,11 @@ class AcknowledgedVersions(RuleBasedStateMachine):
         its metadata and output record, a push; told its version only if
         the push succeeded, as the record is stored after it."""
         e = self.peers[peer]
-        self.runs += 1
-        text = f"{peer}-run-{self.runs}"
-        rec = f"{OUTPUTS}/20260101T{self.runs:06d}000Z-out-{self.runs}.yaml"
+        with self.mutex:
+            self.runs += 1
+            n = self.runs
+        text = f"{peer}-run-{n}"
+        rec = f"{OUTPUTS}/20260101T{n:06d}000Z-out-{n}.yaml"
         published = False
         try:
             with e.lease(LEASE, timeout_ms=20_000):
@@ -138,11 +145,11 @@ class AcknowledgedVersions(RuleBasedStateMachine):
                 v = self._latest(e) + 1
                 self._write(e, f"{VERSIONS}/{v}/raw", text.encode())
                 owner = {"definitionId": "m1", "definitionName": "m", "modelType": "acme-c", "methodName": "run",
-                         "outputId": f"out-{self.runs}"}
+                         "outputId": f"out-{n}"}
                 self._write(e, f"{VERSIONS}/{v}/metadata.yaml", yaml.safe_dump(
-                    {"id": f"id-{self.runs}", "name": "count", "version": v, "owner": owner}).encode())
+                    {"id": f"id-{n}", "name": "count", "version": v, "owner": owner}).encode())
                 self._write(e, rec, yaml.safe_dump(
-                    {"id": f"out-{self.runs}", "dataArtifacts": [{"name": "count", "version": v}]}).encode())
+                    {"id": f"out-{n}", "dataArtifacts": [{"name": "count", "version": v}]}).encode())
                 self.done.add(text)
                 if during is not None:
                     during()  # another peer acts while this run holds the lease
@@ -201,6 +208,31 @@ class AcknowledgedVersions(RuleBasedStateMachine):
             return err
         return None
 
+    @rule(items=st.lists(st.sampled_from(PEERS), min_size=2, max_size=4), fails=st.integers(0, 2))
+    def concurrent_items(self, items: list[str], fails: int) -> None:
+        """forEach items on one model at once (issue 25): each ran its
+        method without the lease, and publishes its version as a workflow
+        step does (docs/sync.md "Concurrent runs of one model"): the lease,
+        a pull, the next number, its data and record, a push, release;
+        the items race for the lease in one process (a peer named twice:
+        threads of one engine) and across peers."""
+        errors: list[BaseException] = []
+
+        def item(peer: str) -> None:
+            try:
+                self._method_run(peer, fails == 0)
+            except BaseException as err:  # noqa: BLE001 - raised again by the rule
+                errors.append(err)
+
+        threads = [threading.Thread(target=item, args=(p,)) for p in items]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not any(t.is_alive() for t in threads), "an item never finished"
+        if errors:
+            raise errors[0]
+
     @rule(peer=st.sampled_from(PEERS))
     def sync(self, peer: str) -> None:
         self._call(peer, self.peers[peer].sync)
@@ -232,11 +264,26 @@ class AcknowledgedVersions(RuleBasedStateMachine):
         e.init_remote()
         e.attach_remote()
         self.detached.discard(peer)
+        self.latest_seen.pop(peer, None)  # a peer attached anew counts from what it finds
         self._call(peer, e.pull)
         e.set_aside_copies()
         self._call(peer, lambda: e.push("datastore setup", full_walk=True))
 
     # ----------------------------------------------------------- invariants
+    @invariant()
+    def latest_never_goes_back(self) -> None:
+        """The highest version a peer holds published (a base for it) never
+        goes down, whatever ran at once."""
+        for p, e in self.peers.items():
+            if p in self.detached:
+                continue
+            d = e.root / VERSIONS
+            published = [int(x.name) for x in d.iterdir() if x.name.isdigit()
+                         and e.state.base(f"{VERSIONS}/{x.name}/raw") is not None] if d.exists() else []
+            top = max(published, default=0)
+            assert top >= self.latest_seen.get(p, 0), f"{p}: latest went back from {self.latest_seen[p]} to {top}"
+            self.latest_seen[p] = top
+
     @invariant()
     def acknowledged_versions_hold_their_runs_data(self) -> None:
         """On every peer that has the version published (a base for it),

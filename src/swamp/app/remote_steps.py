@@ -6,8 +6,9 @@ it with the run's ``Dispatcher`` (app/placed_steps.py; swamp.workers.dispatch
 on Dask) instead of running it here (workflows/task_placed.py); the run
 record, kept under the run's lease here, says which worker ran it.
 ``run_method`` is ``model method run --placement``. On the worker (``run_step``), the step is
-one session exactly as a local step is: the model's lease, a pull, the
-arguments resolved once, the method, one push, release. So data written on
+one session exactly as a local step is: a pull, the arguments resolved
+once, the method, then the model's lease and a pull to number its
+versions, one push, release (app/publishing_leases.py). So data written on
 a worker is versioned, leased and published as it would be locally; the
 worker only never touches the run record, whose lease it does not hold.
 
@@ -70,9 +71,17 @@ def run_step(repo, job: StepJob, *, worker: str, registry=None, control=None) ->
     def cancelled() -> bool:
         return control is not None and control.cancelled.is_set()
 
+    from swamp.app.publishing_leases import PublishingLeases
+
+    # The model's lease only once the method has ended, to number and publish its versions,
+    # held until this session's push (app/publishing_leases.py); a type run directly keeps its
+    # definition under it, as before, so that one takes it from the start.
+    leases = PublishingLeases(view, counts.add)
+    runner.publishing = leases.publishing
     try:
-        with tracing.attached(job.traceparent), \
-                changing(view, job.command, leases=[model_lock_name(definition.type, definition.id)], into=counts):
+        with tracing.attached(job.traceparent), leases.held(), \
+                changing(view, job.command, leases=[model_lock_name(definition.type, definition.id)] if job.auto
+                         else [], into=counts):
             if job.auto:
                 from swamp.models import auto_definitions
 

@@ -1,7 +1,9 @@
 """Workflow use cases: run, resume, approve or reject, cancel, and read runs.
 
 A run holds its run's lease while it executes; each model_method step is
-one session of its own (``_Host.step``), so a step costs one commit. The
+one session of its own (``_Host.step``), so a step costs one commit; the
+model's lease is taken only once its method ends, to number and publish
+its versions (``_Host.publishing``). The
 sync counts of every session a run opened add up in its result."""
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def _engine(repo, host, observer, checks, on_log=None) -> Engine:
     with each line its steps' methods log (in the step's thread)."""
     engine = Engine(repo, host, observer=observer)
     engine.runner.on_log = on_log
+    engine.runner.publishing = host.publishing  # the model's lease only while versions are published
     if checks is not None:
         engine.runner.skip_checks, engine.runner.skip_check = bool(checks[0]), frozenset(checks[1] or ())
     return engine
@@ -85,6 +88,13 @@ def _refuse_over_interrupted(ds, run: WorkflowRun) -> None:
                                  f"'swamp workflow resume {run.workflowName} {run.id} --from STEP'")
 
 
+@contextlib.contextmanager
+def _nested(outer, inner):
+    """``inner`` entered within ``outer`` (and left before it)."""
+    with outer, inner:
+        yield
+
+
 class _Host:
     """The engine's RunHost: every session a run needs, opened here."""
 
@@ -98,6 +108,11 @@ class _Host:
         self.remote_only = self.placed.remote_only
         #: (thread, run id) -> the run's lease taken by ``claim``, held until ``holding`` ends
         self._claimed: dict[tuple[int, str], contextlib.ExitStack] = {}
+        from swamp.app.publishing_leases import PublishingLeases
+
+        #: the model leases steps' ``publishing`` takes, let go after each step's push
+        self._leases = PublishingLeases(repo, self._add, session=lambda command, leases: self._session(
+            command, leases=leases))
 
     def _add(self, counts: SyncCounts) -> None:
         with self._mutex:
@@ -154,7 +169,16 @@ class _Host:
             self._claimed.pop(key).close()
 
     def step(self, definition, command: str):
-        return self._session(command, leases=[model_lock_name(definition.type, definition.id)])
+        """A model_method step's session: a pull, the method, one push. The
+        method runs without the model's lease: the runner stages what it
+        writes, and ``publishing`` takes the lease only once it ends, held
+        until this session has pushed (app/publishing_leases.py), so items
+        on one model run at once and a step still costs one commit."""
+        return _nested(self._leases.held(), self._session(command))
+
+    def publishing(self, definition, command: str):
+        """Where a step's versions are numbered: the model's lease and a pull."""
+        return self._leases.publishing(definition, command)
 
     def save(self, write, command: str) -> None:
         # The run's lease is held by the thread executing the run; a save may

@@ -93,6 +93,11 @@ class DataRepository:
             except FileExistsError:
                 v += 1
 
+    def raw_target(self, model_type: str, model_id: str, name: str, version: int) -> str:
+        """Where a streamed version's content is written (a staged run's
+        repository puts it elsewhere: models/staged_versions.py)."""
+        return f"{layout.version_dir(model_type, model_id, name, version)}/{layout.RAW}"
+
     # -------------------------------------------------------------- writes
     def write(self, model_type: str, model_id: str, meta_fields: dict, content: bytes) -> DataRecord:
         """Allocate a version and write it (content, then metadata)."""

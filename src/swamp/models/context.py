@@ -8,7 +8,6 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from swamp.data import layout
 from swamp.data.repository import DataRepository
 from swamp.errors import NotFoundError, ValidationError
 from swamp.models.api import ModelType
@@ -286,7 +285,7 @@ class FileWriter:
         t, mid = self._ctx.definition.type, self._ctx.definition.id
         self._version = d.allocate(t, mid, self._name)
         try:
-            self._cm = d.ds.open_write(f"{layout.version_dir(t, mid, self._name, self._version)}/{layout.RAW}")
+            self._cm = d.ds.open_write(d.raw_target(t, mid, self._name, self._version))
             self._f = self._cm.__enter__()
         except BaseException:  # no temp file to write into (a full disk): leave no empty claim
             d.abandon(t, mid, self._name, self._version)

@@ -2,7 +2,10 @@
 run it and write the output record and log (``execute``). A failing method
 still records its run; what it wrote before failing is kept. The caller
 (the application layer) holds the session around both: the model's lease,
-a pull before, one push after."""
+a pull before, one push after; or, for a workflow's steps (``publishing``
+set), the session without the lease, which the runner takes only once the
+method has ended, to number the versions it staged
+(models/staged_versions.py)."""
 
 from __future__ import annotations
 
@@ -43,6 +46,11 @@ class Runner:
         #: pre-flight checks (models/checks.py) to skip: all of them, or these names
         self.skip_checks = False
         self.skip_check: frozenset[str] = frozenset()
+        #: when set (a workflow's runs: app/workflows._Host.publishing), ``publishing(definition,
+        #: command)`` is the session that holds the model's lease: a method then runs without it, its
+        #: versions staged, and they are numbered and published in that session once it ends
+        #: (models/staged_versions.py); unset, the caller holds the lease around the whole run
+        self.publishing = None
 
     def check(self, model: str | Definition, method: str, inputs: dict | None = None) -> tuple[Definition, Any]:
         """What can be checked before a command takes any lease or pulls:
@@ -118,7 +126,12 @@ class Runner:
                       workflow_run_id=workflow_run_id, workflow_name=workflow_name, step_name=step_name,
                       overrides=dict(overrides or {}), ephemeral=ephemeral)
         args = secrets.resolve_arguments(self.repo, prepared.args, model_type.secret_passthrough)
-        ctx = Context(self.repo, definition, model_type, run, self.data)
+        staged = None
+        if self.publishing is not None:
+            from swamp.models.staged_versions import StagedVersions
+
+            staged = StagedVersions(self.datastore)
+        ctx = Context(self.repo, definition, model_type, run, staged or self.data)
         ctx.on_log = self.on_log
         ctx.cancel_event = control.cancelled
         started = clock.now()
@@ -155,23 +168,63 @@ class Runner:
             elif status == "failed" and discard_failed:
                 ctx.log("this attempt failed and is tried again: nothing it wrote is published")
                 self._drop(definition, ctx)
-            rec = OutputRecord(
-                id=run.output_id, definitionId=definition.id, modelName=definition.name,
-                modelType=definition.type, modelVersion=model_type.version, methodName=method,
-                status=status, startedAt=clock.isoformat(started), completedAt=clock.isoformat(),
-                durationMs=int((time.perf_counter() - t0) * 1000),
-                dataArtifacts=[a.to_json() for a in ctx.artifacts],
-                inputs=sorted(used_inputs), tags=run.tags, triggeredBy=triggered_by,
-                initiatedBy=initiated_by or local_user(),
-                workflowRunId=workflow_run_id, workflowName=workflow_name, stepName=step_name,
-                error=redact_text(error) if error else None, pid=os.getpid(),
-            )
-            write_record(self.datastore, rec, "\n".join(ctx.log_lines) + ("\n" if ctx.log_lines else ""))
+
+            def record(status: str, error: str | None) -> OutputRecord:
+                rec = OutputRecord(
+                    id=run.output_id, definitionId=definition.id, modelName=definition.name,
+                    modelType=definition.type, modelVersion=model_type.version, methodName=method,
+                    status=status, startedAt=clock.isoformat(started), completedAt=clock.isoformat(),
+                    durationMs=int((time.perf_counter() - t0) * 1000),
+                    dataArtifacts=[a.to_json() for a in ctx.artifacts],
+                    inputs=sorted(used_inputs), tags=run.tags, triggeredBy=triggered_by,
+                    initiatedBy=initiated_by or local_user(),
+                    workflowRunId=workflow_run_id, workflowName=workflow_name, stepName=step_name,
+                    error=redact_text(error) if error else None, pid=os.getpid(),
+                )
+                write_record(self.datastore, rec, "\n".join(ctx.log_lines) + ("\n" if ctx.log_lines else ""))
+                return rec
+
+            if staged is not None and staged.pending:
+                rec = self._publish(staged, ctx, record, status, error)
+            else:
+                rec = record(status, error)
         return rec
+
+    def _publish(self, staged, ctx: Context, record, status: str, error: str | None) -> OutputRecord:
+        """Number and publish a staged run's versions under the model's
+        lease (``self.publishing``: lease, pull, this, push, release), with
+        the output record that names them in the same commit. When the
+        lease cannot be had, nothing of the run is published: it fails,
+        its record saying why."""
+        definition = ctx.definition
+        published = None
+        try:
+            with self.publishing(definition, f"model method run {definition.name} {ctx.method_name}: "
+                                             "publish its data"):
+                numbers = staged.publish()
+                for a in ctx.artifacts:
+                    a.version = numbers.get(a.version, a.version)
+                ctx.artifacts[:] = [a for a in ctx.artifacts if a.version >= 0]  # a stream never closed
+                published = record(status, error)
+        except SwampError as e:
+            if published is not None:
+                raise  # its push under the lease failed: the step's session reports it
+            ctx.artifacts.clear()
+            ctx.log(f"error: its data was not published: {e.message}")
+            return record("failed", f"its data was not published: {e.message}")
+        finally:
+            staged.discard()
+        return published
 
     def _drop(self, definition: Definition, ctx: Context) -> None:
         """Delete the data versions a cancelled run wrote (before any push;
-        their numbers are never given out again, as after a delete)."""
+        their numbers are never given out again, as after a delete). A
+        staged run's were never numbered: its staging is dropped."""
+        discard = getattr(ctx._data, "discard", None)
+        if discard is not None:
+            discard()
+            ctx.artifacts.clear()
+            return
         for a in ctx.artifacts:
             if a.version > 0:
                 try:

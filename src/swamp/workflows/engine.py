@@ -60,6 +60,10 @@ class RunHost(Protocol):
     def step(self, definition, command: str) -> ContextManager:
         """One session for one model_method step of ``definition``."""
 
+    def publishing(self, definition, command: str) -> ContextManager:
+        """The model's lease, taken only while a step's versions are numbered
+        and published (docs/sync.md "Concurrent runs of one model")."""
+
     def save(self, write: Callable[[], None], command: str) -> None:
         """Call ``write`` (it writes the run record) in a session of its own."""
 

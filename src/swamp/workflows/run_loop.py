@@ -54,6 +54,8 @@ class Execution:
         self.ephemeral: dict = {}
         #: automatic definitions of the steps that run a type directly, by id
         self.autos: dict = {}
+        #: the workflow's ``concurrency``: a cap on the units of the whole run at once
+        self.run_gate = Gate(wf.concurrency or 0)
         self.scope = Scope(engine.repo, source, inputs, run_info, ephemeral=self.ephemeral,
                            probe=lambda model, method, args: task_method.probe(self, model, method, args))
         #: ``steps.NAME.signal``: the messages of the signal waits settled so far
@@ -114,7 +116,7 @@ class Execution:
         with state.lock:
             jr.status = "running"
             jr.startedAt = jr.startedAt or clock.isoformat()
-        gate = Gate(self.cap(st.job.concurrency))
+        gate = Gate(self.cap(st.job.concurrency), parent=self.run_gate)
         for level in dag.step_levels(st.job):
             if self.stopping.should_stop():
                 break
@@ -193,7 +195,7 @@ class Execution:
         where = f"jobs[{st.index}].steps[{k}]"
         if step.forEach is not None and len(entries) == 1 and entries[0].forEachOf is None:
             entries = run_foreach.expand(self, st, step, entries[0], where)
-        gate = Gate(step.concurrency) if step.concurrency is not None else job_gate
+        gate = Gate(step.concurrency, parent=self.run_gate) if step.concurrency is not None else job_gate
         units = []
         for e in entries:
             if e.status in conditions.TERMINAL:
@@ -217,7 +219,12 @@ class Execution:
             except SwampError as err:
                 self.state.set_failed(st, e, with_close_match(err), step)
                 return None
-            lane = ("model", definition.id)
+            if definition.id in self.autos or all(c is None for c in (step.concurrency, st.job.concurrency,
+                                                                       self.wf.concurrency)):
+                # no cap set: the steps of one model run one after another, numbered in plan
+                # order; with one, its items run at once (their versions are published under
+                # the model's lease: docs/sync.md "Concurrent runs of one model")
+                lane = ("model", definition.id)
         return Unit(lane, gate, lambda: self.execute(st, step, e, where, item, definition))
 
     @tracing.traced("swamp.step", lambda self, st, step, e, *_: {"job": st.job.name, "step": e.name, "task": step.task.type},

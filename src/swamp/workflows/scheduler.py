@@ -1,10 +1,10 @@
 """Running the units of one topological level: concurrently, within caps,
 in a deterministic order.
 
-Units that share a lane (the steps of one model) run one after another in
-the order given: they would serialize on the model's lock anyway, and this
-way the versions they write are numbered in plan order, the same on every
-run. Lanes run in parallel on a thread pool. Each unit holds a place in its gate (the
+Units that share a lane run one after another in the order given: the
+steps of one model do, unless a cap (``concurrency``) is set for them
+(workflows/run_loop.py ``unit``), so that the versions they write are
+numbered in plan order, the same on every run. Lanes run in parallel on a thread pool. Each unit holds a place in its gate (the
 step's cap, or the job's) while it runs."""
 
 from __future__ import annotations
@@ -24,10 +24,13 @@ WATCH_INTERVAL = 1.0
 
 
 class Gate:
-    """A cap on how many units run at once (``size`` 0: no cap)."""
+    """A cap on how many units run at once (``size`` 0: no cap). A unit
+    that enters it also takes a place in ``parent`` (the run's own cap, the
+    workflow's ``concurrency``), and waits when either is full."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, parent: "Gate | None" = None) -> None:
         self.size = size
+        self.parent = parent
         self._used = 0
         self._lock = threading.Lock()
 
@@ -35,12 +38,16 @@ class Gate:
         with self._lock:
             if self.size and self._used >= self.size:
                 return False
+            if self.parent is not None and not self.parent.try_enter():
+                return False
             self._used += 1
             return True
 
     def leave(self) -> None:
         with self._lock:
             self._used -= 1
+        if self.parent is not None:
+            self.parent.leave()
 
 
 @dataclass

@@ -63,7 +63,8 @@ def attempt_method(ex, st: JobState, step: Step, e: StepRun, where: str, item: A
             if definition.id in ex.autos:  # a type run directly: its definition is kept
                 from swamp.models import auto_definitions
 
-                auto_definitions.save(engine.ds, definition)
+                with engine.host.publishing(definition, command):  # under the model's lease
+                    auto_definitions.save(engine.ds, definition)
             try:
                 prepared = prepare_method(ex, step, e, where, item, definition)
             except SwampError as err:
