@@ -113,7 +113,7 @@ def global_options(f):
                      also=("auth server-login", "auth logout", "auth whoami"),
                      help="Run on this swamp serve (else SWAMP_SERVE_URL) where the command supports it."),
         click.option("--token", metavar="TOKEN", expose_value=False, callback=_set("token"), cls=_RemoteOption,
-                     also=("access can-i", "access check", "auth server-login", "auth whoami"), help="The token for --server (else SWAMP_SERVE_TOKEN)."),
+                     also=("access can-i", "access check", "auth server-login", "auth whoami", "worker enrol", "worker start"), help="The token for --server (else SWAMP_SERVE_TOKEN)."),
         click.option("--traceparent", metavar="W3C", expose_value=False, callback=_traceparent,
                      help="Trace as a child of this W3C traceparent (else TRACEPARENT); see docs/tracing.md."),
     ]
