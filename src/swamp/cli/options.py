@@ -78,7 +78,7 @@ class _RemoteOption(click.Option):
 
 #: commands that never open a repository: --repo-dir and --offline change nothing for them
 NO_REPOSITORY = frozenset({"completions", "datastore type search", "extension fmt", "extension new", "repo init",
-                           "worker list", "workflow schema get"})
+                           "worker list", "worker queue", "worker verify", "workflow schema get"})
 
 
 class _RepoOption(click.Option):

@@ -207,3 +207,9 @@ from swamp.cli.worker_tokens import enrol as _enrol, token_group as _token_group
 
 worker.add_command(_token_group)
 worker.add_command(_enrol)
+
+# swamp worker queue|verify (what waits for a worker; whether each answers)
+from swamp.cli.worker_fleet import queue as _queue, verify as _verify  # noqa: E402
+
+worker.add_command(_queue)
+worker.add_command(_verify)
