@@ -142,16 +142,16 @@ class DaskDispatcher:
                                   + "', or see who is connected with 'swamp worker list'")
 
     def run(self, job: StepJob, placement: Placement, *, cancelled=None, on_log=None) -> StepOutcome:
-        from swamp.workers import queue
+        from swamp.workers import waiting_steps
 
         wait = placement.queue_timeout or DEFAULT_QUEUE_TIMEOUT
         what = f"{job.workflow_name}: {job.step_name}" if job.step_name else f"{job.definition.name}.{job.method}"
         key = f"swamp-step-{what}-{uuid.uuid4().hex[:12]}"  # `swamp worker list` shows what
-        queue.announce(self.client, key, step=what, labels=placement.labels, target=placement.target)
+        waiting_steps.announce(self.client, key, step=what, labels=placement.labels, target=placement.target)
         try:  # until it ends, `swamp worker queue` shows it while it waits
             return self._run(job, placement, key, what, wait, cancelled, on_log)
         finally:
-            queue.withdraw(self.client, key)
+            waiting_steps.withdraw(self.client, key)
 
     def _run(self, job: StepJob, placement: Placement, key: str, what: str, wait: float, cancelled,
              on_log) -> StepOutcome:

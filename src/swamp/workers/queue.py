@@ -3,7 +3,7 @@
 A placed step waits in one of two places. Before it is sent, its
 dispatcher waits for a fitting worker to connect (queueTimeout); Dask does
 not know the step then, so the dispatcher announces it on the scheduler
-(``announce``, withdrawn when the step ends). Once sent, it waits in the
+(``waiting_steps.announce``, withdrawn when the step ends). Once sent, it waits in the
 scheduler while every fitting worker is busy (Dask's states ``no-worker``,
 ``queued``, ``waiting``), or on the worker it was handed to, until one of
 that worker's slots is free (asked of the worker: the scheduler counts it
@@ -16,29 +16,10 @@ arguments or secrets."""
 
 from __future__ import annotations
 
-import time
-
 from swamp.workers import placement as labels_mod
-
-_ATTR = "_swamp_waiting_steps"
+from swamp.workers.waiting_steps import ATTR as _ATTR
 #: Dask task states of a sent step that has not started on a worker
 WAITING_STATES = ("no-worker", "queued", "waiting")
-
-
-def announce(client, key: str, *, step: str, labels: dict, target: str | None) -> None:
-    """Say on the scheduler that ``key`` waits for a fitting worker."""
-    entry = {"step": step, "labels": dict(labels), "target": target, "since": time.time(), "client": client.id}
-    try:
-        client.run_on_scheduler(_put, key=key, entry=entry)
-    except Exception:  # noqa: BLE001 - only what `worker queue` shows; never fail a step for it
-        pass
-
-
-def withdraw(client, key: str) -> None:
-    try:
-        client.run_on_scheduler(_pop, key=key)
-    except Exception:  # noqa: BLE001 - as above; a dispatcher gone is dropped by `queue` anyway
-        pass
 
 
 def queue(scheduler: str, *, link=None) -> list[dict]:
@@ -83,20 +64,6 @@ def _iso(ts) -> str | None:
 
 
 # ---------------------------------------------------------- on the scheduler
-def _put(dask_scheduler=None, key=None, entry=None) -> int:
-    table = getattr(dask_scheduler, _ATTR, None)
-    if table is None:
-        table = {}
-        setattr(dask_scheduler, _ATTR, table)
-    table[key] = entry
-    return 0
-
-
-def _pop(dask_scheduler=None, key=None) -> int:
-    getattr(dask_scheduler, _ATTR, {}).pop(key, None)
-    return 0
-
-
 def _waiting(dask_scheduler=None, states=()) -> list[dict]:
     out = []
     table = getattr(dask_scheduler, _ATTR, {})
