@@ -833,7 +833,9 @@ class _Execution:
         return path, child, inputs
 
     def run_workflow(self, st: _JobState, step: Step, e: StepRun, path, child: Workflow, inputs: dict) -> None:
-        source = str(path.relative_to(self.engine.repo.root))
+        from swamp.workflows.files import shown_path
+
+        source = shown_path(self.engine.repo, path)  # an extension's workflow is outside the repository
         self.set_running(st, e)
         try:
             if e.childRunId:
