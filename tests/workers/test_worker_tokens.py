@@ -184,3 +184,19 @@ def test_worker_start_with_a_token_enrols_and_joins_the_scheduler(shared):
     finally:
         stop_processes(procs)
 
+
+
+def test_a_restarted_worker_with_its_used_token_starts_with_the_certificate_it_has(tmp_path):
+    repo = init_repo(tmp_path / "r")
+    ca = team(tmp_path / "ca")
+    token = invoke(repo, "worker", "token", "create", "eu-9", "--dir", str(ca)).data["token"]
+    folder = tmp_path / "w"
+    first = invoke(repo, "worker", "enrol", "--token", token, "--team-certs", str(folder))
+    assert first.code == 0 and first.data["installed"]["name"] == "eu-9"
+    key = (folder / "eu-9-key.pem").read_bytes()
+    again = invoke(repo, "worker", "enrol", "--token", token, "--team-certs", str(folder))  # a service restarting
+    assert again.code == 0 and again.data["installed"] is None and again.data["state"] == "used"
+    assert (folder / "eu-9-key.pem").read_bytes() == key  # nothing issued or replaced
+    (folder / "eu-9-key.pem").unlink()  # without the certificate it enrolled, the token is spent
+    spent = invoke(repo, "worker", "enrol", "--token", token, "--team-certs", str(folder))
+    assert spent.code != 0 and "already used" in spent.error["error"]

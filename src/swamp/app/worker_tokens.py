@@ -36,10 +36,11 @@ import hmac
 import json
 import os
 import secrets
+from pathlib import Path
 from typing import Callable
 
 from swamp.app.lifecycle import changing, reading
-from swamp.errors import ConflictError, NotFoundError, UsageError, ValidationError
+from swamp.errors import ConflictError, NotFoundError, UnpublishedError, UsageError, ValidationError
 from swamp.util import actors, clock
 
 FOLDER = "worker-tokens"
@@ -134,19 +135,29 @@ def redeem(repo, token: str, install: Callable[[dict], dict]) -> dict:
                                 "('swamp worker token create NAME'); check that this checkout's datastore is the "
                                 "team's shared one")
     name = found["name"]
-    with changing(repo, f"worker enrol {name}", leases=[lease_of(name)]):
-        doc = _read(repo.datastore, name)
-        now = clock.now()
-        if doc is None or not hmac.compare_digest(str(doc.get("sha256", "")), digest(token)):
-            raise TokenRefusedError(f"the worker token {name!r} was replaced", hint="ask for a new one")
-        state = _state(doc, now)
-        if state != "pending":
-            raise TokenRefusedError(_refusal(doc, state), hint="ask the CA holder for a new token")
-        pems = _open(token, name, str(doc["expiresAt"]), doc["sealed"])
-        installed = install(pems)
-        doc.pop("sealed", None)
-        doc.update(enrolledAt=clock.isoformat(now), enrolledBy=actors.local_user())
-        _write(repo.datastore, name, doc)
+    installed = None
+    try:
+        with changing(repo, f"worker enrol {name}", leases=[lease_of(name)]):
+            doc = _read(repo.datastore, name)
+            now = clock.now()
+            if doc is None or not hmac.compare_digest(str(doc.get("sha256", "")), digest(token)):
+                raise TokenRefusedError(f"the worker token {name!r} was replaced", hint="ask for a new one")
+            state = _state(doc, now)
+            if state != "pending":
+                raise TokenRefusedError(_refusal(doc, state), hint="ask the CA holder for a new token")
+            pems = _open(token, name, str(doc["expiresAt"]), doc["sealed"])
+            installed = install(pems)
+            doc.pop("sealed", None)
+            doc.update(enrolledAt=clock.isoformat(now), enrolledBy=actors.local_user())
+            _write(repo.datastore, name, doc)
+    except UnpublishedError:
+        raise  # used here, published by the next sync: the certificate stays installed
+    except BaseException:
+        if installed is not None:  # the token was not marked used: the certificate must not stay either
+            for key in ("key", "certificate"):
+                if installed.get(key):
+                    Path(installed[key]).unlink(missing_ok=True)
+        raise
     return {**_row(doc, now), "installed": installed}
 
 
