@@ -10,8 +10,16 @@ from swamp.cli.options import CliState, global_options
 from swamp.cli.output import emit, human_size, say, table
 
 
-def _command(name: str, hidden: bool = False):
-    @click.command(name, hidden=hidden)
+def _command(name: str):
+    help_text = f"""What the repository did lately: method and workflow runs by
+    status, the failures, each workflow and model, the data written and who
+    started what.
+
+    Example: swamp {name} --since 1d
+
+    Example: swamp {name} --since 7d --limit 10 --json"""
+
+    @click.command(name, help=help_text)
     @click.option("--since", default="7d", show_default=True, metavar="WHEN",
                   help="The window: a duration back from now (1h, 1d, 7d, 1w) or a time (2026-01-31T12:00:00Z).")
     @click.option("--limit", type=click.IntRange(1), metavar="N",
@@ -19,13 +27,6 @@ def _command(name: str, hidden: bool = False):
     @global_options
     @click.pass_obj
     def command(state: CliState, since, limit):
-        """What the repository did lately: method and workflow runs by
-        status, the failures, each workflow and model, the data written
-        and who started what.
-
-        Example: swamp summarise --since 1d
-
-        Example: swamp summarise --since 7d --limit 10 --json"""
         from swamp.app.summarise import summarise
 
         doc = summarise(state.repo(), since=since, limit=limit)
