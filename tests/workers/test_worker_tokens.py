@@ -57,6 +57,8 @@ def test_a_token_enrols_a_machine_once_through_the_shared_datastore(shared):
     listing = cli(machine, "worker", "token", "list")
     assert listing.code == 0 and [r["name"] for r in listing.data] == ["eu-2"]
     assert token not in listing.stdout
+    stored = json.dumps(_doc(holder, "eu-2"))
+    assert token not in stored and "BEGIN" not in stored  # the hash, and the certificate only sealed
 
     folder = root / "machine-certs"
     r = _enrol(machine, folder, token)
