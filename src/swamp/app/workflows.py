@@ -406,8 +406,10 @@ def logs(repo, name: str, run_id: str | None) -> dict:
 def evaluate(repo, name: str, inputs: dict) -> dict:
     from swamp.workflows.evaluate import evaluate_workflow
 
+    from swamp.workflows.files import shown_path
+
     path, wf = find_workflow(repo, name)
-    rel = str(path.relative_to(repo.root))
+    rel = shown_path(repo, path)
     with reading(repo):  # expressions read data: pull once first
         doc = evaluate_workflow(repo, wf, rel, inputs)
     return {**doc, "path": rel}
@@ -439,7 +441,9 @@ def _workflow_named(repo, ref: str):
     from swamp.util.names import is_workflow_name
     from swamp.workflows.files import workflow_path
 
-    if not is_workflow_name(ref) or not workflow_path(repo, ref).is_file():
+    from swamp.extensions.workflows import find as in_extension
+
+    if not is_workflow_name(ref) or not (workflow_path(repo, ref).is_file() or in_extension(repo, ref)):
         return None
     return find_workflow(repo, ref)[1]
 
@@ -488,7 +492,13 @@ def delete(repo, name: str, *, force: bool = False) -> dict:
     is running or waiting (suspended), unless ``force``."""
     from swamp.errors import ConflictError
 
+    from swamp.workflows.files import shipped_by_extension
+
     path, wf = find_workflow(repo, name)
+    if shipped_by_extension(repo, path):
+        raise ConflictError(f"workflow {wf.name!r} is shipped by an extension ({path}); it is not deleted here",
+                            hint="remove the extension ('swamp extension rm NAME'), or copy the workflow into "
+                                 "workflows/ to change it")
     wid = workflow_id(wf)
     ds = repo.datastore
     with reading(repo):

@@ -30,6 +30,8 @@ GROUPS = {
     "worker": ("swamp.cli.worker", "worker", "Workers that run placed workflow steps, on Dask"),
     "doctor": ("swamp.cli.doctor", "doctor", "Check the repository, datastore and installation; --repair"),
     "run": ("swamp.cli.run", "run", "Method and workflow runs together: history, gc, doctor"),
+    "summarise": ("swamp.cli.summarise", "summarise", "What the repository did lately: runs, failures, data, who"),
+    "summarize": ("swamp.cli.summarise", "summarize", "The same as 'summarise'"),
     "report": ("swamp.cli.report", "report", "Reports that runs write, and their types"),
     "completions": ("swamp.cli.completions", "completions", "Shell completion scripts: bash, zsh, fish"),
     "agent": ("swamp.cli.agent", "agent", "Instructions for coding agents: AGENTS.md, CLAUDE.md, ..."),

@@ -61,9 +61,11 @@ class _RemoteOption(click.Option):
     runs on a server, and ``also`` (commands that read the option
     themselves)."""
 
-    def __init__(self, *args, also: tuple[str, ...] = (), **kwargs) -> None:
+    def __init__(self, *args, also: tuple[str, ...] = (), help_for: dict[str, str] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.also = frozenset(also)
+        #: command -> what the option means there, when not what it means for --server
+        self.help_for = help_for or {}
 
     def get_help_record(self, ctx):
         if ctx is not None and not isinstance(ctx.command, click.Group):
@@ -73,12 +75,14 @@ class _RemoteOption(click.Option):
             key = remote.command_key(ctx)
             if key not in remote.HANDLERS and key not in self.also:
                 return None
+            record = super().get_help_record(ctx)
+            return (record[0], self.help_for[key]) if record and key in self.help_for else record
         return super().get_help_record(ctx)
 
 
 #: commands that never open a repository: --repo-dir and --offline change nothing for them
 NO_REPOSITORY = frozenset({"completions", "datastore type search", "extension fmt", "extension new", "repo init",
-                           "worker list", "workflow schema get"})
+                           "worker list", "worker queue", "worker verify", "workflow schema get"})
 
 
 class _RepoOption(click.Option):
@@ -94,6 +98,11 @@ class _RepoOption(click.Option):
             if " ".join(reversed(names)) in NO_REPOSITORY:
                 return None
         return super().get_help_record(ctx)
+
+
+#: --token of `worker enrol|start`, which read it themselves (cli/worker_tokens.py)
+_ENROL_TOKEN_HELP = ("The enrolment token 'swamp worker token create' printed ('-': read it from stdin; "
+                     "else $SWAMP_WORKER_TOKEN).")
 
 
 def global_options(f):
@@ -113,7 +122,9 @@ def global_options(f):
                      also=("auth server-login", "auth logout", "auth whoami"),
                      help="Run on this swamp serve (else SWAMP_SERVE_URL) where the command supports it."),
         click.option("--token", metavar="TOKEN", expose_value=False, callback=_set("token"), cls=_RemoteOption,
-                     also=("access can-i", "access check", "auth server-login", "auth whoami"), help="The token for --server (else SWAMP_SERVE_TOKEN)."),
+                     also=("access can-i", "access check", "auth server-login", "auth whoami", "worker enrol", "worker start"),
+                     help_for=dict.fromkeys(("worker enrol", "worker start"), _ENROL_TOKEN_HELP),
+                     help="The token for --server (else SWAMP_SERVE_TOKEN)."),
         click.option("--traceparent", metavar="W3C", expose_value=False, callback=_traceparent,
                      help="Trace as a child of this W3C traceparent (else TRACEPARENT); see docs/tracing.md."),
     ]

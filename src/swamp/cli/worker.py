@@ -45,14 +45,22 @@ def start(state: CliState, scheduler, labels, concurrency, name, host, link):
     stopped (Ctrl-C or SIGTERM). It needs this repository's checkout with
     the shared datastore set up, and holds no vault key: a step's secrets
     come with the step. On a tls:// scheduler it presents this machine's
-    team certificate (--cert-name, default its --name).
+    team certificate (--cert-name, default its --name). With --token (an
+    enrolment token; '-' reads stdin; or $SWAMP_WORKER_TOKEN) it first
+    enrols this machine through the shared datastore ('swamp worker enrol').
 
-    Example: swamp worker start --scheduler tls://10.0.0.5:8786 --label region=eu --name eu-1"""
+    Example: swamp worker start --scheduler tls://10.0.0.5:8786 --label region=eu --name eu-1
+
+    Example: swamp worker start --token - --scheduler tls://10.0.0.5:8786 --label region=eu"""
     from swamp.workers import worker as workers
     from swamp.workers.placement import parse_labels
 
     parsed = parse_labels(labels)
     repo = state.repo()
+    from swamp.cli.worker_tokens import enrol_with, given_token, read_token
+
+    if given_token(state):  # --token: enrol through the shared datastore first (cli/worker_tokens.py)
+        name = name or enrol_with(repo, read_token(given_token(state)), link.certs_dir if link else None)["name"]
 
     def ready(w):
         info = {"name": str(w.name), "address": w.address, "scheduler": scheduler, "labels": parsed,
@@ -193,3 +201,15 @@ def cert_list(state: CliState, folder):
 from swamp.cli.worker_daemon import daemon as _daemon  # noqa: E402
 
 worker.add_command(_daemon)
+
+# swamp worker token create|list|revoke, swamp worker enrol (enrolment through the datastore)
+from swamp.cli.worker_tokens import enrol as _enrol, token_group as _token_group  # noqa: E402
+
+worker.add_command(_token_group)
+worker.add_command(_enrol)
+
+# swamp worker queue|verify (what waits for a worker; whether each answers)
+from swamp.cli.worker_fleet import queue as _queue, verify as _verify  # noqa: E402
+
+worker.add_command(_queue)
+worker.add_command(_verify)

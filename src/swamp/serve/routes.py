@@ -444,14 +444,14 @@ def workflow_run_get(call: Call):
 
 
 def run_get(call: Call):
-    """A run by its id alone (or a unique start of it), for whoever may read
-    its workflow: what a detached run's starter follows."""
-    from swamp.app import workflows
+    """A run by its id alone (or a unique start of it), or a workflow's
+    name for its newest run, for whoever may read its workflow: what a
+    detached run's starter follows."""
+    from swamp.serve import run_refs
     from swamp.workflows.service import run_json
 
-    run = workflows.run_by_id(call.repo, call.path["run"])
-    call.authorize("read", f"workflow:{run.workflowName}")
-    return run_json(call.repo, run)
+
+    return run_json(call.repo, run_refs.find(call, call.path["run"]))  # an id, or a workflow's name
 
 
 def workflow_logs(call: Call):

@@ -150,15 +150,25 @@ class DaskDispatcher:
                                   + "', or see who is connected with 'swamp worker list'")
 
     def run(self, job: StepJob, placement: Placement, *, cancelled=None, on_log=None, on_wait=None) -> StepOutcome:
+        from swamp.workers import waiting_steps
+
+        wait = placement.queue_timeout or DEFAULT_QUEUE_TIMEOUT
+        what = f"{job.workflow_name}: {job.step_name}" if job.step_name else f"{job.definition.name}.{job.method}"
+        key = f"swamp-step-{what}-{uuid.uuid4().hex[:12]}"  # `swamp worker list` shows what
+        waiting_steps.announce(self.client, key, step=what, labels=placement.labels, target=placement.target)
+        try:  # until it ends, `swamp worker queue` shows it while it waits
+            return self._run(job, placement, key, what, wait, cancelled, on_log, on_wait)
+        finally:
+            waiting_steps.withdraw(self.client, key)
+
+    def _run(self, job: StepJob, placement: Placement, key: str, what: str, wait: float, cancelled,
+             on_log, on_wait) -> StepOutcome:
         from distributed import TimeoutError as DaskTimeout
         from distributed.scheduler import KilledWorker
 
         from swamp.workers import task
 
-        wait = placement.queue_timeout or DEFAULT_QUEUE_TIMEOUT
         fitting = self._wait_for_worker(placement, time.monotonic() + wait, cancelled, on_wait)
-        what = f"{job.workflow_name}: {job.step_name}" if job.step_name else f"{job.definition.name}.{job.method}"
-        key = f"swamp-step-{what}-{uuid.uuid4().hex[:12]}"  # `swamp worker list` shows what
         if on_log is not None:
             job = dataclasses.replace(job, log_topic=self.log_topic)  # the same secrets dict: cleared by the caller
             self._listeners[key] = on_log

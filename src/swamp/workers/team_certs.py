@@ -95,11 +95,6 @@ def create_ca(folder: Path, *, days: int = CA_DAYS) -> dict:
 def issue(folder: Path, name: str, *, days: int = CERT_DAYS, replace: bool = False) -> dict:
     """A certificate for the party ``name`` (a worker, the scheduler, a
     dispatching machine), signed by the team's CA in ``folder``."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
     check_name(name)
     folder = _folder(folder)
     ca_cert, ca_key = _load_ca(folder)
@@ -107,6 +102,103 @@ def issue(folder: Path, name: str, *, days: int = CERT_DAYS, replace: bool = Fal
     if (cert_file.exists() or key_file.exists()) and not replace:
         raise ConflictError(f"{folder} already has a certificate {name!r}",
                             hint="pass --replace to issue a new one (the old one stays valid until it expires)")
+    cert, key = _sign(ca_cert, ca_key, name, days)
+    for path in (cert_file, key_file):
+        path.unlink(missing_ok=True)
+    _write_key(key_file, key)
+    _write_cert(cert_file, cert)
+    return _describe(name, cert, folder, ca_cert)
+
+
+def issue_pems(folder: Path, name: str, *, days: int = CERT_DAYS) -> dict:
+    """A certificate for ``name`` signed by the team's CA in ``folder``,
+    returned as PEM text and written nowhere: what an enrolment token seals
+    for the machine that redeems it (``swamp worker token create``).
+    ``{"name", "ca", "certificate", "key", "caSha256", "sha256"}``."""
+    from cryptography.hazmat.primitives import hashes, serialization
+
+    check_name(name)
+    ca_cert, ca_key = _load_ca(Path(folder).expanduser())
+    cert, key = _sign(ca_cert, ca_key, name, days)
+    pem = serialization.Encoding.PEM
+    return {"name": name, "ca": ca_cert.public_bytes(pem).decode(), "certificate": cert.public_bytes(pem).decode(),
+            "key": key.private_bytes(pem, serialization.PrivateFormat.PKCS8,
+                                     serialization.NoEncryption()).decode(),
+            "caSha256": ca_cert.fingerprint(hashes.SHA256()).hex(), "sha256": cert.fingerprint(hashes.SHA256()).hex()}
+
+
+def ca_fingerprint(folder: Path, *, with_key: bool = False) -> str:
+    """The SHA-256 of the team CA's certificate in ``folder``; with
+    ``with_key``, only where its key is too (the CA holder's folder)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    folder = Path(folder).expanduser()
+    if with_key:
+        cert, _ = _load_ca(folder)
+    elif cert_path(folder, CA_NAME).exists():
+        cert = x509.load_pem_x509_certificate(cert_path(folder, CA_NAME).read_bytes())
+    else:
+        raise NotFoundError(f"no team CA certificate in {folder}",
+                            hint="create one with 'swamp worker ca create', or give its folder")
+    return cert.fingerprint(hashes.SHA256()).hex()
+
+
+def cert_sha256(folder: Path, name: str) -> str | None:
+    """The SHA-256 of the certificate ``name`` in ``folder``, when both it
+    and its key are there (None otherwise)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+
+    path = cert_path(Path(folder).expanduser(), name)
+    if not path.exists() or not key_path(Path(folder).expanduser(), name).exists():
+        return None
+    return x509.load_pem_x509_certificate(path.read_bytes()).fingerprint(hashes.SHA256()).hex()
+
+
+def install(folder: Path, pems: dict, *, replace: bool = False) -> dict:
+    """Write a party's certificate and key (from ``issue_pems``, after an
+    enrolment) into this machine's folder, and the CA's certificate when the
+    folder has none. Refused when the certificate is not signed by that CA,
+    or when the folder already trusts another CA: a bundle must never
+    swap the root this machine trusts."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    name = check_name(pems["name"])
+    folder = _folder(folder)
+    ca_cert = x509.load_pem_x509_certificate(pems["ca"].encode())
+    cert = x509.load_pem_x509_certificate(pems["certificate"].encode())
+    key = serialization.load_pem_private_key(pems["key"].encode(), password=None)
+    try:
+        cert.verify_directly_issued_by(ca_cert)
+    except Exception:  # noqa: BLE001 - any failure: not signed by that CA
+        raise ConflictError(f"the certificate {name!r} is not signed by the CA it came with") from None
+    ca_file = cert_path(folder, CA_NAME)
+    if ca_file.exists() and x509.load_pem_x509_certificate(ca_file.read_bytes()) != ca_cert:
+        raise ConflictError(f"{folder} already trusts another team CA than the one that signed {name!r}",
+                            hint="enrol into an empty folder (--team-certs DIR), or remove the old ca.pem "
+                                 "if that team is gone")
+    cert_file, key_file = cert_path(folder, name), key_path(folder, name)
+    if (cert_file.exists() or key_file.exists()) and not replace:
+        raise ConflictError(f"{folder} already has a certificate {name!r}",
+                            hint="enrol under another name, or remove the old certificate first")
+    for path in (cert_file, key_file):
+        path.unlink(missing_ok=True)
+    _write_key(key_file, key)
+    _write_cert(cert_file, cert)
+    if not ca_file.exists():
+        _write_cert(ca_file, ca_cert)
+    return _describe(name, cert, folder, ca_cert)
+
+
+def _sign(ca_cert, ca_key, name: str, days: int):
+    """(certificate, key) of a new party ``name``, signed by the CA."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
     key = ec.generate_private_key(ec.SECP256R1())
     now = _now()
     builder = (x509.CertificateBuilder()
@@ -125,12 +217,7 @@ def issue(folder: Path, name: str, *, days: int = CERT_DAYS, replace: bool = Fal
                               critical=False))
     if re.match(r"^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$", name):
         builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-    cert = builder.sign(ca_key, hashes.SHA256())
-    for path in (cert_file, key_file):
-        path.unlink(missing_ok=True)
-    _write_key(key_file, key)
-    _write_cert(cert_file, cert)
-    return _describe(name, cert, folder, ca_cert)
+    return builder.sign(ca_key, hashes.SHA256()), key
 
 
 def list_certs(folder: Path) -> list[dict]:

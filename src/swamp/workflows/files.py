@@ -53,6 +53,18 @@ def _relative_file(name: str) -> str:
     return f"@{scoped.group(1)}/{PREFIX}{scoped.group(2)}.yaml" if scoped else f"{PREFIX}{name}.yaml"
 
 
+def shown_path(repo, path: Path) -> str:
+    """A workflow file as records and output name it: relative to the
+    repository, or the whole path of one an extension ships."""
+    return str(path.relative_to(repo.root)) if path.is_relative_to(repo.root) else str(path)
+
+
+def shipped_by_extension(repo, path: Path) -> bool:
+    """Whether the file is an extension's (swamp.extensions.workflows), not
+    the repository's: read-only here."""
+    return not Path(path).resolve().is_relative_to(Path(repo.workflows_dir).resolve())
+
+
 def find_workflow(repo, name_or_id: str) -> tuple[Path, Workflow]:
     """By name first, then by id."""
     path = find_workflow_file(repo, name_or_id)
@@ -74,6 +86,11 @@ def find_workflow_file(repo, name_or_id: str) -> Path:
             continue
         if workflow_id(wf) == name_or_id:
             return p
+    from swamp.extensions.workflows import find as in_extension
+
+    shipped = in_extension(repo, name_or_id)  # @ext/name: a workflow the extension `ext` ships
+    if shipped is not None:
+        return shipped
     names = [file_name(p) for p in iter_workflow_files(repo)]
     raise NotFoundError(f"no workflow named {name_or_id!r}",
                         hint=did_you_mean(name_or_id, names) or "list workflows with 'swamp workflow search'")

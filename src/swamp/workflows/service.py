@@ -13,7 +13,9 @@ from swamp.workflows.schema import SEVERITIES, Workflow, workflow_id
 
 
 def _rel(repo, path) -> str:
-    return str(path.relative_to(repo.root))
+    from swamp.workflows.files import shown_path
+
+    return shown_path(repo, path)  # an extension's workflow is outside the repository
 
 
 def create(repo, name: str) -> dict:

@@ -41,7 +41,9 @@ def prepare_workflow(ex, step: Step, e: StepRun, where: str, item: Any) -> tuple
 def run_workflow(ex, st: JobState, step: Step, e: StepRun, where: str, item: Any) -> None:
     path, child, inputs = prepare_workflow(ex, step, e, where, item)
     state, engine = ex.state, ex.engine
-    source = str(path.relative_to(engine.repo.root))
+    from swamp.workflows.files import shown_path
+
+    source = shown_path(engine.repo, path)  # an extension's workflow is outside the repository
     state.set_running(st, e)
     try:
         if e.childRunId:
