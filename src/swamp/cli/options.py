@@ -115,7 +115,7 @@ def global_options(f):
         click.option("--token", metavar="TOKEN", expose_value=False, callback=_set("token"), cls=_RemoteOption,
                      also=("access can-i", "access check", "auth server-login", "auth whoami"), help="The token for --server (else SWAMP_SERVE_TOKEN)."),
         click.option("--traceparent", metavar="W3C", expose_value=False, callback=_traceparent,
-                     help="Trace as a child of this W3C traceparent (else TRACEPARENT); see docs/tracing.md."),
+                     help="Trace as a child of this W3C traceparent (else TRACEPARENT); see swamp docs tracing."),
     ]
     for opt in reversed(opts):
         f = opt(f)

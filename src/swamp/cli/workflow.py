@@ -193,7 +193,7 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
               help="The lowest severity of a failed assert that fails the run.")
 @click.option("--scheduler", envvar="SWAMP_SCHEDULER", metavar="ADDRESS",
               help="Dispatch placed steps to the workers of this Dask scheduler (tls://HOST:8786; "
-                   "docs/workers.md). Default: $SWAMP_SCHEDULER.")
+                   "swamp docs workers). Default: $SWAMP_SCHEDULER.")
 @click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement "
               "instead of running it on this machine.")
 @click.option("--detach", is_flag=True, help="Start the run in the background (with --server: on the server) "
