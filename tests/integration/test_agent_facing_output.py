@@ -108,3 +108,24 @@ def test_doctor_is_green_when_every_local_type_file_loads(tmp_path):
     write_type(repo, "good.py", GOOD)
     r = invoke(repo, "doctor", "extensions")
     assert r.code == 0, r
+
+
+def test_every_bad_argument_is_named_at_once_not_only_the_first(tmp_path):
+    repo = init_repo(tmp_path / "repo")
+    created = cli(repo, "model", "create", "command/shell", "two", "--global-arg", "timeout=abc",
+                  "--global-arg", "ignoreExitCode=maybe", "--global-arg", "nope=1")
+    assert created.code == 1
+    message = created.error["error"]
+    assert "timeout: 'abc' is not a valid integer" in message
+    assert "ignoreExitCode: 'maybe' is not a valid boolean" in message
+    assert "no global argument 'nope'" in message
+    assert not (repo / "models" / "command" / "shell" / "two.yaml").exists()
+    write_shell(repo, "ok", "type: command/shell\nname: ok\nglobalArguments:\n  run: echo fine\n")
+    ran = cli(repo, "model", "method", "run", "ok", "execute", "--input", "timeout=abc",
+              "--input", "ignoreExitCode=maybe")
+    assert ran.code == 1
+    assert ran.error["error"] == ("model 'ok' method 'execute': invalid input ignoreExitCode: 'maybe' is not a "
+                                  "valid boolean; invalid input timeout: 'abc' is not a valid integer")
+    direct = cli(repo, "model", "method", "run", "command/shell", "execute", "adhoc", "--input", "run=echo hi",
+                 "--input", "timeout=abc", "--input", "ignoreExitCode=maybe")
+    assert direct.code == 1 and "timeout" in direct.error["error"] and "ignoreExitCode" in direct.error["error"]
