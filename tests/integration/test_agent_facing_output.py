@@ -129,3 +129,48 @@ def test_every_bad_argument_is_named_at_once_not_only_the_first(tmp_path):
     direct = cli(repo, "model", "method", "run", "command/shell", "execute", "adhoc", "--input", "run=echo hi",
                  "--input", "timeout=abc", "--input", "ignoreExitCode=maybe")
     assert direct.code == 1 and "timeout" in direct.error["error"] and "ignoreExitCode" in direct.error["error"]
+
+
+def test_a_resumed_run_says_so_and_from_where(tmp_path):
+    """The flow AGENTS.md teaches: the run waits for an approval (exit 0),
+    fails after it, is fixed and resumed from the failed step; its record
+    and every line that shows it say that it was resumed, and from where."""
+    repo = init_repo(tmp_path / "repo")
+    write_shell(repo, "builder", "type: command/shell\nname: builder\nglobalArguments:\n  run: echo built\n")
+    write_shell(repo, "publisher", """
+        type: command/shell
+        name: publisher
+        globalArguments:
+          run: 'test -f ready || { echo "ready is missing" >&2; exit 1; }'
+        """)
+    write_workflow(repo, "release", """
+        jobs:
+          - name: ship
+            steps:
+              - name: build
+                task: {type: model_method, modelIdOrName: builder, methodName: execute}
+              - name: approve
+                dependsOn: [{step: build, condition: {type: succeeded}}]
+                task: {type: manual_approval, prompt: "ship it?"}
+              - name: publish
+                dependsOn: [{step: approve, condition: {type: succeeded}}]
+                task: {type: model_method, modelIdOrName: publisher, methodName: execute}
+        """)
+    waiting = cli(repo, "workflow", "run", "release")
+    assert waiting.code == 0 and waiting.data["status"] == "suspended", waiting
+    assert "resumes" not in waiting.data
+    approved = cli(repo, "workflow", "approve", "release", "approve")
+    assert approved.code == 1, approved
+    record = cli(repo, "workflow", "history", "get", "release").data
+    assert [(r["was"], r.get("fromStep")) for r in record["resumes"]] == [("suspended", None)]
+    assert "ready is missing" in record["failureReason"]
+    (repo / "ready").touch()
+    resumed = cli(repo, "workflow", "resume", "release", "--from", "publish", json=False)
+    assert resumed.code == 0, resumed
+    assert "succeeded" in resumed.stdout and "(resumed 2 times, last from publish after it failed)" in resumed.stdout
+    record = cli(repo, "workflow", "history", "get", "release").data
+    assert record["status"] == "succeeded"
+    assert [(r["was"], r.get("fromStep")) for r in record["resumes"]] == [("suspended", None), ("failed", "publish")]
+    assert all(r["by"] and r["at"] for r in record["resumes"])
+    shown = cli(repo, "workflow", "history", "get", "release", json=False)
+    assert "(resumed 2 times, last from publish after it failed)" in shown.stdout.splitlines()[0]

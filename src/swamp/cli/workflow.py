@@ -151,10 +151,12 @@ def _finish(state: CliState, repo, result, junit: str | None, *, under: dict | N
     if result.reports:
         data["reports"] = [o.to_json() for o in result.reports]
 
+    from swamp.cli.run_resumes import resumed_note
+
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
             + (f" in {run.durationMs} ms" if run.durationMs is not None else "")
-            + (f" (re-runs run {run.rerunOf})" if run.rerunOf else ""))
+            + (f" (re-runs run {run.rerunOf})" if run.rerunOf else "") + resumed_note(data))
         rows = [{"job": j.name, "step": s.name, "status": _step_status(s),
                  "detail": s.skipReason or s.error or (s.approval.prompt if s.approval and
                                                        s.status == "waiting_approval" else None)
