@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 
-from swamp.datastore.objectstore.base import NoAnswer
+from swamp.datastore.objectstore.base import TransientError
 from swamp.datastore.objectstore.gcs import GCSObjectStore
 from swamp.datastore.objectstore.s3 import S3ObjectStore
 from tests.helpers import cli, init_repo
@@ -89,11 +89,13 @@ def test_an_s3_store_gives_up_on_a_silent_endpoint_at_every_kind_of_request(tmp_
     for request in (lambda: store.head("k"), lambda: store.get("k"), lambda: store.put("k", b"v"),
                     lambda: list(store.list("p/")), lambda: store.put_file("k", small),
                     lambda: store.get_file("k", tmp_path / "dest", size_hint=1000)):
-        with pytest.raises(NoAnswer, match=f"at {silent_endpoint} did not answer within 1 s"):
+        with pytest.raises(TransientError, match=f"at {silent_endpoint} did not answer within 1 s") as caught:
             request()
+        assert caught.value.code == "no_answer"
 
 
 def test_a_gcs_store_gives_up_on_a_silent_endpoint(silent_endpoint):
     store = GCSObjectStore("quiet", endpoint_url=silent_endpoint, response_timeout_s=1)
-    with pytest.raises(NoAnswer, match=f"gs://quiet at {silent_endpoint} did not answer within 1 s"):
+    with pytest.raises(TransientError, match=f"gs://quiet at {silent_endpoint} did not answer within 1 s") as caught:
         store.head("k")
+    assert caught.value.code == "no_answer"

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from swamp.datastore.cached import store_config
-from swamp.datastore.objectstore.base import NoAnswer, ObjectStore, TransientError
+from swamp.datastore.objectstore.base import ObjectStore, TransientError
+from swamp.datastore.objectstore.no_answer import no_answer
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.objectstore import retry as retry_module
 from swamp.datastore.objectstore.retry import RetryingObjectStore
@@ -16,7 +17,7 @@ from swamp.repo.config_read import read_config
 
 
 class Silent(ObjectStore):
-    """Every request 'waits' its whole timeout, then reports NoAnswer."""
+    """Every request 'waits' its whole timeout, then reports no answer."""
 
     name = "s3://b/"
 
@@ -25,7 +26,7 @@ class Silent(ObjectStore):
 
     def _silent(self):
         self.calls += 1
-        raise NoAnswer("s3://b at http://127.0.0.1:9 did not answer within 5 s (HEAD k)")
+        raise no_answer("s3://b at http://127.0.0.1:9 did not answer within 5 s (HEAD k)")
 
     def get(self, key):
         self._silent()
@@ -50,12 +51,12 @@ def test_a_silent_store_is_tried_three_times_not_five_and_each_retry_is_announce
     lines: list[str] = []
     inner = Silent()
     store = RetryingObjectStore(inner, attempts=5, sleep=lambda s: None, notice=lines.append)
-    with pytest.raises(NoAnswer, match="127.0.0.1:9 did not answer within 5 s"):
+    with pytest.raises(TransientError, match="127.0.0.1:9 did not answer within 5 s"):
         store.head("k")
     assert inner.calls == 3
     assert lines == ["s3://b at http://127.0.0.1:9 did not answer within 5 s (HEAD k); trying again (2 of at most 3)",
                      "s3://b at http://127.0.0.1:9 did not answer within 5 s (HEAD k); trying again (3 of at most 3)"]
-    with pytest.raises(NoAnswer):
+    with pytest.raises(TransientError):
         list(store.list("p/"))
     assert inner.calls == 6
 

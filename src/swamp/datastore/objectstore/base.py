@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
-from .errors import (BackendRefused, NoAnswer, ObjectNotFound, ObjectStoreError, PreconditionFailed,  # noqa: F401
+from .errors import (BackendRefused, ObjectNotFound, ObjectStoreError, PreconditionFailed,  # noqa: F401
                      SourceChanged, TransientError)
 from .streams import Download
 

@@ -29,14 +29,6 @@ class TransientError(ObjectStoreError):
     code = "transient"
 
 
-class NoAnswer(TransientError):
-    """The server did not connect or did not answer within its timeout
-    (client options ``connect_timeout_s``/``response_timeout_s``): retried a
-    few times only, since each try costs the whole timeout."""
-
-    code = "no_answer"
-
-
 class SourceChanged(ObjectStoreError):
     """put_file was given the sha256 of the file, and the bytes it read are
     different: the file changed after it was hashed. Nothing was stored."""

@@ -35,7 +35,6 @@ from typing import Any, Iterator
 
 from . import diagnose
 from .base import (
-    NoAnswer,
     ObjectMeta,
     ObjectNotFound,
     ObjectStore,
@@ -44,6 +43,7 @@ from .base import (
     TransientError,
     check_key,
 )
+from .no_answer import no_answer
 from .streams import (
     MIN_RATE,
     Download,
@@ -135,7 +135,7 @@ class GCSObjectStore(ObjectStore):
         if isinstance(e, requests.Timeout):
             what = (f"could not connect within {self.connect_timeout_s:g} s" if isinstance(e, requests.ConnectTimeout)
                     else f"did not answer within {self.response_timeout_s:g} s")
-            return NoAnswer(f"{self.name.rstrip('/')} at {endpoint} {what} ({key or '/'})",
+            return no_answer(f"{self.name.rstrip('/')} at {endpoint} {what} ({key or '/'})",
                             hint="is the endpoint right and the server up? A slow server needs a larger "
                                  "'networkTimeout' in the datastore settings of .swamp.yaml "
                                  "(docs: swamp docs sync, 'Timeouts')")

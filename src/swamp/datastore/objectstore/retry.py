@@ -21,7 +21,7 @@ answer:
 * conditional delete: a retry that finds the key gone reports success (ours
   or a concurrent delete: the key is gone either way).
 
-A request that got no answer at all (NoAnswer: nothing within the connect
+A request that got no answer at all (code ``no_answer``: nothing within the connect
 or answer timeout) is tried at most ``no_answer_attempts`` times, since each
 try costs the whole timeout; every retry after a wait that long says so on
 stderr (``notice``), so a person never watches a silent terminal.
@@ -41,7 +41,8 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from .base import NoAnswer, ObjectMeta, ObjectStore, PreconditionFailed, TransientError
+from .base import ObjectMeta, ObjectStore, PreconditionFailed, TransientError
+from .no_answer import NO_ANSWER
 from .streams import Download, file_sha256
 
 T = TypeVar("T")
@@ -118,7 +119,7 @@ class RetryingObjectStore(ObjectStore):
             try:
                 return fn()
             except TransientError as e:
-                no_answers += isinstance(e, NoAnswer)
+                no_answers += e.code == NO_ANSWER
                 if self._give_up(e, attempt, no_answers, started):
                     raise
             except PreconditionFailed as e:
@@ -195,7 +196,7 @@ class RetryingObjectStore(ObjectStore):
                     started = time.monotonic()  # the wait that counts is the one for the next page
                 return
             except TransientError as e:
-                no_answers += isinstance(e, NoAnswer)
+                no_answers += e.code == NO_ANSWER
                 if self._give_up(e, attempt, no_answers, started):
                     raise
             self.sleep(self._delay(attempt))

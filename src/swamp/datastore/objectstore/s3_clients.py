@@ -32,7 +32,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from .errors import ObjectStoreError
+from .base import ObjectStoreError
 from .streams import MIN_RATE, transfer_timeout_s
 
 #: a request body up to this size is sent by the ordinary client (it takes

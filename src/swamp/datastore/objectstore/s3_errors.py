@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import NoAnswer, ObjectNotFound, ObjectStoreError, PreconditionFailed, TransientError
+from .base import ObjectNotFound, ObjectStoreError, PreconditionFailed, TransientError
+from .no_answer import no_answer as no_answer_error
 
 if TYPE_CHECKING:
     from . import diagnose
@@ -70,12 +71,12 @@ def s3_error(e: Exception, name: str, key: str, clients: S3Clients) -> ObjectSto
 
 
 def no_answer(name: str, key: str, endpoint: str | None, operation: str | None, clients: S3Clients,
-              *, connecting: bool = False) -> NoAnswer:
+              *, connecting: bool = False) -> TransientError:
     """'s3://b/ at http://host:port did not answer within 5 s (HEAD k)'."""
     at = f"{name.rstrip('/')} at {endpoint or 'AWS S3'}"
     what = (f"could not connect within {seconds(clients.connect_timeout_s)}" if connecting
             else f"did not answer within {seconds(min(clients.response_timeout_s, clients.timeout_s))}")
-    return NoAnswer(f"{at} {what} ({operation or 'request'} {key or '/'})",
+    return no_answer_error(f"{at} {what} ({operation or 'request'} {key or '/'})",
                     hint="is the endpoint right and the server up? A slow server needs a larger "
                          "'networkTimeout' in the datastore settings of .swamp.yaml "
                          "(docs: swamp docs sync, 'Timeouts')")
