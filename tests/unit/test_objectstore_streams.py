@@ -35,12 +35,21 @@ def _sparse(path: Path, size: int) -> Path:
 
 
 def test_s3_requests_get_clients_whose_timeout_fits_their_size():
-    s = _s3()
-    assert s._sized_client(1 << 20) is s._store  # small: the ordinary 30 s client
-    big = s._sized_client(2 * GIB)
-    assert big is s._sized_client(2 * GIB - 12345)  # one client per power-of-two timeout
-    (seconds,) = s._sized
-    assert seconds >= transfer_timeout_s(2 * GIB, 30)
+    clients = _s3().clients
+    assert clients.receiving(1 << 20) is clients.plain  # small: the ordinary 30 s client
+    big = clients.receiving(2 * GIB)
+    assert big is clients.receiving(2 * GIB - 12345)  # one client per power-of-two timeout
+    ((whole, answer),) = clients._sized
+    assert whole >= transfer_timeout_s(2 * GIB, 30)
+    assert answer == 5  # the answer still has to start within the answer limit
+
+
+def test_s3_uploads_get_an_answer_limit_that_includes_sending_the_body():
+    clients = _s3().clients
+    assert clients.sending(1000) is clients.plain
+    clients.sending(8 << 20)
+    ((whole, answer),) = clients._sized
+    assert answer >= transfer_timeout_s(8 << 20, 5) and whole >= transfer_timeout_s(8 << 20, 30)
 
 
 @pytest.mark.parametrize("size", [6 * GIB, 100 * GIB])

@@ -269,6 +269,7 @@ def _extensions(repo, repair: bool) -> list[Check]:
         return [Check("extensions.lockfile", "fail", e.message, e.hint)]
     out = [Check("extensions.lockfile", "ok", f"{lockfile.location(repo)}: {len(lock.extensions)} extension(s) "
                  "pinned")]
+    out += _local_type_files(repo)
     for name, entry in sorted(lock.extensions.items()):
         check = f"extensions.{name}"
         own = entry.wheel_of(name) or next((w for w in entry.wheels if w.project.replace("_", "-")
@@ -318,6 +319,17 @@ def _extensions(repo, repair: bool) -> list[Check]:
         out.append(Check("extensions.installs", "ok" if repaired else "warn",
                          f"{len(stray)} install(s) under {_rel(repo, root)} match no pin: {', '.join(stray)}",
                          None if repaired else "'swamp doctor extensions --repair' removes them", repaired))
+    return out
+
+
+def _local_type_files(repo) -> list[Check]:
+    from swamp.app.local_type_files import local_type_problems
+
+    loaded, problems = local_type_problems(repo)
+    out = [Check(name, "fail", message, hint) for name, message, hint in problems]
+    if loaded or not problems:
+        out.append(Check("extensions.local", "ok", f"{len(loaded)} local model type(s) load"
+                         + (f": {', '.join(loaded)}" if loaded else "")))
     return out
 
 

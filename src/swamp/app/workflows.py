@@ -273,6 +273,7 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
     the rest keeps its outcome. ``inputs`` merge over the saved ones.
     ``by`` is who continues it (default: this process's user)."""
     from swamp.app.reports import for_workflow
+    from swamp.workflows.resumptions import note_resumption
 
     source, wf = checked(repo, name)
     report_types = for_workflow(repo, wf, reports)
@@ -296,11 +297,13 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
             with changing(repo, f"workflow resume {wf.name} --from {from_step}",
                           leases=[records.run_lock(target.id)], into=host.sync):
                 claimed, _ = runs.claim_from(repo.datastore, wf, target.workflowId, target.id, from_step)
+            note_resumption(claimed, was=target.status, from_step=from_step, by=by or local_user())
             done = engine.resume(wf, source, claimed, values, by=by or local_user())
         return _reported(repo, RunResult(done, host.sync, is_shared(repo), host.unpublished), report_types)
     values = engine.resumable(wf, target, inputs)  # a refusal leaves the run suspended
     try:
         claimed = host.claim(target.workflowId, target.id)  # its lease stays held until the run ends
+        note_resumption(claimed, was=target.status, from_step=None, by=by or local_user())
         done = engine.resume(wf, source, claimed, values, by=by or local_user())
     finally:
         host.release_claims()

@@ -34,7 +34,7 @@ OPTIONS: tuple[tuple[str, str], ...] = (
     ("--no-color", "No colour, even on a terminal (as NO_COLOR set to anything)."),
     ("--server URL", "Run on this swamp serve (else SWAMP_SERVE_URL) where the command supports it."),
     ("--token TOKEN", "The token for --server (else SWAMP_SERVE_TOKEN)."),
-    ("--traceparent W3C", "Trace as a child of this W3C traceparent (else TRACEPARENT); see docs/tracing.md."),
+    ("--traceparent W3C", "Trace as a child of this W3C traceparent (else TRACEPARENT); see swamp docs tracing."),
     ("-h, --help", "Show this message and exit."),
 )
 

@@ -35,6 +35,7 @@ GROUPS = {
     "report": ("swamp.cli.report", "report", "Reports that runs write, and their types"),
     "completions": ("swamp.cli.completions", "completions", "Shell completion scripts: bash, zsh, fish"),
     "agent": ("swamp.cli.agent", "agent", "Instructions for coding agents: AGENTS.md, CLAUDE.md, ..."),
+    "docs": ("swamp.cli.docs", "docs", "The documentation, shipped with swamp: a topic, or the list of topics"),
 }
 
 

@@ -200,7 +200,7 @@ def method():
 @input_options
 @click.option("--tag", multiple=True, metavar="KEY=VALUE", help="Tag the data this run writes.")
 @click.option("--placement", "placement", multiple=True, metavar="LABEL=VALUE",
-              help="Run on a worker with this label (docs/workers.md; needs --scheduler). Repeatable.")
+              help="Run on a worker with this label (swamp docs workers; needs --scheduler). Repeatable.")
 @click.option("--scheduler", envvar="SWAMP_SCHEDULER", metavar="ADDRESS",
               help="The Dask scheduler of the workers --placement picks from. Default: $SWAMP_SCHEDULER.")
 @link_options("--insecure-scheduler")

@@ -126,7 +126,7 @@ def global_options(f):
                      help_for=dict.fromkeys(("worker enrol", "worker start"), _ENROL_TOKEN_HELP),
                      help="The token for --server (else SWAMP_SERVE_TOKEN)."),
         click.option("--traceparent", metavar="W3C", expose_value=False, callback=_traceparent,
-                     help="Trace as a child of this W3C traceparent (else TRACEPARENT); see docs/tracing.md."),
+                     help="Trace as a child of this W3C traceparent (else TRACEPARENT); see swamp docs tracing."),
     ]
     for opt in reversed(opts):
         f = opt(f)

@@ -14,7 +14,7 @@ def run_options(fn):
     """--report, --skip-reports, --skip-report, --skip-checks, --skip-check."""
     options = [
         click.option("--report", "report_", multiple=True, metavar="NAME",
-                     help="Also run this report after the run (docs/reports.md). Repeatable."),
+                     help="Also run this report after the run (swamp docs reports). Repeatable."),
         click.option("--skip-reports", is_flag=True, help="Run no report after the run."),
         click.option("--skip-report", multiple=True, metavar="NAME",
                      help="Do not run this report (one the definition or workflow file names). Repeatable."),

@@ -6,11 +6,12 @@ and the attempts of each retried step. --json prints the record itself."""
 from __future__ import annotations
 
 from swamp.cli.output import say, table
+from swamp.cli.run_resumes import resumed_note
 
 
 def say_run_record(doc: dict) -> None:
     took = f" in {doc['durationMs']} ms" if doc.get("durationMs") is not None else ""
-    say(f"workflow {doc['workflowName']}: run {doc['id']} {doc['status']}{took}")
+    say(f"workflow {doc['workflowName']}: run {doc['id']} {doc['status']}{took}{resumed_note(doc)}")
     facts = [("started", doc.get("startedAt")), ("by", doc.get("initiatedBy")),
              ("continued by", doc.get("resumedBy")), ("cancelled by", doc.get("cancelledBy")),
              ("re-runs run", doc.get("rerunOf")), ("nested in run", doc.get("parentRunId"))]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from swamp.cli.output import say, table
+from swamp.cli.run_resumes import resumed_note
 
 
 def human_run(run: dict) -> None:
     """A run record (a JSON document) as `workflow run` prints it."""
     say(f"workflow {run['workflowName']}: run {run['id']} {run['status']}"
         + (f" in {run['durationMs']} ms" if run.get("durationMs") is not None else "")
-        + (f" (re-runs run {run['rerunOf']})" if run.get("rerunOf") else ""))
+        + (f" (re-runs run {run['rerunOf']})" if run.get("rerunOf") else "") + resumed_note(run))
     rows = [{"job": j["name"], "step": s["name"],
              "status": s["status"] + (f" (attempt {s['attempt']}/{s['maxAttempts']})"
                                       if (s.get("attempt") or 0) > 1 else ""),

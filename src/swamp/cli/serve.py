@@ -59,7 +59,7 @@ DEFAULT_RUNS_PER_CALLER = 8
 @click.option("--dashboard", is_flag=True, help="Also serve the dashboard: web pages under /ui/ (runs, approvals, "
               "data, the datastore, the audit log).")
 @click.option("--scheduler", envvar="SWAMP_SCHEDULER", metavar="ADDRESS",
-              help="Dispatch placed workflow steps to the workers of this Dask scheduler (docs/workers.md).")
+              help="Dispatch placed workflow steps to the workers of this Dask scheduler (swamp docs workers).")
 @click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement instead of "
               "running it in this process.")
 @link_options("--insecure-scheduler")

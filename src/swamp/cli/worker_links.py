@@ -22,7 +22,7 @@ def link_options(insecure_flag: str = "--insecure"):
     def decorate(f):
         @click.option("--team-certs", "team_certs", envvar="SWAMP_TEAM_CERTS", metavar="DIR",
                       type=click.Path(file_okay=False, path_type=Path),
-                      help="The folder of the team's certificates (docs/workers.md). Default: $SWAMP_TEAM_CERTS, "
+                      help="The folder of the team's certificates (swamp docs workers). Default: $SWAMP_TEAM_CERTS, "
                            "or ~/.config/swamp/team-certs.")
         @click.option("--cert-name", envvar="SWAMP_CERT_NAME", metavar="NAME",
                       help="The team certificate this process presents on a tls:// scheduler. Default: "

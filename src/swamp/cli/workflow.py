@@ -163,10 +163,12 @@ def _finish(state: CliState, repo, result, junit: str | None, *, under: dict | N
     if result.reports:
         data["reports"] = [o.to_json() for o in result.reports]
 
+    from swamp.cli.run_resumes import resumed_note
+
     def human():
         say(f"workflow {run.workflowName}: run {run.id} {run.status}"
             + (f" in {run.durationMs} ms" if run.durationMs is not None else "")
-            + (f" (re-runs run {run.rerunOf})" if run.rerunOf else ""))
+            + (f" (re-runs run {run.rerunOf})" if run.rerunOf else "") + resumed_note(data))
         rows = [{"job": j.name, "step": s.name, "status": _step_status(s),
                  "detail": s.skipReason or s.error or (s.approval.prompt if s.approval and
                                                        s.status == "waiting_approval" else None)
@@ -205,7 +207,7 @@ _junit = click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE"
               help="The lowest severity of a failed assert that fails the run.")
 @click.option("--scheduler", envvar="SWAMP_SCHEDULER", metavar="ADDRESS",
               help="Dispatch placed steps to the workers of this Dask scheduler (tls://HOST:8786; "
-                   "docs/workers.md). Default: $SWAMP_SCHEDULER.")
+                   "swamp docs workers). Default: $SWAMP_SCHEDULER.")
 @click.option("--remote-only", is_flag=True, help="Fail a model_method step without placement "
               "instead of running it on this machine.")
 @click.option("--queue-timeout", "queue_timeout", type=float, metavar="SECONDS",

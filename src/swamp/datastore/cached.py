@@ -162,6 +162,9 @@ def store_config(cfg) -> dict:
     out = {"type": cfg.type, "bucket": cfg.bucket, "prefix": cfg.prefix, "endpoint_url": cfg.endpointUrl}
     if cfg.type == "s3":
         out["region"] = cfg.region
+    network_timeout = getattr(cfg, "networkTimeout", None)
+    if network_timeout:  # connecting and the first byte of each answer (docs/sync.md "Timeouts")
+        out["connect_timeout_s"] = out["response_timeout_s"] = float(network_timeout)
     return out
 
 

@@ -134,6 +134,12 @@ def _forbid_extra(model: type[BaseModel]) -> type[BaseModel]:
                                            "__module__": model.__module__})
 
 
+def _calver_today() -> str:
+    from swamp.util import clock
+
+    return clock.isoformat()[:10].replace("-", ".") + ".1"
+
+
 class ModelType:
     def __init__(
         self,
@@ -145,7 +151,9 @@ class ModelType:
     ) -> None:
         check_type_name(type)
         if not CALVER_RE.match(version):
-            raise ValidationError(f"model type {type}: version {version!r} is not CalVer YYYY.MM.DD.N")
+            raise ValidationError(f"model type {type}: version {version!r} is not CalVer YYYY.MM.DD.N "
+                                  f"(the release's date and a counter, such as {_calver_today()}); "
+                                  "a type whose version is not is left out of 'model type search'")
         self.type = type
         self.version = version
         self.description = description

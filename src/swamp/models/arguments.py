@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from swamp.errors import ValidationError
 from swamp.models.api import ModelType
-from swamp.models.inputs import CliString, coerce_field, validate_inputs
+from swamp.models.inputs import CliString, coerce_field, each_field, validate_inputs
 from swamp.util.documents import format_errors
 
 if TYPE_CHECKING:
@@ -164,14 +164,22 @@ def split_inputs(definition: Definition, model_type: ModelType, method: str,
             declared_schema["required"] = [r for r in declared_schema.get("required") or [] if r in used]
         declared = validate_inputs(declared_schema, as_inputs, what=f"inputs of model {definition.name!r}")
     props = schema.properties() if as_arguments else {}
-    try:
-        arguments = {k: coerce_field(k, v, props.get(k)) for k, v in as_arguments.items()}
-    except ValidationError as e:
-        raise ValidationError(f"model {definition.name!r} method {method!r}: invalid input {e.message}") from None
-    arguments = {k: str(v) if isinstance(v, CliString) else v for k, v in arguments.items()}
-    for k, v in arguments.items():
+    where = f"model {definition.name!r} method {method!r}: "
+
+    def checked(k: str, v):  # coerced, then against its argument's type; every field, all errors at once
+        try:
+            v = coerce_field(k, v, props.get(k))
+        except ValidationError as e:
+            raise ValidationError(f"invalid input {e.message}") from None
+        v = str(v) if isinstance(v, CliString) else v
         if not schema.fits(k, v):
-            _check_field(definition, method, schema.model, k, v)
+            _check_field(schema.model, k, v)
+        return v
+
+    try:
+        arguments = each_field(as_arguments, checked)
+    except ValidationError as e:
+        raise ValidationError(where + e.message, hint=e.hint) from None
     return declared, arguments
 
 
@@ -207,7 +215,7 @@ def missing_arguments(definition: Definition, model_type: ModelType, method: str
     return sorted(k for k in ArgumentSchema(model_type, method).required() if k not in values)
 
 
-def _check_field(definition: Definition, method: str, schema_model: type[BaseModel], key: str, value) -> None:
+def _check_field(schema_model: type[BaseModel], key: str, value) -> None:
     """An input's value against its argument's type, now: a wrongly typed
     input fails before anything is written (and, in a batch, before any run).
     A value given at run time is data (never rendered), so it is checked
@@ -218,8 +226,8 @@ def _check_field(definition: Definition, method: str, schema_model: type[BaseMod
     try:
         TypeAdapter(field.annotation).validate_python(value, strict=False)
     except PydanticError as e:
-        problem = e.errors()[0]["msg"] if e.errors() else str(e)
-        raise ValidationError(f"model {definition.name!r} method {method!r}: invalid input {key}: {problem}") from None
+        problem = "; ".join(err["msg"] for err in e.errors()) if e.errors() else str(e)
+        raise ValidationError(f"invalid input {key}: {problem}") from None
 
 
 def resolve_arguments(

@@ -82,10 +82,10 @@ def updated(existing: Definition | None, model_type, name: str, global_args: dic
     """The automatic definition with this run's global arguments (those it
     does not give keep their last value)."""
     from swamp.models.definition_schema import Definition
-    from swamp.models.inputs import CliString, coerce_field
+    from swamp.models.inputs import CliString, coerce_field, each_field
 
     props = model_type.global_arguments.model_json_schema().get("properties", {})
-    values = {k: coerce_field(k, v, props.get(k)) for k, v in global_args.items()}
+    values = each_field(global_args, lambda k, v: coerce_field(k, v, props.get(k)))  # every bad one named
     values = {k: str(v) if isinstance(v, CliString) else v for k, v in values.items()}
     base = existing.globalArguments if existing is not None else {}
     return Definition(type=model_type.type, typeVersion=model_type.version, id=auto_id(model_type.type, name),

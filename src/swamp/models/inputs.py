@@ -5,7 +5,7 @@ coerced before anything runs. Used by definitions and workflows alike."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from swamp.errors import ValidationError
 from swamp.util.names import did_you_mean
@@ -62,6 +62,21 @@ def coerce_field(key: str, value: Any, prop: dict | None) -> Any:
         return coerce(value, prop)
     except ValidationError as e:
         raise ValidationError(f"{key}: {e.message}") from None
+
+
+def each_field(values: dict, convert: Callable[[str, Any], Any]) -> dict:
+    """``{key: convert(key, value)}``, every field tried: one ValidationError
+    naming every field that failed (in key order), not only the first."""
+    out, problems, hint = {}, [], None
+    for key in sorted(values):
+        try:
+            out[key] = convert(key, values[key])
+        except ValidationError as e:
+            problems.append(e.message)
+            hint = hint or e.hint
+    if problems:
+        raise ValidationError("; ".join(problems), hint=hint)
+    return {key: out[key] for key in values}
 
 
 def validate_inputs(schema: dict | None, values: dict, *, what: str = "inputs") -> dict:

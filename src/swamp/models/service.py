@@ -8,7 +8,7 @@ from swamp.data.repository import DataRepository
 from swamp.errors import ConflictError, SwampError, ValidationError
 from swamp.models.definitions import (Definition, definition_path, find_definition,
                                       iter_definition_files, load_definition, save_definition)
-from swamp.models.inputs import CliString, coerce_field
+from swamp.models.inputs import CliString, coerce_field, each_field
 from swamp.models.registry import registry_for
 from swamp.util.names import check_name, did_you_mean
 
@@ -27,8 +27,8 @@ def describe_type(repo, type_name: str) -> dict:
 
 def _coerce_global_args(model_type, pairs: dict[str, str]) -> dict:
     props = model_type.global_arguments.model_json_schema().get("properties", {})
-    out = {}
-    for key, value in pairs.items():
+
+    def coerced(key: str, value: str):
         if key not in props:
             raise ValidationError(f"{model_type.type} has no global argument {key!r}",
                                   hint=did_you_mean(key, props) or f"arguments: {', '.join(sorted(props))}")
@@ -37,8 +37,9 @@ def _coerce_global_args(model_type, pairs: dict[str, str]) -> dict:
         # expressions is parsed (`env={"WHO": "${{ inputs.who }}"}`, the
         # shell-safe way to hand an input to a command).
         kept = "${{" in value and not _json_container(value, props[key])
-        out[key] = value if kept else coerce_field(key, CliString(value), props[key])
-    return out
+        return value if kept else coerce_field(key, CliString(value), props[key])
+
+    return each_field(pairs, coerced)  # every bad argument named at once
 
 
 def _json_container(text: str, prop: dict) -> bool:

@@ -42,4 +42,4 @@ def warning(field: str, run: Any) -> str | None:
     shown = ", ".join(f"${{{{ {t} }}}}" for t in found)
     return (f"{field}: {shown} pastes a value into the shell command, where it runs as shell code if it holds "
             "$(...), ; or quotes; pass it in env: and read \"$NAME\", or use ${{ shell.quote(...) }} "
-            "(docs/expressions.md#inputs-that-reach-a-shell)")
+            "(swamp docs expressions#inputs-that-reach-a-shell)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class DatastoreConfig(BaseModel):
@@ -18,6 +18,9 @@ class DatastoreConfig(BaseModel):
     endpointUrl: str | None = None
     region: str | None = None
     hydration: Literal["full", "lazy"] = "full"
+    #: seconds an object store may take to connect, and to start answering a
+    #: request (docs/sync.md "Timeouts"); None: the default, 5
+    networkTimeout: float | None = Field(default=None, gt=0, le=600, strict=True)
 
 
 class RepoConfig(BaseModel):

@@ -139,6 +139,17 @@ class JobRun(_Doc):
         return out
 
 
+class Resumption(_Doc):
+    """One continuation of a run (``workflow resume``, an approval that
+    continues it): when, by whom, from which step (``--from``; None: a
+    suspended run continued where it waited) and what the run was before."""
+
+    at: str
+    by: str | None = None
+    fromStep: str | None = None
+    was: RunStatus
+
+
 class WorkflowRun(_Doc):
     id: str
     workflowId: str
@@ -162,6 +173,8 @@ class WorkflowRun(_Doc):
     initiatedBy: str | None = None
     resumedBy: str | None = None
     cancelledBy: str | None = None
+    #: every resume of this run, oldest first (None: never resumed)
+    resumes: list[Resumption] | None = None
     host: str | None = None
     pid: int | None = None
     failedStep: str | None = None

@@ -175,9 +175,12 @@ def reset_from(wf, run: WorkflowRun, step: str) -> list[str]:
     name, or ``job/step``): that step, the steps of its job that depend on
     it (directly or not), and every step of the jobs that depend on its job
     go back to pending; the rest keeps its outcome. Returns the reset steps
-    as ``job/step``. A forEach step is expanded again."""
+    as ``job/step``. A forEach step is expanded again; one of its items,
+    named as the record shows it, restarts the whole step."""
     from swamp.workflows.records import StepRun
+    from swamp.workflows.step_names import declared_step
 
+    step = declared_step(run, step)  # a forEach item by the name its record shows: its whole step again
     found = [(j, s) for j in wf.jobs for s in j.steps if step in (s.name, f"{j.name}/{s.name}")]
     if not found:
         names = [f"{j.name}/{s.name}" for j in wf.jobs for s in j.steps]

@@ -18,8 +18,10 @@ from .base import ObjectStore
 from .retry import RetryingObjectStore
 
 _KEYS = {
-    "s3": {"type", "bucket", "prefix", "endpoint_url", "region", "allow_http", "timeout_s", "retry"},
-    "gcs": {"type", "bucket", "prefix", "endpoint_url", "project", "timeout_s", "retry"},
+    "s3": {"type", "bucket", "prefix", "endpoint_url", "region", "allow_http", "timeout_s", "connect_timeout_s",
+           "response_timeout_s", "retry"},
+    "gcs": {"type", "bucket", "prefix", "endpoint_url", "project", "timeout_s", "connect_timeout_s",
+            "response_timeout_s", "retry"},
     "local": {"type", "path", "retry"},
 }
 

@@ -16,7 +16,10 @@ Large files (put_file / get_file) stream: above ``multipart_threshold`` an
 upload is resumable, sent in chunks of ``part_size`` (the library keeps one
 chunk in memory); a download is one request whose body is written as it
 arrives. Its timeout is per socket read, so a slow but moving transfer is
-never cut; the value passed still grows with the size moved.
+never cut; the value passed still grows with the size moved. Every other
+request waits at most ``connect_timeout_s`` to connect and
+``response_timeout_s`` for each read of its answer (docs/sync.md
+"Timeouts").
 
 The emulator is used when ``endpoint_url`` or STORAGE_EMULATOR_HOST is set,
 with anonymous credentials; otherwise the usual Google application default
@@ -40,6 +43,7 @@ from .base import (
     TransientError,
     check_key,
 )
+from .no_answer import no_answer
 from .streams import (
     MIN_RATE,
     Download,
@@ -62,6 +66,8 @@ class GCSObjectStore(ObjectStore):
         endpoint_url: str | None = None,
         project: str | None = None,
         timeout_s: float = 30.0,
+        connect_timeout_s: float = 5.0,
+        response_timeout_s: float = 5.0,
         multipart_threshold: int = 8 * MIB,
         part_size: int = 8 * MIB,
         min_rate: int = MIN_RATE,
@@ -78,7 +84,11 @@ class GCSObjectStore(ObjectStore):
             endpoint = "http://" + endpoint
         self.endpoint = endpoint
         self.project = project
+        self.connect_timeout_s = connect_timeout_s
+        self.response_timeout_s = response_timeout_s
         self.timeout_s = timeout_s
+        #: (connect, each read) for a request that moves little: what requests takes
+        self.timeouts = (connect_timeout_s, self.response_timeout_s)
         self.name = f"gs://{bucket}/{self._root}"
         # A google Client wraps a requests.Session, which is not documented
         # as thread-safe: one client per thread keeps the store shareable.
@@ -122,13 +132,18 @@ class GCSObjectStore(ObjectStore):
         import requests
 
         endpoint = self.endpoint or "storage.googleapis.com"
+        if isinstance(e, requests.Timeout):
+            what = (f"could not connect within {self.connect_timeout_s:g} s" if isinstance(e, requests.ConnectTimeout)
+                    else f"did not answer within {self.response_timeout_s:g} s")
+            return no_answer(f"{self.name.rstrip('/')} at {endpoint} {what} ({key or '/'})",
+                            hint="is the endpoint right and the server up? A slow server needs a larger "
+                                 "'networkTimeout' in the datastore settings of .swamp.yaml "
+                                 "(docs: swamp docs sync, 'Timeouts')")
         if isinstance(e, requests.ConnectionError):
             why = "connection refused" if "refused" in str(e) else "no connection"
             return TransientError(f"{where}: cannot reach {endpoint} ({why})",
                                   hint="is the server running, and is the endpoint right? "
                                        "(datastore setup --endpoint-url)")
-        if isinstance(e, requests.Timeout):
-            return TransientError(f"{where}: {endpoint} did not answer in time")
         return TransientError(f"{where}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
 
     def _calls(self) -> tuple[type[Exception], ...]:  # the errors worth mapping; others are bugs
@@ -141,14 +156,14 @@ class GCSObjectStore(ObjectStore):
     # ------------------------------------------------------------ the bucket
     def bucket_exists(self) -> bool:
         try:
-            return self._bucket().exists(retry=None, timeout=self.timeout_s)
+            return self._bucket().exists(retry=None, timeout=self.timeouts)
         except self._calls() as e:
             raise self._error(e, "") from e
 
     def create_bucket(self) -> None:
         bucket = self._bucket()
         try:
-            bucket.client.create_bucket(bucket, retry=None, timeout=self.timeout_s)
+            bucket.client.create_bucket(bucket, retry=None, timeout=self.timeouts)
         except self._calls() as e:
             from google.api_core import exceptions as gx
 
@@ -159,7 +174,7 @@ class GCSObjectStore(ObjectStore):
     def get(self, key: str) -> tuple[bytes, str]:
         blob = self._bucket().blob(self._root + check_key(key))
         try:
-            data = blob.download_as_bytes(retry=None, timeout=self.timeout_s)
+            data = blob.download_as_bytes(retry=None, timeout=self.timeouts)
         except self._calls() as e:
             raise self._error(e, key) from e
         # the download response carries the generation it served
@@ -177,7 +192,7 @@ class GCSObjectStore(ObjectStore):
         blob = self._bucket().blob(self._root + check_key(key))
         try:
             blob.upload_from_string(bytes(data), content_type="application/octet-stream",
-                                    if_generation_match=generation, retry=None, timeout=self.timeout_s)
+                                    if_generation_match=generation, retry=None, timeout=self.timeouts)
         except self._calls() as e:
             err = self._error(e, key)
             if if_match is not None and isinstance(err, ObjectNotFound):
@@ -185,8 +200,8 @@ class GCSObjectStore(ObjectStore):
             raise err from e
         return str(blob.generation)
 
-    def _timeout(self, moving: int) -> float:
-        return transfer_timeout_s(moving, self.timeout_s, self.min_rate)
+    def _timeout(self, moving: int) -> tuple[float, float]:
+        return self.connect_timeout_s, transfer_timeout_s(moving, self.timeout_s, self.min_rate)
 
     def put_file(self, key: str, path: Path, *, if_none_match: bool = False, sha256: str | None = None) -> str:
         path = Path(path)
@@ -229,7 +244,7 @@ class GCSObjectStore(ObjectStore):
 
     def head(self, key: str) -> ObjectMeta | None:
         try:
-            blob = self._bucket().get_blob(self._root + check_key(key), retry=None, timeout=self.timeout_s)
+            blob = self._bucket().get_blob(self._root + check_key(key), retry=None, timeout=self.timeouts)
         except self._calls() as e:
             raise self._error(e, key) from e
         return None if blob is None else self._meta(blob)
@@ -243,7 +258,7 @@ class GCSObjectStore(ObjectStore):
         offset = self._root + start_after if start_after is not None else None
         try:
             for blob in bucket.client.list_blobs(bucket, prefix=self._root + prefix, start_offset=offset,
-                                                 retry=None, timeout=self.timeout_s):
+                                                 retry=None, timeout=self.timeouts):
                 meta = self._meta(blob)
                 if start_after is None or meta.key > start_after:
                     yield meta
@@ -262,7 +277,7 @@ class GCSObjectStore(ObjectStore):
                 raise PreconditionFailed(f"{self.name}{key} changed or missing (generation mismatch)")
             generation = int(if_match)
         try:
-            blob.delete(if_generation_match=generation, retry=None, timeout=self.timeout_s)
+            blob.delete(if_generation_match=generation, retry=None, timeout=self.timeouts)
         except self._calls() as e:
             err = self._error(e, key)
             if isinstance(err, ObjectNotFound):

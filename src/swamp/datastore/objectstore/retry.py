@@ -21,6 +21,11 @@ answer:
 * conditional delete: a retry that finds the key gone reports success (ours
   or a concurrent delete: the key is gone either way).
 
+A request that got no answer at all (code ``no_answer``: nothing within the connect
+or answer timeout) is tried at most ``no_answer_attempts`` times, since each
+try costs the whole timeout; every retry after a wait that long says so on
+stderr (``notice``), so a person never watches a silent terminal.
+
 Streaming transfers retry from the start: put_file reads its file again,
 get_file empties its destination again. A create-only put_file whose retry
 answers 412 compares hashes instead of bytes (the remote object is streamed
@@ -30,15 +35,25 @@ through a hash, never held).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
 from .base import ObjectMeta, ObjectStore, PreconditionFailed, TransientError
+from .no_answer import NO_ANSWER
 from .streams import Download, file_sha256
 
 T = TypeVar("T")
+
+#: an attempt that failed after this long is worth a line on stderr before its retry
+SLOW_ATTEMPT_S = 1.0
+
+
+def notice_on_stderr(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 class RetryingObjectStore(ObjectStore):
@@ -50,6 +65,8 @@ class RetryingObjectStore(ObjectStore):
         max_delay: float = 5.0,
         sleep: Callable[[float], None] = time.sleep,
         on_request: Callable[[str, str], None] | None = None,
+        no_answer_attempts: int = 3,
+        notice: Callable[[str], None] | None = notice_on_stderr,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
@@ -60,6 +77,8 @@ class RetryingObjectStore(ObjectStore):
         self.max_delay = max_delay
         self.sleep = sleep
         self.on_request = on_request
+        self.no_answer_attempts = max(1, no_answer_attempts)
+        self.notice = notice
         #: calls made to the inner store, retries and read-backs included: the
         #: sync engine's ``requests`` (a listing counts once, however many pages)
         self.requests = 0
@@ -79,16 +98,29 @@ class RetryingObjectStore(ObjectStore):
         step = min(self.max_delay, self.base_delay * (2 ** attempt))
         return step / 2 + random.uniform(0, step / 2)
 
+    def _give_up(self, e: TransientError, attempt: int, no_answers: int, started: float) -> bool:
+        """Whether ``e``, the failure of try ``attempt`` (from 0), is the last
+        one; if not, and the try took long, say that a retry follows."""
+        most = min(self.attempts, attempt + 1 + self.no_answer_attempts - no_answers) if no_answers else self.attempts
+        if attempt + 1 >= most:
+            return True
+        if self.notice is not None and time.monotonic() - started >= SLOW_ATTEMPT_S:
+            self.notice(f"{e.message}; trying again ({attempt + 2} of at most {most})")
+        return False
+
     def _call(self, op: str, key: str, fn: Callable[[], T],
               on_retry_412: Callable[[PreconditionFailed], T] | None = None) -> T:
         """Run fn with retries. ``on_retry_412`` decides what a 412 means when
         it comes after an attempt whose outcome we could not see."""
+        no_answers = 0
         for attempt in range(self.attempts):
             self._count(op, key)
+            started = time.monotonic()
             try:
                 return fn()
-            except TransientError:
-                if attempt + 1 == self.attempts:
+            except TransientError as e:
+                no_answers += e.code == NO_ANSWER
+                if self._give_up(e, attempt, no_answers, started):
                     raise
             except PreconditionFailed as e:
                 if attempt == 0 or on_retry_412 is None:
@@ -153,15 +185,19 @@ class RetryingObjectStore(ObjectStore):
     def list(self, prefix: str = "", start_after: str | None = None) -> Iterator[ObjectMeta]:
         # A listing that fails midway resumes after the last key it yielded.
         last = start_after
+        no_answers = 0
         for attempt in range(self.attempts):
             self._count("LIST", prefix)
+            started = time.monotonic()
             try:
                 for meta in self.inner.list(prefix, last):
                     yield meta
                     last = meta.key
+                    started = time.monotonic()  # the wait that counts is the one for the next page
                 return
-            except TransientError:
-                if attempt + 1 == self.attempts:
+            except TransientError as e:
+                no_answers += e.code == NO_ANSWER
+                if self._give_up(e, attempt, no_answers, started):
                     raise
             self.sleep(self._delay(attempt))
 

@@ -126,6 +126,25 @@ def execute(args: ShellArguments, ctx: Context) -> None:
         for line in stderr.rstrip("\n").splitlines()[-STDERR_TAIL:]:
             ctx.log(f"stderr: {line}")
     if timed_out:
-        raise CommandFailed(f"command timed out after {args.timeout} ms")
+        raise CommandFailed(f"command timed out after {args.timeout} ms" + _stderr_tail(stderr, timed_out))
     if failed:
-        raise CommandFailed(f"command exited with code {code}")
+        raise CommandFailed(f"command exited with code {code}" + _stderr_tail(stderr))
+
+
+#: of a failed command's stderr, the error (and so the run record, the
+#: table, the API) keeps the last lines, this many characters at most
+ERROR_TAIL_LINES, ERROR_TAIL_CHARS = 3, 400
+
+
+def _stderr_tail(stderr: str, timed_out: bool = False) -> str:
+    """'; stderr: <its last lines>': why a command failed, readable where its
+    error is shown without opening its log (redacted with the error)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if timed_out and lines and lines[-1].startswith("timed out after"):
+        lines.pop()  # our own note, already in the message
+    if not lines:
+        return ""
+    tail = " | ".join(lines[-ERROR_TAIL_LINES:])
+    if len(tail) > ERROR_TAIL_CHARS:
+        tail = "..." + tail[-ERROR_TAIL_CHARS:]
+    return f"; stderr: {tail}"
