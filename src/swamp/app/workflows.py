@@ -10,6 +10,7 @@ import contextlib
 import threading
 from dataclasses import dataclass, field
 
+from swamp.app import one_lane_runs
 from swamp.app.lifecycle import changing, is_shared, reading, refresh
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import UnpublishedError
@@ -99,6 +100,8 @@ class _Host:
         self.remote_only = remote_only or default_remote_only
         #: (thread, run id) -> the run's lease taken by ``claim``, held until ``holding`` ends
         self._claimed: dict[tuple[int, str], contextlib.ExitStack] = {}
+        #: a one-lane run's sessions (app/one_lane_runs.py), or None
+        self.lane = None
 
     def _add(self, counts: SyncCounts) -> None:
         with self._mutex:
@@ -136,7 +139,14 @@ class _Host:
         claimed = self._claimed.pop((threading.get_ident(), run.id), None)
         try:
             with self.repo.datastore.lock(records.run_lock(run.id)):
-                yield
+                if self.lane is None:
+                    yield
+                else:
+                    self.lane.begin(run)
+                    try:
+                        yield
+                    finally:
+                        self.lane.end()  # under the run's lease: what it parked names it
         finally:
             if claimed is not None:
                 claimed.close()
@@ -149,18 +159,30 @@ class _Host:
             self._claimed.pop(key).close()
 
     def step(self, definition, command: str):
-        return self._session(command, leases=[model_lock_name(definition.type, definition.id)])
+        lease = model_lock_name(definition.type, definition.id)
+        if self.lane is not None and self.lane.here():
+            return self.lane.step(lease, lambda: self._session(command, leases=[lease]))
+        return self._session(command, leases=[lease])
 
     def save(self, write, command: str) -> None:
         # The run's lease is held by the thread executing the run; a save may
         # come from a step's thread, so it takes no lease of its own.
         run = getattr(getattr(write, "__self__", None), "run", None)  # the engine's _Execution.write_record
-        with self._session(command):
+
+        def checked_write() -> None:
             if isinstance(run, WorkflowRun):
                 _refuse_over_interrupted(self.repo.datastore, run)
             write()
 
+        if self.lane is not None and self.lane.here():
+            self.lane.save(checked_write, lambda: self._session(command))  # with a parked step: one commit
+            return
+        with self._session(command):
+            checked_write()
+
     def watch(self) -> None:
+        if self.lane is not None and self.lane.here():
+            self.lane.publish()  # a parked step waits for nothing but the run's end
         self._add(refresh(self.repo))
 
     def claim(self, workflow_id: str, run_id: str) -> WorkflowRun:
@@ -206,6 +228,8 @@ def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
     source, wf = checked(repo, name)
     report_types = for_workflow(repo, wf, reports)  # an unknown report: refused before the run starts
     host = _Host(repo, dispatcher=dispatcher, remote_only=remote_only)
+    if is_shared(repo) and not host.remote_only and one_lane_runs.qualifies(wf):
+        host.lane = one_lane_runs.OneLane(repo.datastore)
     old = None
     if from_failed:
         old = failed_run(repo, wf, from_failed, into=host.sync)
