@@ -114,12 +114,15 @@ def throughput(make_call, n: int, clients: int = 8) -> float:
     return per * clients / (time.perf_counter() - t0)
 
 
-def http_call(port: int, method: str, path: str, body: dict | None = None):
+def http_call(port: int, method: str, path: str, body: dict | None = None, token: str | None = None):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
 
     def call():
-        conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+        conn.request(method, path, body=data, headers=headers)
         r = conn.getresponse()
         payload = r.read()
         if r.status != 200:
@@ -341,6 +344,66 @@ def reads(a, tmp: Path) -> dict:
     return results
 
 
+# ------------------------------------------------------------ run submissions
+RUN_PATH = "/api/v1/models/hello/methods/execute/run"
+RUN_GRANT = """grants:
+  - subjects: ["token:bench"]
+    actions: [read, run]
+    resources: ["data:*", "model:*"]
+"""
+
+
+def submissions(a, tmp: Path) -> dict:
+    """Run submissions over HTTP (a command/shell `true`, waited for), as a
+    user with a token and a grant: latency one at a time and runs/s with 8
+    clients; then reads with 8 clients alone, and while 2 clients keep runs
+    of the same model in flight (each run a new version of the name read)."""
+    root = tmp / "runs"
+    token, _ = _read_repo(root)
+    (root / "grants" / "bench.yaml").write_text(RUN_GRANT)
+    proc, target = _serve(root, ROOT / "src", tmp, "runs")
+    out: dict = {}
+    try:
+        port = target[0]
+        submit = lambda: http_call(port, "POST", RUN_PATH, {}, token)  # noqa: E731
+        submit()()  # warm up: the server's first run imports the runner
+        n = 12 if a.quick else 60
+        out["runLatency"] = stats(timed(submit(), n))
+        out["runsPerS"] = round(throughput(submit, n * 2), 1)
+        out["readsAlone"] = _load(target, token, 8, a.seconds)
+        stop = threading.Event()
+        ran = [0]
+
+        def keep_running() -> None:
+            call = submit()
+            while not stop.is_set():
+                call()
+                ran[0] += 1
+
+        runners = [threading.Thread(target=keep_running, daemon=True) for _ in range(2)]
+        for t in runners:
+            t.start()
+        try:
+            out["readsWhileRuns"] = _load(target, token, 8, a.seconds)
+        finally:
+            stop.set()
+            for t in runners:
+                t.join(120)
+        out["runsDuringReads"] = ran[0]
+        out["rssMiB"] = _rss_mib(target[1])
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    alone, busy = out["readsAlone"], out["readsWhileRuns"]
+    print(f"\nrun submissions (POST {RUN_PATH}, command/shell `true`, token and grant):")
+    print(f"  one at a time: median {out['runLatency']['medianMs']:.1f} ms, p95 {out['runLatency']['p95Ms']:.1f} ms;"
+          f" 8 clients: {out['runsPerS']} runs/s")
+    print(f"  reads, 8 clients, alone: {alone['perS']:.0f}/s, p50 {alone['p50Ms']:.1f} ms, p99 {alone['p99Ms']:.1f} ms")
+    print(f"  reads, 8 clients, with 2 clients running the model meanwhile ({out['runsDuringReads']} runs): "
+          f"{busy['perS']:.0f}/s, p50 {busy['p50Ms']:.1f} ms, p99 {busy['p99Ms']:.1f} ms")
+    return out
+
+
 def _meta_file(root: Path) -> Path:
     return next(p for p in root.rglob("metadata.yaml") if p.parent.name == "1" and p.parent.parent.name == "result")
 
@@ -354,18 +417,22 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=4.0, help="per read measurement")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-s3", action="store_true", help="skip the reads on SeaweedFS")
+    ap.add_argument("--no-submissions", action="store_true", help="skip the run submissions")
+    ap.add_argument("--submissions-only", action="store_true", help="only the run submissions and reads meanwhile")
     ap.add_argument("--replicas", type=int, default=2,
                     help="also N servers of the checkout on one port (--reuse-port; 1: not)")
     a = ap.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
-        read_results = reads(a, Path(tmp))
+        read_results = {} if a.submissions_only else reads(a, Path(tmp))
+        if not a.no_submissions:
+            read_results["submissions"] = submissions(a, Path(tmp))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     out = ROOT / "bench" / "results" / f"serve-reads-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(read_results, indent=2))
     print(f"wrote {out.relative_to(ROOT)}")
-    if a.reads_only:
+    if a.reads_only or a.submissions_only:
         return
     n = 40 if a.quick else a.requests
     naps = 3 if a.quick else 8

@@ -88,7 +88,7 @@ def classify(method: str, path: str) -> str:
     return f"other {method}"
 
 
-def measure(src: Path, work: Path, server, proxy: FaultProxy, label: str, items: int) -> dict:
+def measure(src: Path, work: Path, server, proxy: FaultProxy, label: str, items: int, trace: bool = False) -> dict:
     repo = work / label
     repo.mkdir(parents=True)
     swamp(src, repo, "repo", "init", str(repo))
@@ -109,6 +109,9 @@ def measure(src: Path, work: Path, server, proxy: FaultProxy, label: str, items:
         run = swamp(src, repo, "workflow", "run", *args)
         assert run["status"] == "succeeded", run
         kinds = collections.Counter(classify(m, p) for m, p in proxy.seen[start:])
+        if trace and steps == 3:
+            for m, p in proxy.seen[start:]:
+                print(f"  {label:<7} {m:<7} {p}", file=sys.stderr)
         total = sum(kinds.values())
         out[name] = {"steps": steps, "requests": total, "kinds": dict(sorted(kinds.items())),
                      "requestsPerStep": round(total / steps, 2),
@@ -120,6 +123,9 @@ def measure(src: Path, work: Path, server, proxy: FaultProxy, label: str, items:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--baseline", default="b2ca11d", help="the commit to compare with")
+    ap.add_argument("--baseline-src", type=Path, default=None,
+                    help="another checkout's src/ to compare with instead of --baseline (e.g. the main checkout's)")
+    ap.add_argument("--trace", action="store_true", help="print each request of the 3-step run")
     ap.add_argument("--items", type=int, default=100)
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     opts = ap.parse_args()
@@ -127,19 +133,25 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="swamp-wfreq-") as tmp:
         work = Path(tmp)
         base_tree = work / "baseline"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base_tree), opts.baseline],
-                       check=True, capture_output=True)
+        if opts.baseline_src is None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base_tree), opts.baseline],
+                           check=True, capture_output=True)
+            base_src, base_label = base_tree / "src", opts.baseline
+        else:
+            base_src, base_label = opts.baseline_src.resolve(), str(opts.baseline_src)
         server = servers.start_seaweed_mini(work / "seaweed")
         try:
             with FaultProxy(server.endpoint_url) as proxy:
                 results = {
-                    f"baseline {opts.baseline}": measure(base_tree / "src", work, server, proxy, "before", opts.items),
-                    "this checkout": measure(ROOT / "src", work, server, proxy, "after", opts.items),
+                    f"baseline {base_label}": measure(base_src, work, server, proxy, "before", opts.items,
+                                                      opts.trace),
+                    "this checkout": measure(ROOT / "src", work, server, proxy, "after", opts.items, opts.trace),
                 }
         finally:
             servers.stop_processes(server.processes)
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_tree)],
-                           capture_output=True)
+            if opts.baseline_src is None:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_tree)],
+                               capture_output=True)
     if opts.json:
         print(json.dumps(results, indent=2))
         return 0

@@ -61,8 +61,10 @@ def test_each_step_is_one_commit_with_its_data_and_the_run_record(tmp_path, seaw
         paths = [ch["path"] for ch in found[0]["changes"]]
         assert any(p.startswith("data/") and p.endswith("/raw") for p in paths), paths
         assert any(p.startswith(record) for p in paths), paths  # the run record, in the same commit
-    # Besides the steps: the run's start and its end. Nothing else.
-    assert len(commits) == 3 + 2
+    # Besides the steps: the run's start. Its end goes out with the last
+    # step (app/one_lane_runs.py): nothing comes after s3's commit.
+    assert len(commits) == 3 + 1
+    assert commits[0]["command"].endswith("j/s3"), [c["command"] for c in commits]
 
 
 def test_a_cancel_from_another_peer_stops_the_run_while_a_step_is_in_flight(tmp_path, seaweedfs):

@@ -14,12 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from swamp.cli import data_get, data_list, fast_lane, method_run, model_get
+from swamp.cli import data_get, data_list, datastore_sync, fast_lane, method_run, model_get
 from swamp.cli.errors import run_cli
 
 REAL = {"data get": data_get.run, "model method run": method_run.run, "data list": data_list.run,
-        "model get": model_get.run}
-MODULES = {"data get": data_get, "model method run": method_run, "data list": data_list, "model get": model_get}
+        "model get": model_get.run, "datastore sync": datastore_sync.run}
+MODULES = {"data get": data_get, "model method run": method_run, "data list": data_list, "model get": model_get,
+           "datastore sync": datastore_sync}
 
 _SCRATCH = tempfile.mkdtemp(prefix="swamp-fast-lane-")
 DIR = os.path.join(_SCRATCH, "repo")
@@ -111,6 +112,11 @@ TAKEN = [
     ["-q", "data", "list", "--repo-dir", DIR],
     ["model", "get", "m"],
     ["--json", "model", "get", "--offline", "m", "-v"],
+    ["datastore", "sync"],
+    ["datastore", "sync", "--pull", "--json"],
+    ["--json", "datastore", "sync", "--push", "-q"],
+    ["datastore", "sync", "--pull", "--push"],  # refused by the body, the same on both paths
+    ["datastore", "sync", "--repo-dir", DIR, "--pull", "--pull"],
 ]
 
 
@@ -179,6 +185,11 @@ LEFT = [
     ["model", "--json", "method", "run", "m", "execute"],
     ["model", "method", "--json", "run", "m", "execute"],
     ["data", "get", "m", "n", "--input", "a=b"],
+    ["datastore", "sync", "extra"],
+    ["datastore", "sync", "--pull=1"],
+    ["datastore", "sync", "--help"],
+    ["datastore", "sync", "--pul"],
+    ["datastore", "status"],
 ]
 
 

@@ -70,12 +70,16 @@ STEPS = [
     (["model", "get", "greeter", "--json"], True),
     (["model", "get", "nope"], True),
     (["--json", "model", "get", "nope"], True),
+    (["datastore", "sync"], True),  # a directory datastore: nothing to sync, the same counts either way
+    (["datastore", "sync", "--pull", "--json"], True),
+    (["datastore", "sync", "--pull", "--push"], True),
     # not the lane's: click says what is wrong, the same either way
     (["data", "get", "ok"], False),
     (["data", "get", "ok", "result", "--version", "x", "--json"], False),
     (["model", "method", "run", "ok", "execute", "--bogus"], False),
     (["data", "list", "a", "b"], False),
     (["model", "get"], False),
+    (["datastore", "sync", "--bogus"], False),
 ]
 
 
@@ -168,7 +172,7 @@ def test_on_a_terminal_the_colours_are_the_same(repos, args):
 
 @pytest.mark.parametrize("args", [["data", "get", "ok", "result"], ["model", "method", "run", "ok", "execute"],
                                   ["model", "method", "run", "greeter", "execute", "--input", "message=x"],
-                                  ["data", "list"], ["model", "get", "ok"]],
+                                  ["data", "list"], ["model", "get", "ok"], ["datastore", "sync", "--pull"]],
                          ids=" ".join)
 def test_the_lane_does_not_import_click(repos, args):
     code = ("import sys\nfrom swamp.cli.main import main\ntry:\n    main(sys.argv[1:])\n"

@@ -12,6 +12,7 @@ import contextlib
 import threading
 from dataclasses import dataclass, field
 
+from swamp.app import one_lane_runs
 from swamp.app.lifecycle import changing, is_shared, reading, refresh
 from swamp.app.placed_steps import PlacedSteps, attached
 from swamp.datastore.sync.counts import SyncCounts
@@ -113,6 +114,8 @@ class _Host:
         #: the model leases steps' ``publishing`` takes, let go after each step's push
         self._leases = PublishingLeases(repo, self._add, session=lambda command, leases: self._session(
             command, leases=leases))
+        #: a one-lane run's sessions (app/one_lane_runs.py), or None
+        self.lane = None
 
     def _add(self, counts: SyncCounts) -> None:
         with self._mutex:
@@ -156,7 +159,14 @@ class _Host:
         claimed = self._claimed.pop((threading.get_ident(), run.id), None)
         try:
             with self.repo.datastore.lock(records.run_lock(run.id)):
-                yield
+                if self.lane is None:
+                    yield
+                else:
+                    self.lane.begin(run)
+                    try:
+                        yield
+                    finally:
+                        self.lane.end()  # under the run's lease: what it parked names it
         finally:
             if claimed is not None:
                 claimed.close()
@@ -173,8 +183,13 @@ class _Host:
         method runs without the model's lease: the runner stages what it
         writes, and ``publishing`` takes the lease only once it ends, held
         until this session has pushed (app/publishing_leases.py), so items
-        on one model run at once and a step still costs one commit."""
-        return _nested(self._leases.held(), self._session(command))
+        on one model run at once and a step still costs one commit. A
+        one-lane run (app/one_lane_runs.py) keeps the model's lease from one
+        step to the next instead: its steps run one after another anyway."""
+        session = lambda: _nested(self._leases.held(), self._session(command))  # noqa: E731
+        if self.lane is not None and self.lane.here():
+            return self.lane.step(model_lock_name(definition.type, definition.id), session)
+        return session()
 
     def publishing(self, definition, command: str):
         """Where a step's versions are numbered: the model's lease and a pull."""
@@ -184,12 +199,21 @@ class _Host:
         # The run's lease is held by the thread executing the run; a save may
         # come from a step's thread, so it takes no lease of its own.
         run = getattr(getattr(write, "__self__", None), "run", None)  # the engine's RunState.write_record
-        with self._session(command):
+
+        def checked_write() -> None:
             if isinstance(run, WorkflowRun):
                 _refuse_over_interrupted(self.repo.datastore, run)
             write()
 
+        if self.lane is not None and self.lane.here():
+            self.lane.save(checked_write, lambda: self._session(command))  # with a parked step: one commit
+            return
+        with self._session(command):
+            checked_write()
+
     def watch(self) -> None:
+        if self.lane is not None and self.lane.here():
+            self.lane.publish()  # a parked step waits for nothing but the run's end
         self._add(refresh(self.repo))
 
     def claim(self, workflow_id: str, run_id: str) -> WorkflowRun:
@@ -237,6 +261,8 @@ def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
     source, wf = checked(repo, name)
     report_types = for_workflow(repo, wf, reports)  # an unknown report: refused before the run starts
     host = _Host(repo, placed=placed)
+    if is_shared(repo) and not host.remote_only and one_lane_runs.qualifies(wf):
+        host.lane = one_lane_runs.OneLane(repo.datastore)
     old = None
     if from_failed:
         old = failed_run(repo, wf, from_failed, into=host.sync)

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-import sys
-
 import click
 
 from swamp.cli.options import CliState, global_options
-from swamp.cli.output import emit, human_size, say, summary, table
+from swamp.cli.output import emit, say, summary, table
 
 
 @click.group()
@@ -151,15 +149,7 @@ def status(state: CliState):
     emit(state, result, human)
 
 
-def print_counts(counts: dict) -> None:
-    say(f"pulled {counts['filesPulled']} files ({human_size(counts['bytesPulled'])}), "
-        f"pushed {counts['filesPushed']} files ({human_size(counts['bytesPushed'])}), "
-        f"deleted {counts['filesDeleted']}, {counts['requests']} requests, head {counts['head']}")
-    for r in counts.get("renumbered", []):
-        say(f"renumbered: {r['versions']} version {r['from']} is published as {r['to']} "
-            f"(another peer published {r['from']} first)")
-    for c in counts.get("conflicts", []):
-        say(f"conflict: {c}", err=True)
+from swamp.cli.datastore_sync import print_counts  # noqa: E402  (shared with setup's output)
 
 
 @datastore.command("sync")
@@ -171,17 +161,9 @@ def sync(state: CliState, pull_only, push_only):
     """Pull peers' commits and push local changes.
 
     Example: swamp datastore sync --pull"""
-    from swamp.errors import UsageError
-    from swamp.app.datastore import sync as run
+    from swamp.cli import datastore_sync
 
-    if pull_only and push_only:
-        raise UsageError("--pull and --push exclude each other")
-    from swamp.cli.progress import progress_for
-
-    counts = run(state.repo(), pull=not push_only, push=not pull_only, progress=progress_for(state))
-    emit(state, counts, lambda: print_counts(counts))
-    if counts.get("conflicts"):
-        sys.exit(1)
+    datastore_sync.run(state, pull_only, push_only)  # also the fast lane's (cli/fast_lane.py)
 
 
 @datastore.group("lock")

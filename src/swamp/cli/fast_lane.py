@@ -1,5 +1,5 @@
-"""`swamp data get`, `swamp model method run`, `swamp data list` and
-`swamp model get` without importing click (click and the standard modules
+"""`swamp data get`, `swamp model method run`, `swamp data list`,
+`swamp model get` and `swamp datastore sync` without importing click (click and the standard modules
 only it needs: 5 to 20 ms of start-up), for the command lines people and
 scripts type most: `swamp.cli.main.main` tries `try_run` after
 `swamp.cli.fast_help` and before click.
@@ -8,13 +8,14 @@ The lane accepts a deliberately small set of forms, parsed here exactly as
 click parses them:
 
 - the command words (``data get``, ``model method run``, ``data list``,
-  ``model get``) and its positional arguments (``MODEL NAME``;
+  ``model get``, ``datastore sync``) and its positional arguments (``MODEL NAME``;
   ``MODEL METHOD``, where MODEL names a model, not a type: no ``/``;
-  ``[MODEL]``; ``NAME``);
+  ``[MODEL]``; ``NAME``; none);
 - the global options, before the command words or after them:
   ``--json``, ``--offline``, ``-q``/``--quiet``, ``-v``/``--verbose``,
   ``--no-color``, ``--repo-dir DIR`` (or ``--repo-dir=DIR``);
 - ``data get``'s ``--version N``, ``--no-content``, ``--workflow X``;
+  ``datastore sync``'s ``--pull`` and ``--push``;
   ``model method run``'s ``--input K=V`` and ``--tag K=V`` (repeatable; an
   ``--input`` value is read by `swamp.cli.inputs`, as on the click path).
 
@@ -70,6 +71,8 @@ COMMANDS = (
                     "skip_report": (), "skip_checks": False, "skip_check": ()}),
     _Spec(("data", "list"), ("model",), required=0, defaults={"model": None}),
     _Spec(("model", "get"), ("name",)),
+    _Spec(("datastore", "sync"), (), flags={"--pull": "pull_only", "--push": "push_only"},
+          defaults={"pull_only": False, "push_only": False}),
 )
 
 
@@ -192,6 +195,8 @@ def _body(words: tuple):
         from swamp.cli import data_list as body
     elif words == ("model", "get"):
         from swamp.cli import model_get as body
+    elif words == ("datastore", "sync"):
+        from swamp.cli import datastore_sync as body
     else:
         from swamp.cli import method_run as body
     return body.run

@@ -36,6 +36,11 @@ class HeldLocks:
                     return True
             return False
 
+    def holds(self, name: str) -> bool:
+        """Whether this thread holds ``name`` now."""
+        with self._mutex:
+            return any(hold.name == name for hold in self._holds.get(get_ident(), ()))
+
     def leave(self, name: str) -> None:
         """Undo one ``reenter``."""
         with self._mutex:
