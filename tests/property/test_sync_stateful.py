@@ -243,7 +243,7 @@ class SyncMachine(RuleBasedStateMachine):
         if isinstance(self.store, ServerClockStore):
             self.store.offset = self.server_offset
         for e in self._engines():
-            e._current = None
+            e.ctx.head_seen.forget()
 
     @rule(peer=st.sampled_from(PEERS))
     def gc(self, peer: str) -> None:

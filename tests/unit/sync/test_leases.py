@@ -299,8 +299,7 @@ def test_another_threads_push_publishes_its_own_work_but_not_a_lost_leases(make_
     t = threading.Thread(target=method)
     t.start()
     assert inside.wait(10)
-    with a._leases_mutex:
-        (lease,) = a._leases
+    (lease,) = a.fencing.holdings()
     _lose(lease, store)
     lost.set()
     write(a, "files/other", b"another command's work")
