@@ -106,7 +106,8 @@ class Origin:
         if not root.is_dir():
             return []
         prefix = versions + "/"
-        committed = {int(h) for h in (p[len(prefix):].split("/", 1)[0] for p in self.ctx.state.base_paths_under(versions))
+        under = self.ctx.state.base_paths_under(versions)
+        committed = {int(h) for h in (p[len(prefix):].split("/", 1)[0] for p in under)
                      if h.isdigit()}
         ours, others = [], set(committed)
         for d in root.iterdir():

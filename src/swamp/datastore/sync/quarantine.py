@@ -75,15 +75,16 @@ class TakeBack:
                     st = self.ctx.tree.write(ch.path, committed_content(s, self.ctx.layout, ch.path, base))
             except (ObjectStoreError, CorruptRemoteError, BlockedPath) as e:
                 _log().warning("could not restore %s after losing lease %r (%s); it is fetched on first read",
-                            ch.path, name, e)
+                               ch.path, name, e)
                 unfetched.append(ch.path)
             else:
                 self.ctx.tree.remember(ch.path, st, base.sha256)
         with self.ctx.state.transaction():
-            self.ctx.state.set_bases((rel, bases[rel].sha256, bases[rel].size, False, bases[rel].src) for rel in unfetched)
+            self.ctx.state.set_bases((rel, bases[rel].sha256, bases[rel].size, False, bases[rel].src)
+                                     for rel in unfetched)
             self.ctx.tree.flush_stats()
         _log().warning("lease %r was lost: %d change(s) made under it were not published; kept in %s",
-                    name, len(changes), scope.aside)
+                       name, len(changes), scope.aside)
         return True
 
 
