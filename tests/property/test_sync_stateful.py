@@ -492,7 +492,7 @@ def test_a_version_written_under_a_lost_lease_and_renumbered_is_not_published() 
     commit point; p0 takes the lease over and publishes count/1 too. p1 is
     told its lease was lost, and its count/1, which its rebase pull moved to
     count/2, was published by the next sync. Fixed: a renumbered version
-    stays under the lease it was written under (fencing._follow_moves)."""
+    stays under the lease it was written under (Fencing.follow_moves)."""
     m = SyncMachine()
     try:
         m.frozen_holder(holder="p1", taker="p0", taker_versions=VERSIONS, holder_versions=VERSIONS)
@@ -525,7 +525,7 @@ def test_a_push_trusting_a_recent_listing_is_refused_on_an_emptied_remote(tmp_pa
     push trusted the head and skipped the identity check, so it committed
     log/<head+1> onto an emptied and re-created remote: a gap every peer
     refused. Fixed: a commit's create follows a LIST made in the same
-    operation, after its uploads (commit._listed_since)."""
+    operation, after its uploads (HeadSeen.listed_since)."""
     from swamp.datastore.sync.errors import CorruptRemoteError
 
     store = MemoryObjectStore()

@@ -230,7 +230,7 @@ def _lost_lease_dir(e) -> Path:
 
 
 def test_what_was_written_under_a_lost_lease_is_quarantined_and_never_published(make_peer, store):
-    """The design (engine.lease/_quarantine): the paths a thread marks dirty
+    """The design (engine.lease, Fencing.quarantine): the paths a thread marks dirty
     while it holds a lease are recorded against it. Once the lease is lost,
     each of them that differs from its base is moved, bytes intact, to the
     local-only .sync/lost-lease/<time>-<lease>/ and restored to its base

@@ -79,17 +79,25 @@ class HeadSeen:
         self.current = None
 
     def is_current(self, state: SyncState) -> bool:
-        """Seen recently (within HEAD_CURRENT_S) at the present head, and
-        the head's commit id is known (or the log is empty)."""
+        """Whether this engine saw, recently (HEAD_CURRENT_S), that the log
+        continues from ``head``: a pull listed it (gc always keeps the
+        commit at the newest checkpoint, so a listing after a trimmed head
+        is never empty), or this engine created the commit at ``head``.
+        Then ``head+1`` is the tip or a seq a peer holds (412), never a
+        trimmed one."""
         current = self.current
         return (current is not None and current[0] == state.head
                 and time.monotonic() - current[1] < HEAD_CURRENT_S
                 and (state.head == 0 or state.tip()[0] is not None))
 
     def listed_since(self, state: SyncState, since: float) -> bool:
-        """``is_current``, by a listing made at or after ``since`` (monotonic):
-        what a LIST shows of the remote's identity is then at most one
-        operation old, never a session's length."""
+        """Whether a listing made at or after ``since`` (monotonic) saw the
+        log continue from ``head`` (or this engine created the commit at
+        ``head`` since then), so that ``head + 1`` is the tip or a seq a
+        peer holds: a 412, never a trimmed seq nor a seq past the end of
+        another chain. What a LIST shows of the remote's identity
+        (identity.check_listing) is then at most one operation old, never a
+        session's length."""
         current = self.current
         return current is not None and current[0] == state.head and current[1] >= since and self.is_current(state)
 
