@@ -31,12 +31,6 @@ from .quarantine import TakeBack
 from .renumber import Move
 
 
-def _log():
-    import logging  # here: a sync that goes well logs nothing (logging costs a command ~2 ms)
-
-    return logging.getLogger(__name__)
-
-
 class Fencing:
     def __init__(self, ctx: EngineState, changes: LocalChanges, takeback: TakeBack,
                  append_fence: Callable[..., int]) -> None:

@@ -21,7 +21,7 @@ from .localonly import is_synced
 from .localtree import LocalTree
 from .rules import PathRules
 from .state import SyncState
-from .version_scheme import LocalFiles, VersionScheme  # noqa: F401 (named here too, as before)
+from .version_scheme import VersionScheme
 
 class Move(NamedTuple):
     """One version of ours renumbered: the files it held (``olds``), where

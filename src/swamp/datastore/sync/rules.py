@@ -10,7 +10,7 @@ A declaration is plain data, a mapping with any of:
 - ``lazy``: patterns of contents a lazily hydrated cache fetches on first
   read instead of at pull;
 - ``mergeable``: ``{pattern: "json" | "yaml"}``, documents merged per key;
-- ``renumber``: the owner's version scheme (a ``renumber.VersionScheme``
+- ``renumber``: the owner's version scheme (a ``version_scheme.VersionScheme``
   object, handed as a value) for numbered version directories under
   immutable paths: a version of ours never published, whose number a peer
   published first, is moved to the next free number instead of being saved
@@ -90,6 +90,12 @@ class PathRules(Frozen):
         for pattern, fmt in self.mergeable:
             if fmt not in FORMATS:
                 raise ValueError(f"unknown mergeable format {fmt!r} for {pattern!r}")
+        for scheme in self.renumber:
+            # a scheme is handed as an object by its owner's code; a name
+            # (text) is never imported: nothing in a declaration is evaluated
+            if isinstance(scheme, str) or not callable(getattr(scheme, "split", None)) \
+                    or not callable(getattr(scheme, "rewrite", None)):
+                raise ValueError(f"a version scheme is an object with split() and rewrite(), not {scheme!r}")
         _set(self, "_compiled", (
             _any(self.immutable), _any(self.lazy),
             tuple((compile_pattern(p), fmt) for p, fmt in self.mergeable)))
