@@ -243,7 +243,7 @@ class SyncMachine(RuleBasedStateMachine):
         if isinstance(self.store, ServerClockStore):
             self.store.offset = self.server_offset
         for e in self._engines():
-            e._current = None
+            e.ctx.head_seen.forget()
 
     @rule(peer=st.sampled_from(PEERS))
     def gc(self, peer: str) -> None:
@@ -492,7 +492,7 @@ def test_a_version_written_under_a_lost_lease_and_renumbered_is_not_published() 
     commit point; p0 takes the lease over and publishes count/1 too. p1 is
     told its lease was lost, and its count/1, which its rebase pull moved to
     count/2, was published by the next sync. Fixed: a renumbered version
-    stays under the lease it was written under (fencing._follow_moves)."""
+    stays under the lease it was written under (Fencing.follow_moves)."""
     m = SyncMachine()
     try:
         m.frozen_holder(holder="p1", taker="p0", taker_versions=VERSIONS, holder_versions=VERSIONS)
@@ -525,7 +525,7 @@ def test_a_push_trusting_a_recent_listing_is_refused_on_an_emptied_remote(tmp_pa
     push trusted the head and skipped the identity check, so it committed
     log/<head+1> onto an emptied and re-created remote: a gap every peer
     refused. Fixed: a commit's create follows a LIST made in the same
-    operation, after its uploads (commit._listed_since)."""
+    operation, after its uploads (HeadSeen.listed_since)."""
     from swamp.datastore.sync.errors import CorruptRemoteError
 
     store = MemoryObjectStore()

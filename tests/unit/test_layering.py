@@ -11,10 +11,9 @@ Layers, top to bottom (an arrow may point within a layer or down, never up):
   3  models, workflows, data, vault, extensions, expr, reports   the domain
   4  datastore                             the Datastore facade (base, cached,
                                            filesystem, open)
-  5  datastore/sync
-  6  datastore/locks                       lock files and the dead-holder rule,
-                                           shared by the filesystem datastore
-                                           and sync leases
+  5  datastore/sync                        (its holders.py: the lock-file and
+                                           dead-holder rule; datastore/locks
+                                           names it for the layers above)
   7  datastore/objectstore
   8  util, errors, the swamp package itself (its authoring API loads lazily)
 
@@ -55,7 +54,6 @@ LAYERS = {
     "swamp.expr": 3, "swamp.reports": 3,
     "swamp.datastore": 4,
     "swamp.datastore.sync": 5,
-    "swamp.datastore.locks": 6,
     "swamp.datastore.objectstore": 7,
     "swamp.util": 8, "swamp.errors": 8, "swamp": 8,
 }

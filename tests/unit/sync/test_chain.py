@@ -90,7 +90,7 @@ def _orphan_scenario(make_peer, store):
     (A push now lists in its own operation before it creates; p trusts its
     earlier pull, as a push of an older swamp did.)"""
     p, q = make_peer("p"), make_peer("q", checkpoint_every=3)
-    p._listed_since = lambda since: p._head_is_current()
+    p.ctx.head_seen.listed_since = lambda state, since: p.ctx.head_seen.is_current(state)
     lagging = make_peer("lagging")
     write(q, "files/base", b"base")
     q.push()

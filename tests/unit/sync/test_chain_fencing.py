@@ -116,7 +116,7 @@ def test_every_peer_ignores_a_commit_under_a_fenced_holding(make_peer, store):
     # b takes LEASE over from the holding ``old``: its epoch record is seq 2
     b = make_peer("b")
     b.pull()
-    b._append_fence(LEASE, old, "new-holding")
+    b.records.append_fence(LEASE, old, "new-holding")
     tip = json.loads(store.get("default/log/00000000000000000002.json")[0])["id"]
     late = Commit(3, 2, "f" * 32, writer_info("a"), "", "late", [Change("files/late", "put", "0" * 64, 0)],
                   parent_id=tip, leases={LEASE: old})

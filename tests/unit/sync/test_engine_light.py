@@ -16,7 +16,7 @@ import pytest
 
 from swamp.datastore.sync.commitlog import Change, Commit
 from swamp.datastore.sync.conflicts import Incoming
-from swamp.datastore.sync.fencing import _LeaseScope
+from swamp.datastore.sync.lease_scope import LeaseScope
 from swamp.datastore.sync.journal import Taken
 from swamp.datastore.sync.localtree import FileState
 from swamp.datastore.sync.rules import NO_RULES, PathRules
@@ -103,7 +103,7 @@ def test_path_rules_are_checked_and_compiled_as_before():
 @pytest.mark.parametrize("cls, args, text", [
     (Holding, ("l", "n", "h", 1), "Holding(name='l', nonce='n', host='h', pid=1, machine=None, written=set(), "
                                   "published=[], path=None)"),
-    (_LeaseScope, (), "_LeaseScope(written=set(), aside=None, published=[], file=None)"),
+    (LeaseScope, (), "LeaseScope(written=set(), aside=None, published=[], file=None)"),
     (Taken, (), "Taken(files=[], paths=set(), bulk=False)"),
 ])
 def test_mutable_values(cls, args, text):

@@ -80,14 +80,14 @@ def test_upgrading_a_format_1_remote_turns_inline_contents_on_and_refuses_older_
 
 
 def test_an_older_swamp_starting_afresh_is_refused_as_too_new(make_peer, store, monkeypatch):
-    from swamp.datastore.sync import engine
+    from swamp.datastore.sync import remote_format
 
     _format_1(store)
     a = make_peer("a")
     write(a, "files/one", b"x")
     a.push()
     a.upgrade_format()
-    monkeypatch.setattr(engine, "FORMAT_VERSION", 1)  # a swamp that understands format 1 only
+    monkeypatch.setattr(remote_format, "FORMAT_VERSION", 1)  # a swamp that understands format 1 only
     old = make_peer("old")
     with pytest.raises(SwampError) as err:
         old.pull()
@@ -100,7 +100,7 @@ def test_an_interrupted_upgrade_run_again_appends_no_second_record(make_peer, st
     a, b = make_peer("a"), make_peer("b")
     write(a, "files/one", b"x")
     a.push()
-    a._append_record("datastore upgrade", upgrade=FORMAT_VERSION)  # killed before format.json was rewritten
+    a.records.append_record("datastore upgrade", upgrade=FORMAT_VERSION)  # killed before format.json was rewritten
     assert json.loads(store.get(FORMAT)[0])["version"] == 1
     out = b.upgrade_format()
     assert (out["from"], out["to"], out["upgraded"], out["seq"]) == (1, FORMAT_VERSION, True, None)

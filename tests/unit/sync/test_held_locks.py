@@ -41,10 +41,10 @@ def test_the_cached_datastore_and_its_engine_share_the_record(make_peer, tmp_pat
     assert ds.held is engine.held
     with ds.lock("model/t/m") as lease:
         with ds.lock("model/t/m"):
-            assert engine._held_here() == [lease]
+            assert engine.fencing.held_here() == [lease]
         ds.write_bytes("data/t/m/n/1/raw", b"x")
-        assert "data/t/m/n/1/raw" in engine._leases[lease].written
-    assert engine._held_here() == []
+        assert "data/t/m/n/1/raw" in engine.fencing.scope_of(lease).written
+    assert engine.fencing.held_here() == []
 
 
 def test_nothing_is_left_in_the_record_after_a_failure(tmp_path):

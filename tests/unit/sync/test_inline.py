@@ -136,9 +136,9 @@ def test_a_checkpoint_carries_inline_contents_up_to_its_cap_and_stores_the_rest_
         make_peer, store, future, monkeypatch):
     import gzip
 
-    from swamp.datastore.sync import commit as commit_mod
+    from swamp.datastore.sync import checkpoint_writer
 
-    monkeypatch.setattr(commit_mod, "CHECKPOINT_INLINE_TOTAL", 250)
+    monkeypatch.setattr(checkpoint_writer, "CHECKPOINT_INLINE_TOTAL", 250)
     a = make_peer("a", checkpoint_every=2)
     for i in range(5):
         write(a, f"files/f{i}", bytes([65 + i]) * 100)

@@ -230,7 +230,7 @@ def _lost_lease_dir(e) -> Path:
 
 
 def test_what_was_written_under_a_lost_lease_is_quarantined_and_never_published(make_peer, store):
-    """The design (engine.lease/_quarantine): the paths a thread marks dirty
+    """The design (engine.lease, Fencing.quarantine): the paths a thread marks dirty
     while it holds a lease are recorded against it. Once the lease is lost,
     each of them that differs from its base is moved, bytes intact, to the
     local-only .sync/lost-lease/<time>-<lease>/ and restored to its base
@@ -299,8 +299,7 @@ def test_another_threads_push_publishes_its_own_work_but_not_a_lost_leases(make_
     t = threading.Thread(target=method)
     t.start()
     assert inside.wait(10)
-    with a._leases_mutex:
-        (lease,) = a._leases
+    (lease,) = a.fencing.holdings()
     _lose(lease, store)
     lost.set()
     write(a, "files/other", b"another command's work")

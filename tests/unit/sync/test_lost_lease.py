@@ -90,7 +90,7 @@ def test_what_was_written_under_a_lost_lease_is_never_published(tmp_path, seawee
     r = invoke(a, "model", "method", "run", "s", "run", "--input", f"gate={gate}")
     thief.join()
     assert r.code == 1 and r.error["code"] == "lease_lost", r
-    # What it wrote is kept, local only, where the error says (engine._quarantine).
+    # What it wrote is kept, local only, where the error says (Fencing.quarantine).
     assert ".sync/lost-lease/" in r.error["hint"], r.error
     kept = [p for p in (a / ".swamp" / ".sync" / "lost-lease").rglob("*") if p.is_file()]
     assert any("/outputs/" in str(p) for p in kept) and any("/data/" in str(p) for p in kept), kept

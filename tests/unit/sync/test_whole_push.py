@@ -10,6 +10,7 @@ import os
 import pytest
 
 from swamp.datastore.sync import transfers
+from swamp.datastore.sync.changes import LocalChanges
 from swamp.datastore.sync.localtree import LocalTree
 from swamp.datastore.sync.transfers import SMALL_FILE, WHOLE_MAX
 
@@ -49,14 +50,14 @@ def test_a_mid_size_file_is_read_once_and_sent_whole(make_peer, store, monkeypat
 def test_one_that_grew_past_the_limit_since_the_diff_streams(make_peer, store, monkeypatch):
     a, b = make_peer("a"), make_peer("b")
     write(a, "files/grows", os.urandom(MID))
-    real_diff = type(a)._diff
+    real_diff = LocalChanges.diff
 
     def diff_then_grow(self, cands):
         out = real_diff(self, cands)
-        (self.root / "files/grows").write_bytes(os.urandom(MID * 2))  # after the diff, before the send
+        (self.ctx.root / "files/grows").write_bytes(os.urandom(MID * 2))  # after the diff, before the send
         return out
 
-    monkeypatch.setattr(type(a), "_diff", diff_then_grow)
+    monkeypatch.setattr(LocalChanges, "diff", diff_then_grow)
     monkeypatch.setattr(transfers, "WHOLE_MAX", MID + 1)
     a.push()
     assert store.blob_calls() == ["put_file"]
@@ -69,14 +70,14 @@ def test_one_that_grew_past_the_limit_since_the_diff_streams(make_peer, store, m
 def test_one_emptied_since_the_diff_is_committed_empty(make_peer, store, monkeypatch):
     a, b = make_peer("a"), make_peer("b")
     write(a, "files/shrinks", os.urandom(MID))
-    real_diff = type(a)._diff
+    real_diff = LocalChanges.diff
 
     def diff_then_empty(self, cands):
         out = real_diff(self, cands)
-        (self.root / "files/shrinks").write_bytes(b"")
+        (self.ctx.root / "files/shrinks").write_bytes(b"")
         return out
 
-    monkeypatch.setattr(type(a), "_diff", diff_then_empty)
+    monkeypatch.setattr(LocalChanges, "diff", diff_then_empty)
     a.push()
     monkeypatch.undo()
     b.pull()

@@ -210,24 +210,10 @@ def gc(store: ObjectStore, layout: Layout, pool: Pool, *, retention_days: float 
     kept_logs = [s for s, _t in logs if s > cut]
     kept_ckpts = [s for s, _t in ckpts if s not in drop_ckpts]
 
-    referenced: set[str] = set()
-    # Inline entries need no blob; a blob of the same content (uploaded by
-    # another commit) is kept all the same.
-    for c in commitlog.fetch(store, layout, kept_logs, pool):
-        referenced.update(ch.sha256 for ch in c.changes if ch.op == "put")
-    for seq in kept_ckpts:
-        tree, _rejected = checkpoint.fetch(store, layout, seq)
-        referenced.update(sha for sha, _size, _data in tree.values())
-    unreferenced = {sha for sha in (layout.blob_sha(m.key) for m in store.list(layout.blob_prefix))
-                    if sha is not None and sha not in referenced}
-
-    def decide(marks: dict, now: float) -> tuple[list[str], dict]:
-        sweep = sorted(sha for sha in unreferenced if sha in marks and now - marks[sha] >= grace_s)
-        return sweep, {sha: marks.get(sha, now) for sha in unreferenced if sha not in sweep}
-
+    unreferenced = _unreferenced(store, layout, pool, kept_logs, kept_ckpts)
     if dry_run:
         doc = _read_marks(store, layout)[0]
-        sweep, new_marks = decide(_server_marks(doc, now), now)
+        sweep, new_marks = _decide(unreferenced, _server_marks(doc, now), now, grace_s)
         return {"commitsDeleted": len(drop_logs), "checkpointsDeleted": len(drop_ckpts),
                 "blobsDeleted": len(sweep), "blobsMarked": len(new_marks), "dryRun": True}
 
@@ -238,29 +224,7 @@ def gc(store: ObjectStore, layout: Layout, pool: Pool, *, retention_days: float 
         store.delete(layout.checkpoint(seq))
 
     sweep_id = uuid4_hex()
-    for _ in range(MARK_ATTEMPTS):
-        # The window starts before the server's clock is read: every delete
-        # is then sent before serverStartedAt + windowS on the server's clock.
-        deadline = time.monotonic() + SWEEP_WINDOW_S
-        server = server_now(store, layout)  # after the blobs were listed: no mark predates its upload
-        doc, etag = _read_marks(store, layout)
-        if _live_sweep(doc, server):
-            raise SwampError("another gc is sweeping blobs right now; nothing was swept", code="gc_contended",
-                             hint="run gc again in a minute")
-        sweep, new_marks = decide(_server_marks(doc, server), server)
-        new_doc = {"clock": "server", "time": server, "blobs": new_marks}
-        if sweep:
-            # startedAt (this runner's clock) is only for people reading it
-            new_doc["sweep"] = {"id": sweep_id, "serverStartedAt": server, "startedAt": clock.now(),
-                                "windowS": SWEEP_WINDOW_S, "blobs": sweep}
-        try:
-            _write_marks(store, layout, new_doc, etag)
-            break
-        except PreconditionFailed:
-            continue  # a push unmarked blobs it relies on (or another gc ran): decide again
-    else:
-        raise SwampError("gc could not record its marks: the datastore is too busy; nothing was swept",
-                         code="gc_contended", hint="run gc again")
+    sweep, new_marks, deadline = _record_marks(store, layout, unreferenced, grace_s, sweep_id)
 
     # Sweep only once the decision is recorded, so a crash never forgets the
     # marks, and a push that relies on a blob being swept knows to wait.
@@ -275,6 +239,56 @@ def gc(store: ObjectStore, layout: Layout, pool: Pool, *, retention_days: float 
         _end_sweep(store, layout, sweep_id)
     return {"commitsDeleted": len(drop_logs), "checkpointsDeleted": len(drop_ckpts),
             "blobsDeleted": deleted, "blobsMarked": len(new_marks), "dryRun": False}
+
+
+def _unreferenced(store: ObjectStore, layout: Layout, pool: Pool, kept_logs: list[int],
+                  kept_ckpts: list[int]) -> set[str]:
+    """The blobs no kept commit or checkpoint names. Inline entries need no
+    blob; a blob of the same content (uploaded by another commit) is kept
+    all the same."""
+    referenced: set[str] = set()
+    for c in commitlog.fetch(store, layout, kept_logs, pool):
+        referenced.update(ch.sha256 for ch in c.changes if ch.op == "put")
+    for seq in kept_ckpts:
+        tree, _rejected = checkpoint.fetch(store, layout, seq)
+        referenced.update(sha for sha, _size, _data in tree.values())
+    return {sha for sha in (layout.blob_sha(m.key) for m in store.list(layout.blob_prefix))
+            if sha is not None and sha not in referenced}
+
+
+def _decide(unreferenced: set[str], marks: dict, now: float, grace_s: float) -> tuple[list[str], dict]:
+    """(the blobs to sweep: marked at least ``grace_s`` ago, the marks to keep)."""
+    sweep = sorted(sha for sha in unreferenced if sha in marks and now - marks[sha] >= grace_s)
+    return sweep, {sha: marks.get(sha, now) for sha in unreferenced if sha not in sweep}
+
+
+def _record_marks(store: ObjectStore, layout: Layout, unreferenced: set[str], grace_s: float,
+                  sweep_id: str) -> tuple[list[str], dict, float]:
+    """Decide on the server's clock and record the marks (and the sweep
+    about to run) compare-and-swap; (sweep, marks, the sweep's deadline on
+    the monotonic clock)."""
+    for _ in range(MARK_ATTEMPTS):
+        # The window starts before the server's clock is read: every delete
+        # is then sent before serverStartedAt + windowS on the server's clock.
+        deadline = time.monotonic() + SWEEP_WINDOW_S
+        server = server_now(store, layout)  # after the blobs were listed: no mark predates its upload
+        doc, etag = _read_marks(store, layout)
+        if _live_sweep(doc, server):
+            raise SwampError("another gc is sweeping blobs right now; nothing was swept", code="gc_contended",
+                             hint="run gc again in a minute")
+        sweep, new_marks = _decide(unreferenced, _server_marks(doc, server), server, grace_s)
+        new_doc = {"clock": "server", "time": server, "blobs": new_marks}
+        if sweep:
+            # startedAt (this runner's clock) is only for people reading it
+            new_doc["sweep"] = {"id": sweep_id, "serverStartedAt": server, "startedAt": clock.now(),
+                                "windowS": SWEEP_WINDOW_S, "blobs": sweep}
+        try:
+            _write_marks(store, layout, new_doc, etag)
+            return sweep, new_marks, deadline
+        except PreconditionFailed:
+            continue  # a push unmarked blobs it relies on (or another gc ran): decide again
+    raise SwampError("gc could not record its marks: the datastore is too busy; nothing was swept",
+                     code="gc_contended", hint="run gc again")
 
 
 def _end_sweep(store: ObjectStore, layout: Layout, sweep_id: str) -> None:

@@ -85,29 +85,31 @@ def verify(store: ObjectStore, layout: Layout, pool: Pool) -> dict:
             else:
                 inline += 1
 
-    def check(item: tuple[str, str]) -> str | None:
-        sha, where = item
-        size = sizes.get(sha, 0)
-        try:
-            if size > STREAM_OVER:
-                # streamed through a scratch file, hashed on the way: a
-                # large blob is never whole in memory
-                import tempfile  # here: verify only, and its import costs every command ~1 ms
-
-                with tempfile.TemporaryDirectory(prefix="swamp-verify-") as tmp:
-                    got = store.get_file(layout.blob(sha), Path(tmp) / "blob", size_hint=size).sha256
-            else:
-                got = hashlib.sha256(store.get(layout.blob(sha))[0]).hexdigest()
-        except ObjectNotFound:
-            return f"blob {sha} referenced by {where} is missing"
-        if got != sha:
-            return f"blob {sha} referenced by {where} does not match its hash"
-        return None
-
     for seq, parent_id in links:
         if seq - 1 in ids and ids[seq - 1] != parent_id:
             errors.append(f"the chain is broken at commit {seq}: it extends commit {parent_id}, "
                           f"but commit {seq - 1} is {ids[seq - 1]} (a commit made on another chain)")
-    errors += [e for e in pool.map(check, sorted(referenced.items())) if e]
+    errors += [e for e in pool.map(lambda item: _check_blob(store, layout, *item, sizes.get(item[0], 0)),
+                                   sorted(referenced.items())) if e]
     return {"ok": not errors, "commits": len(seqs), "checkpoints": len(ckpts), "blobs": len(referenced),
             "inline": inline, "errors": errors}
+
+
+def _check_blob(store: ObjectStore, layout: Layout, sha: str, where: str, size: int) -> str | None:
+    """The error of the blob ``sha`` (referenced by ``where``), if any:
+    missing, or not matching its hash."""
+    try:
+        if size > STREAM_OVER:
+            # streamed through a scratch file, hashed on the way: a
+            # large blob is never whole in memory
+            import tempfile  # here: verify only, and its import costs every command ~1 ms
+
+            with tempfile.TemporaryDirectory(prefix="swamp-verify-") as tmp:
+                got = store.get_file(layout.blob(sha), Path(tmp) / "blob", size_hint=size).sha256
+        else:
+            got = hashlib.sha256(store.get(layout.blob(sha))[0]).hexdigest()
+    except ObjectNotFound:
+        return f"blob {sha} referenced by {where} is missing"
+    if got != sha:
+        return f"blob {sha} referenced by {where} does not match its hash"
+    return None

@@ -38,14 +38,13 @@ import threading
 import time
 from typing import Callable
 
-from swamp.datastore.locks import holder_exited
-from swamp.datastore.locks import lock_timeout_ms, machine_identity
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, ObjectStoreError, PreconditionFailed
 from swamp.errors import LeaseLostError, LockTimeoutError
 from swamp.util import clock
 from swamp.util.ids import holder, hostname
 from swamp.util.ids import uuid4_hex
 
+from .holders import holder_exited, lock_timeout_ms, machine_identity
 from .layout import Layout
 
 
@@ -147,7 +146,7 @@ class Lease:
         # taker would see it unchanged and take a live lease.
         return json.dumps({
             "name": self.name, "holder": holder(), "host": hostname(), "pid": os.getpid(),
-            "machine": machine_identity(os.getpid()),  # where that pid means something (locks.holder_exited)
+            "machine": machine_identity(os.getpid()),  # where that pid means something (holders.holder_exited)
             "peer": self.peer, "nonce": self.nonce, "ttlMs": self.ttl_ms, "acquiredAt": self._acquired_at,
             "beat": uuid4_hex(),
         }).encode()

@@ -27,37 +27,42 @@ So a peer republishes only its own work:
   publishes a recorded copy.
 
 A state from before ``own`` was recorded cannot tell its own from copies:
-it republishes everything, as before. A mixin of ``SyncEngine``."""
+it republishes everything, as before. A collaborator of ``SyncEngine``."""
 
 from __future__ import annotations
 
 from swamp.util import clock
 
 from . import identity
+from .engine_state import EngineState
 from .localonly import is_synced
+from .renumber import _Files
 
 
 class Origin:
+    def __init__(self, ctx: EngineState) -> None:
+        self.ctx = ctx
+
     def attach_remote(self) -> bool:
         """``identity.attach``, recording first which files are copies of
         other peers' work (see above). True if the old state was forgotten."""
-        with self._exclusive():
-            return identity.attach(self.state, self.store, self.layout, copies=self._foreign_copies)
+        with self.ctx.exclusive():
+            return identity.attach(self.ctx.state, self.ctx.store, self.ctx.layout, copies=self._foreign_copies)
 
     def _foreign_copies(self) -> list[tuple[str, str]]:
         """(path, sha256) of the files that equal their base and are not
         this cache's own content; none when the state cannot tell."""
-        if not self.state.knows_authorship:
+        if not self.ctx.state.knows_authorship:
             return []
-        own = self.state.own()
+        own = self.ctx.state.own()
         out = []
-        for rel, base in sorted(self.state.all_bases().items()):
+        for rel, base in sorted(self.ctx.state.all_bases().items()):
             if own.get(rel) == base.sha256 or not is_synced(rel):
                 continue
-            cur = self.tree.current(rel)
+            cur = self.ctx.tree.current(rel)
             if cur is not None and cur.sha256 == base.sha256:
                 out.append((rel, base.sha256))
-        self.tree.flush_stats()
+        self.ctx.tree.flush_stats()
         return out
 
     def set_aside_copies(self) -> dict:
@@ -65,11 +70,11 @@ class Origin:
         remote does not hold go to ``.sync/rewound/<time>/`` (local only).
         ``{"copiesSetAside": n, "copiesDir": folder or None, "closedGaps":
         [{"versions", "from", "to"}]}`` (see ``_close_gap``)."""
-        with self._exclusive():
-            copies = self.state.copies()
+        with self.ctx.exclusive():
+            copies = self.ctx.state.copies()
             if not copies:
                 return {"copiesSetAside": 0, "copiesDir": None, "closedGaps": []}
-            bases = self.state.bases(copies)
+            bases = self.ctx.state.bases(copies)
             stamp = clock.isoformat().replace(":", "").replace("+0000", "Z")
             aside = f".sync/rewound/{stamp}"
             moved = 0
@@ -77,16 +82,16 @@ class Origin:
             for rel, sha in sorted(copies.items()):
                 if rel in bases:
                     continue  # the remote holds it: its base now
-                cur = self.tree.current(rel)
+                cur = self.ctx.tree.current(rel)
                 if cur is not None and cur.sha256 == sha:
-                    self.tree.move_out(rel, f"{aside}/{rel}")
+                    self.ctx.tree.move_out(rel, f"{aside}/{rel}")
                     moved += 1
-                    scheme = self.rules.version_scheme(rel)
+                    scheme = self.ctx.rules.version_scheme(rel)
                     if scheme is not None:
                         emptied[scheme.split(rel)[0]] = scheme
                 # (changed since: that is this peer's own change now, published as such)
-            self.tree.flush_stats()
-            self.state.drop_copies(copies)
+            self.ctx.tree.flush_stats()
+            self.ctx.state.drop_copies(copies)
             closed = [m for versions, scheme in sorted(emptied.items()) for m in self._close_gap(scheme, versions)]
             return {"copiesSetAside": moved, "copiesDir": aside if moved else None, "closedGaps": closed}
 
@@ -97,51 +102,50 @@ class Origin:
         a run made on top of another peer's lost versions takes the next
         number after what the remote holds. Lowest first, each to a free
         number; what names the version follows (the scheme's rewrite)."""
-        from .renumber import _Files
-
-        root = self.tree.abspath(versions)
+        root = self.ctx.tree.abspath(versions)
         if not root.is_dir():
             return []
         prefix = versions + "/"
-        committed = {int(h) for h in (p[len(prefix):].split("/", 1)[0] for p in self.state.base_paths_under(versions))
+        under = self.ctx.state.base_paths_under(versions)
+        committed = {int(h) for h in (p[len(prefix):].split("/", 1)[0] for p in under)
                      if h.isdigit()}
         ours, others = [], set(committed)
         for d in root.iterdir():
             if not d.name.isdigit():
                 continue
             v = int(d.name)
-            held = [p for p in self.tree.files_under(f"{versions}/{v}") if is_synced(p)]
-            if v in committed or not held or self.state.bases(held) or self.state.copies(held):
+            held = [p for p in self.ctx.tree.files_under(f"{versions}/{v}") if is_synced(p)]
+            if v in committed or not held or self.ctx.state.bases(held) or self.ctx.state.copies(held):
                 others.add(v)
             else:
                 ours.append((v, held))
         top = max(others, default=0)
         out = []
-        files = _Files(self.tree)
+        files = _Files(self.ctx.tree)
         for i, (v, held) in enumerate(sorted(x for x in ours if x[0] > top)):
             new = top + 1 + i
             if new == v:
                 continue
             for p in held:
                 to = f"{versions}/{new}/{p[len(versions) + len(str(v)) + 2:]}"
-                self.tree.move_out(p, to)
-                self.journal.append(to)
+                self.ctx.tree.move_out(p, to)
+                self.ctx.journal.append(to)
             for p in scheme.rewrite(files, versions, v, new):
-                self.journal.append(p)
+                self.ctx.journal.append(p)
             out.append({"versions": versions, "from": v, "to": new})
         return out
 
-    def _copy_held_back(self, changes) -> set[str]:
+    def copy_held_back(self, changes) -> set[str]:
         """The paths of ``changes`` that are recorded copies, still as they
         were: never published by this peer."""
-        copies = self.state.copies(ch.path for ch in changes if ch.op == "put")
+        copies = self.ctx.state.copies(ch.path for ch in changes if ch.op == "put")
         if not copies:
             return set()
         out = set()
         for ch in changes:
             sha = copies.get(ch.path)
             if sha is not None:
-                cur = ch.sha256 or getattr(self.tree.current(ch.path), "sha256", None)
+                cur = ch.sha256 or getattr(self.ctx.tree.current(ch.path), "sha256", None)
                 if cur == sha:
                     out.add(ch.path)
         return out

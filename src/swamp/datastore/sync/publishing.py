@@ -10,7 +10,7 @@ commit that adds a version directory's file without a base names a live
 holding of that version's lease:
 
 - the holding the path was written under (this thread's, another thread's
-  or another process's on this cache: ``_leases_of``), or a holding of
+  or another process's on this cache: ``Fencing.leases_of``), or a holding of
   that lease this thread has now;
 - otherwise the push takes the lease itself, before the cache's lock and
   before its pull, so that pull (which renumbers ours above a peer's) and
@@ -22,8 +22,10 @@ holding of that version's lease:
   name it, wait for the next push.
 
 Whatever the push cannot publish under a lease stays local and journaled;
-``_publishable`` is the last check, right before every diff becomes a
-commit. A mixin of ``SyncEngine``."""
+``Publishing.publishable`` is the last check, right before every diff
+becomes a commit. A collaborator of ``SyncEngine``: it asks the fencing
+(fencing.py) which holdings cover what, and the origin (origin.py) which
+files are copies of other peers' work."""
 
 from __future__ import annotations
 
@@ -32,19 +34,18 @@ from typing import Iterable, Iterator
 
 from swamp.errors import LockTimeoutError
 
+from .changes import LocalChanges
 from .commitlog import Change
-from .fencing import _written_in
+from .engine_state import EngineState
+from .fencing import Fencing
+from .lease_scope import version_lease, written_in
+from .origin import Origin
+from .renumber import _Files
 
 
 class Publishing:
-    def _version_lease(self, rel: str) -> str | None:
-        """The lease ``rel``'s version is allocated under, if it lies in a
-        numbered version directory whose scheme names one."""
-        scheme = self.rules.version_scheme(rel)
-        if scheme is None:
-            return None
-        lease_of = getattr(scheme, "lease", None)
-        return None if lease_of is None else lease_of(scheme.split(rel)[0])
+    def __init__(self, ctx: EngineState, fencing: Fencing, changes: LocalChanges, origin: Origin) -> None:
+        self.ctx, self.fencing, self.changes, self.origin = ctx, fencing, changes, origin
 
     def _new_versions(self, changes: Iterable[Change]) -> dict[str, str]:
         """path -> lease, for the puts of ``changes`` that add a file to a
@@ -52,12 +53,12 @@ class Publishing:
         wanted = {}
         for ch in changes:
             if ch.op == "put":
-                name = self._version_lease(ch.path)
+                name = version_lease(self.ctx.rules, ch.path)
                 if name is not None:
                     wanted[ch.path] = name
         if not wanted:
             return {}
-        published = self.state.bases(wanted)
+        published = self.ctx.state.bases(wanted)
         return {rel: name for rel, name in wanted.items() if rel not in published}
 
     def _uncovered(self, news: dict[str, str], *, lost_too: bool = False) -> dict[str, str]:
@@ -68,36 +69,35 @@ class Publishing:
         published: no lease is needed for them)."""
         if not news:
             return {}
-        here = {h.name for h in self._held_here() if lost_too or not h.lost}
-        with self._leases_mutex:
-            holdings = [(h.name, set(scope.written)) for h, scope in self._leases.items() if lost_too or not h.lost]
-        holdings += [(h.name, h.written) for h in self._other_holdings()]
+        here = {h.name for h in self.fencing.held_here() if lost_too or not h.lost}
+        holdings = self.fencing.written_under(lost_too=lost_too)
+        holdings += [(h.name, h.written) for h in self.fencing.other_holdings()]
         return {rel: name for rel, name in news.items() if name not in here
-                and not any(n == name and _written_in(rel, w) for n, w in holdings)}
+                and not any(n == name and written_in(rel, w) for n, w in holdings)}
 
     @contextlib.contextmanager
-    def _publishing(self, full: bool, wait: bool) -> Iterator[None]:
+    def publishing(self, full: bool, wait: bool) -> Iterator[None]:
         """Around a push: take the leases of the new versions it would
         publish that no holding covers. ``wait``: as long as a run would
         (`datastore sync`, setup); else each is tried once (a command's own
         push: it must not wait on another peer's run for an older run's
         leftovers, and two peers holding leases never wait on each other)."""
-        taken = self.journal.peek()
-        cands = self._candidates(taken.paths, full or taken.bulk or not self.state.tracking)
-        cands = {rel for rel in cands if self._version_lease(rel) is not None}
-        news = self._new_versions(self._diff(cands)) if cands else {}
+        taken = self.ctx.journal.peek()
+        cands = self.changes.candidates(taken.paths, full or taken.bulk or not self.ctx.state.tracking)
+        cands = {rel for rel in cands if version_lease(self.ctx.rules, rel) is not None}
+        news = self._new_versions(self.changes.diff(cands)) if cands else {}
         needed = sorted(set(self._uncovered(news, lost_too=True).values()))
         with contextlib.ExitStack() as stack:
             for name in needed:
                 try:
-                    stack.enter_context(self.lease(name, timeout_ms=None if wait else 0))
+                    stack.enter_context(self.fencing.lease(name, timeout_ms=None if wait else 0))
                 except LockTimeoutError:
                     if wait:
                         raise
-                    # busy elsewhere: those versions wait for the next push (_publishable)
+                    # busy elsewhere: those versions wait for the next push (publishable)
             yield
 
-    def _publishable(self, changes: list[Change], held_back: dict[str, str]) -> list[Change]:
+    def publishable(self, changes: list[Change], held_back: dict[str, str]) -> list[Change]:
         """``changes`` without what may not be published now: a new version
         no live holding of its lease covers, with the records that name it
         (its scheme's ``names``: the run's output record, say, so none is
@@ -108,7 +108,7 @@ class Publishing:
         blocked = set(self._uncovered(self._new_versions(changes)))
         if blocked:
             blocked |= self._naming(blocked)
-        copies = self._copy_held_back(changes)
+        copies = self.origin.copy_held_back(changes)
         out = []
         for ch in changes:
             if ch.path in copies:
@@ -122,13 +122,11 @@ class Publishing:
     def _naming(self, paths: set[str]) -> set[str]:
         """The paths (records) that name the versions ``paths`` lie in, as
         their schemes say (an optional ``names``)."""
-        from .renumber import _Files
-
-        files = _Files(self.tree)
+        files = _Files(self.ctx.tree)
         out: set[str] = set()
         seen = set()
         for rel in paths:
-            scheme = self.rules.version_scheme(rel)
+            scheme = self.ctx.rules.version_scheme(rel)
             key = scheme.split(rel)
             names = getattr(scheme, "names", None)
             if key in seen or names is None:

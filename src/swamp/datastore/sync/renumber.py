@@ -14,13 +14,14 @@ everything it changed so the next push publishes it.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, NamedTuple, Protocol
+from typing import Callable, Iterable, NamedTuple
 
 from .journal import Journal
 from .localonly import is_synced
 from .localtree import LocalTree
 from .rules import PathRules
 from .state import SyncState
+from .version_scheme import VersionScheme
 
 class Move(NamedTuple):
     """One version of ours renumbered: the files it held (``olds``), where
@@ -36,38 +37,6 @@ def _log():
     import logging  # here: a sync that goes well logs nothing (logging costs a command ~2 ms)
 
     return logging.getLogger(__name__)
-
-
-class LocalFiles(Protocol):
-    """What a scheme may do to the cache while it rewrites."""
-
-    def read(self, rel: str) -> bytes | None: ...
-
-    def write(self, rel: str, data: bytes) -> None: ...
-
-    def files(self, prefix: str) -> list[str]: ...
-
-
-class VersionScheme(Protocol):
-    """An owner's knowledge of its numbered version directories."""
-
-    def split(self, rel: str) -> tuple[str, int] | None:
-        """(the directory holding the versions, the version number) of a
-        path inside a version directory ``<versions>/<n>/...``; None for
-        any other path."""
-
-    def lease(self, versions: str) -> str:
-        """The lease the versions of ``versions`` are allocated under; a new
-        one is published only under it (publishing.py). Optional: a scheme
-        without it publishes without a lease."""
-
-    def names(self, files: LocalFiles, versions: str, version: int) -> Iterable[str]:
-        """The paths (records) that name that version: held back with it
-        while it may not be published (publishing.py). Optional."""
-
-    def rewrite(self, files: LocalFiles, versions: str, old: int, new: int) -> Iterable[str]:
-        """Make the contents follow version ``old`` of ``versions`` moving
-        to ``new`` (already moved); returns the paths it changed."""
 
 
 class _Files:

@@ -10,11 +10,11 @@ A declaration is plain data, a mapping with any of:
 - ``lazy``: patterns of contents a lazily hydrated cache fetches on first
   read instead of at pull;
 - ``mergeable``: ``{pattern: "json" | "yaml"}``, documents merged per key;
-- ``renumber``: ``"module:NAME"``, the owner's version scheme
-  (``renumber.VersionScheme``) for numbered version directories under
+- ``renumber``: the owner's version scheme (a ``version_scheme.VersionScheme``
+  object, handed as a value) for numbered version directories under
   immutable paths: a version of ours never published, whose number a peer
   published first, is moved to the next free number instead of being saved
-  aside. Named, not imported, so a declaration stays plain data.
+  aside.
 
 Every other synced path is OTHER: on a conflict theirs stays in place and
 ours is saved aside.
@@ -26,14 +26,13 @@ is one segment (or part of one: ``*.yaml``), ``**`` any number of segments
 from __future__ import annotations
 
 import enum
-import functools
-import importlib
 import re
 from typing import Iterable, Mapping
 
 from swamp.util.plain import Frozen
 
 from .localonly import is_local_only
+from .version_scheme import VersionScheme
 
 FORMATS = ("json", "yaml")
 
@@ -78,11 +77,11 @@ class PathRules(Frozen):
     immutable: tuple[str, ...]
     lazy: tuple[str, ...]
     mergeable: tuple[tuple[str, str], ...]
-    renumber: tuple[str, ...]
+    renumber: tuple[VersionScheme, ...]
     _compiled: tuple
 
     def __init__(self, immutable: tuple[str, ...] = (), lazy: tuple[str, ...] = (),
-                 mergeable: tuple[tuple[str, str], ...] = (), renumber: tuple[str, ...] = ()) -> None:
+                 mergeable: tuple[tuple[str, str], ...] = (), renumber: tuple[VersionScheme, ...] = ()) -> None:
         _set = object.__setattr__
         _set(self, "immutable", immutable)
         _set(self, "lazy", lazy)
@@ -91,6 +90,12 @@ class PathRules(Frozen):
         for pattern, fmt in self.mergeable:
             if fmt not in FORMATS:
                 raise ValueError(f"unknown mergeable format {fmt!r} for {pattern!r}")
+        for scheme in self.renumber:
+            # a scheme is handed as an object by its owner's code; a name
+            # (text) is never imported: nothing in a declaration is evaluated
+            if isinstance(scheme, str) or not callable(getattr(scheme, "split", None)) \
+                    or not callable(getattr(scheme, "rewrite", None)):
+                raise ValueError(f"a version scheme is an object with split() and rewrite(), not {scheme!r}")
         _set(self, "_compiled", (
             _any(self.immutable), _any(self.lazy),
             tuple((compile_pattern(p), fmt) for p, fmt in self.mergeable)))
@@ -101,7 +106,7 @@ class PathRules(Frozen):
         immutable: list[str] = []
         lazy: list[str] = []
         mergeable: list[tuple[str, str]] = []
-        renumber: list[str] = []
+        renumber: list[VersionScheme] = []
         for d in declarations:
             unknown = set(d) - {"immutable", "lazy", "mergeable", "renumber"}
             if unknown:
@@ -136,11 +141,9 @@ class PathRules(Frozen):
                 return fmt
         return None
 
-    def version_scheme(self, rel: str):
-        """The declared version scheme that ``rel`` is a version path of
-        (``renumber.VersionScheme``), or None."""
-        for name in self.renumber:
-            scheme = _scheme(name)
+    def version_scheme(self, rel: str) -> VersionScheme | None:
+        """The declared version scheme that ``rel`` is a version path of, or None."""
+        for scheme in self.renumber:
             if scheme.split(rel) is not None:
                 return scheme
         return None
@@ -148,12 +151,6 @@ class PathRules(Frozen):
     def is_lazy(self, rel: str) -> bool:
         lazy = self._compiled[1]
         return lazy is not None and bool(lazy.match(rel))
-
-
-@functools.lru_cache(maxsize=None)
-def _scheme(name: str):
-    module, _, attr = name.partition(":")
-    return getattr(importlib.import_module(module), attr)
 
 
 #: no declarations: every synced path is OTHER (tests of the mechanics)

@@ -27,9 +27,10 @@ import os
 import re
 from pathlib import Path
 
-from swamp.datastore.locks import holder_exited, machine_identity
 from swamp.util.ids import hostname, uuid4_hex
 from swamp.util.plain import Plain
+
+from .holders import holder_exited, machine_identity
 
 DIR = "held"
 _SUFFIX = ".scope"
@@ -67,7 +68,7 @@ class Holding(Plain):
 
     def alive(self) -> bool:
         """Whether its holder may still be running: judged as a lease's
-        holder is (locks.holder_exited: only a pid on this very machine and
+        holder is (holders.holder_exited: only a pid on this very machine and
         PID namespace is looked up; anything else counts as running)."""
         return not holder_exited({"host": self.host, "pid": self.pid, "machine": self.machine})
 
