@@ -43,7 +43,7 @@ def continuable(repo, workflow_name: str, run_id: str) -> bool:
     from swamp.app.lifecycle import reading
     from swamp.workflows.files import find_workflow
     from swamp.workflows.schema import workflow_id
-    from swamp.workflows.service import run_json
+    from swamp.app.workflow_files import run_json
 
     try:
         with reading(repo):

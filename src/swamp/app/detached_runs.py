@@ -25,7 +25,7 @@ def check_startable(repo, name: str, inputs: dict, fail_on: str | None = None) -
     from swamp.workflows import dag
     from swamp.workflows.engine import validate_workflow_inputs
     from swamp.workflows.schema import workflow_id
-    from swamp.workflows.service import checked, fail_on_level
+    from swamp.app.workflow_files import checked, fail_on_level
 
     fail_on_level(fail_on)
     source, wf = checked(repo, name)

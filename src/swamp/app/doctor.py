@@ -392,9 +392,9 @@ def _vaults(repo, repair: bool) -> list[Check]:
 
 # ================================================================= workflows
 def _workflows(repo, repair: bool) -> list[Check]:
-    from swamp.workflows import service
+    from swamp.app import workflow_files
 
-    result = service.validate(repo, None)
+    result = workflow_files.validate(repo, None)
     if not result["workflows"]:
         return [Check("workflows", "ok", "no workflows")]
     out = []

@@ -110,7 +110,7 @@ def _run(repo, command: str, kind: str, name: str, body) -> dict:
 
 def create_model(repo, type_name: str, name: str, global_args: dict[str, str], inputs: dict | None = None) -> dict:
     """``swamp model create``: in the config tier under managed config."""
-    from swamp.models.service import create_model as create
+    from swamp.app.model_definitions import create_model as create
 
     return _run(repo, f"model create {name}", "model", name,
                 lambda: create(repo, type_name, name, global_args, inputs=inputs))
@@ -118,7 +118,7 @@ def create_model(repo, type_name: str, name: str, global_args: dict[str, str], i
 
 def create_workflow(repo, name: str) -> dict:
     """``swamp workflow create``: in the config tier under managed config."""
-    from swamp.workflows.service import create
+    from swamp.app.workflow_files import create
 
     return _run(repo, f"workflow create {name}", "workflow", name, lambda: create(repo, name))
 

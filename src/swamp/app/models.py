@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from swamp.app.lifecycle import changing, reading
-from swamp.errors import NotFoundError, UnpublishedError
+from swamp.errors import ConflictError, NotFoundError, UnpublishedError
 from swamp.models.definitions import find_definition
 from swamp.models.leases import model_lock_name
 from swamp.models.outputs import find_record, iter_records
@@ -14,9 +14,6 @@ from swamp.repo.context import config_lease
 
 
 def delete(repo, name: str, *, force: bool) -> dict:
-    from swamp.models.service import delete_model
-
-    from swamp.errors import ConflictError
     from swamp.workflows.files import workflows_using_model
 
     path, d = find_definition(repo, name)
@@ -27,7 +24,7 @@ def delete(repo, name: str, *, force: bool) -> dict:
     try:
         leases = [model_lock_name(d.type, d.id)] + ([config_lease("model", d.name)] if repo.managed_config else [])
         with changing(repo, f"model delete {name}", leases=leases):
-            names = delete_model(repo.datastore, path, d, force=force)
+            names = _delete_definition(repo.datastore, path, d, force=force)
     except UnpublishedError as e:
         raise e.with_value({"name": name, "id": d.id, "deletedData": names})
     return {"name": name, "id": d.id, "deletedData": names}
@@ -129,7 +126,7 @@ def validate(repo, name: str | None = None) -> dict:
     """`swamp model validate`: definitions against their types; a required
     argument that a configured method lacks counts as given when a workflow
     step running that method gives it."""
-    from swamp.models.service import validate_models
+    from swamp.app.model_definitions import validate_models
 
     return validate_models(repo, name, given_by_steps=_steps_giving(repo))
 
@@ -153,3 +150,26 @@ def _steps_giving(repo):
                    and (isinstance(t.inputs, str) or argument in (t.inputs or {})) for t in tasks)
 
     return given
+
+
+def _delete_definition(ds, path, d, *, force: bool) -> list[str]:
+    """Delete definition ``d`` (at ``path``) and, with ``force``, its data;
+    returns the data names it had. The caller holds the model's lease."""
+    from swamp.data.repository import DataRepository
+
+    data = DataRepository(ds)
+    # A name whose versions were all deleted keeps only a tombstone: no data.
+    names = [n for n in data.names(d.type, d.id) if data.versions(d.type, d.id, n)]
+    if names and not force:
+        raise ConflictError(f"model {d.name!r} still has data ({', '.join(names)})",
+                            hint="delete its data first, or pass --force to delete it too")
+    data.delete_model(d.type, d.id)
+    try:
+        # An automatic definition, or one in the config tier (managed
+        # config), lives in the datastore: its delete syncs.
+        rel = path.absolute().relative_to(ds.root).as_posix()
+    except ValueError:
+        path.unlink()
+    else:
+        ds.delete(rel)
+    return names

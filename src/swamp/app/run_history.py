@@ -2,7 +2,7 @@
 
 ``app.workflows.history`` reads and validates every run record of the
 workflow on each call (3.5 s at 10,000 runs). A long-lived caller (serve)
-keeps a ``dashboard_queries.RunIndex``: a summary row per record, reused
+keeps a ``workflows.run_index.RunIndex``: a summary row per record, reused
 while the record file's size and modification time have not moved, so a
 page costs one pull, one listing and (when the directory changed) one
 stat per record; only records that changed are read. The rows are the
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swamp.app.dashboard_queries import RunIndex, workflow_runs
+from swamp.app.dashboard_queries import workflow_runs
+from swamp.workflows.run_index import RunIndex
 
 _FIELDS = ("id", "workflowName", "status", "startedAt", "completedAt", "durationMs", "steps", "failedSteps",
            "initiatedBy")

@@ -168,11 +168,11 @@ def waiting(repo, name: str | None = None) -> list[dict]:
 class Watched:
     """What a server keeps between its looks for waits to resume: which
     workflow files can wait (re-read only when a file changes), and an
-    index of run records by file stamp (app/dashboard_queries.RunIndex),
+    index of run records by file stamp (workflows/run_index.py),
     so a look loads only the suspended runs' records."""
 
     def __init__(self) -> None:
-        from swamp.app.dashboard_queries import RunIndex
+        from swamp.workflows.run_index import RunIndex
 
         self.index = RunIndex(None)
         self._files: dict[str, tuple[int, str | None]] = {}

@@ -21,7 +21,7 @@ from swamp.workflows.engine import Engine, Observer
 from swamp.workflows.files import find_workflow
 from swamp.workflows.records import WorkflowRun
 from swamp.workflows.schema import workflow_id
-from swamp.workflows.service import checked, fail_on_level
+from swamp.app.workflow_files import checked, fail_on_level
 
 
 @dataclass

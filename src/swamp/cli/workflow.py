@@ -42,9 +42,9 @@ def get(state: CliState, name):
 
     Example: swamp workflow get deploy"""
     from swamp.util import yamlio
-    from swamp.workflows import service
+    from swamp.app import workflow_files
 
-    result = service.get(state.repo(), name)
+    result = workflow_files.get(state.repo(), name)
     emit(state, result, lambda: say(yamlio.dumps(result).rstrip()))
 
 
@@ -56,9 +56,9 @@ def search(state: CliState, query):
     """List workflows whose name or description contains QUERY.
 
     Example: swamp workflow search deploy"""
-    from swamp.workflows import service
+    from swamp.app import workflow_files
 
-    rows = service.search(state.repo(), query)
+    rows = workflow_files.search(state.repo(), query)
     emit(state, rows, lambda: table(rows, ["name", "jobs", "description", "path"]))
 
 
@@ -74,9 +74,9 @@ def validate(state: CliState, name):
     methods and workflows they name. Exits 1 when any is invalid.
 
     Example: swamp workflow validate deploy"""
-    from swamp.workflows import service
+    from swamp.app import workflow_files
 
-    result = service.validate(state.repo(), name)
+    result = workflow_files.validate(state.repo(), name)
     emit_validation(state, result, "workflows")
 
 
@@ -135,7 +135,7 @@ def _finish(state: CliState, repo, result, junit: str | None, *, under: dict | N
             failed_ok: bool = False) -> None:
     """Print a run (--json: its record; with ``under``, that document with
     the record as its "run") and exit 1 when it failed, unless ``failed_ok``."""
-    from swamp.workflows.service import run_json
+    from swamp.app.workflow_files import run_json
 
     run = result.run
     if junit:
@@ -278,7 +278,7 @@ def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str
                checks=None) -> None:
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
-    from swamp.workflows.service import run_json
+    from swamp.app.workflow_files import run_json
 
     results = []
     for inputs in batch:
@@ -457,7 +457,7 @@ def history_get(state: CliState, run_id, follow=False):
 
     Example: swamp workflow history get deploy --follow"""
     from swamp.app import workflows
-    from swamp.workflows.service import run_json
+    from swamp.app.workflow_files import run_json
 
     from swamp.cli.run_record import say_run_record
 
@@ -527,14 +527,14 @@ def edit(state: CliState, name):
     """Open NAME's file in $EDITOR, then check it.
 
     Example: EDITOR=vi swamp workflow edit deploy"""
-    from swamp.workflows import service
+    from swamp.app import workflow_files
 
     repo = state.repo()
-    path = repo.root / service.get(repo, name)["path"]
+    path = repo.root / workflow_files.get(repo, name)["path"]
     open_in_editor(state, path, "workflow", name, managed=repo.managed_config)
     from swamp.app.managed_config import publish_edit
 
-    result = service.validate(repo, name)
+    result = workflow_files.validate(repo, name)
     if result["valid"]:
         publish_edit(repo, "workflow", name, path)  # managed config: publish it (only once it is valid)
     emit_validation(state, result, "workflows")

@@ -307,7 +307,7 @@ def approvals(c: Ctx) -> Page:
 # --------------------------------------------------------------------- data
 def models(c: Ctx) -> Page:
     from swamp.app import data
-    from swamp.models.service import search_models
+    from swamp.app.model_definitions import search_models
 
     found = [m for m in search_models(c.repo, None) if c.allowed("read", f"model:{m['name']}")]
     rows = [r for r in data.list_names(c.repo, None) if c.allowed("read", f"data:{r['model']}/{r['name']}")]

@@ -1,15 +1,16 @@
-"""Workflow files: create, read, search and validate them, and the run
-record as commands print it. Running, resuming, deciding and cancelling
-runs are use cases of the application layer (swamp.app.workflows)."""
+"""Workflow files: create, read, search and validate them, check one before
+a run, and the run record as commands print it. Running, resuming,
+deciding and cancelling runs are ``app.workflows``."""
 
 from __future__ import annotations
 
 from swamp.errors import SwampError, UsageError, ValidationError
-from swamp.workflows import records, runs
+from swamp.workflows import records, runs, signals
 from swamp.workflows.files import (create_workflow, file_name, find_workflow, find_workflow_file,
                                    iter_workflow_files, load_workflow)
 from swamp.workflows.records import WorkflowRun
 from swamp.workflows.schema import SEVERITIES, Workflow, workflow_id
+from swamp.workflows.validation import check_workflow, review_workflow
 
 
 def _rel(repo, path) -> str:
@@ -42,8 +43,6 @@ def search(repo, query: str | None) -> list[dict]:
 
 
 def validate(repo, name: str | None) -> dict:
-    from swamp.workflows.validation import review_workflow
-
     files = [find_workflow_file(repo, name)] if name else iter_workflow_files(repo)
     results = []
     for p in files:
@@ -59,8 +58,6 @@ def validate(repo, name: str | None) -> dict:
 
 def checked(repo, name: str) -> tuple[str, Workflow]:
     """Load and check a workflow before a run writes anything."""
-    from swamp.workflows.validation import check_workflow
-
     path, wf = find_workflow(repo, name)
     source = _rel(repo, path)
     problems = check_workflow(repo, wf)
@@ -90,8 +87,6 @@ def run_json(repo, run: WorkflowRun) -> dict:
             {"job": j.name, "step": s.name, "prompt": s.approval.prompt,
              **({"workflowName": owner.workflowName, "runId": owner.id} if owner.id != run.id else {})}
             for owner, j, s in runs.waiting_steps(repo.datastore, run)])
-        from swamp.workflows import signals
-
         waits = signals.waiting(repo.datastore, run)
         if waits:  # docs/signals.md
             data["signalRequired"] = records.readable([
