@@ -10,6 +10,7 @@ a shape a server would refuse."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 from swamp.app.lifecycle import changing, is_shared, reading
@@ -21,6 +22,17 @@ from swamp.repo import access_docs
 def shared(repo) -> bool:
     """Whether the access documents are shared with other checkouts."""
     return is_shared(repo)
+
+
+def document_file(repo, kind: str) -> Path:
+    """Where this checkout keeps the ``kind`` document (a server watches its
+    stamp to know when to read it again)."""
+    return repo.datastore.local_path(access_docs.PATHS[kind])
+
+
+def check_private(path: Path) -> None:
+    """Refuse an access document (or its directory) that others may write."""
+    access_docs.check_private(path)
 
 
 def read(repo, kind: str) -> dict:

@@ -75,6 +75,14 @@ def current_location(repo) -> str:
     return location_of(cfg)
 
 
+def object_store_config(**fields):
+    """The datastore section `datastore setup s3|gcs` writes, from the
+    fields a person gave (validated as .swamp.yaml's schema validates it)."""
+    from swamp.repo.config import DatastoreConfig
+
+    return DatastoreConfig(**fields)
+
+
 def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False) -> dict:
     """Share this repository's datastore through an object store: probe the
     backend's conditional writes (refused if it ignores them), attach to the

@@ -25,6 +25,14 @@ def registry(repo):
     return ReportRegistry(repo)
 
 
+def selection(*, requested: tuple[str, ...], skip_all: bool, skip: tuple[str, ...]) -> Selection:
+    """Which reports a run asked for (--report), and which it skips
+    (--skip-reports, --skip-report)."""
+    from swamp.reports.run import Selection
+
+    return Selection(requested=requested, skip_all=skip_all, skip=skip)
+
+
 # --------------------------------------------------------------- method runs
 def for_method(repo, definition, selection: Selection | None) -> list:
     """The report types to run after each run of ``definition``'s methods;

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from swamp.errors import SwampError, UsageError, ValidationError
 from swamp.workflows import records, runs, signals
+from swamp.workflows.rerun import RERUNNABLE
+from swamp.workflows.junit import junit_xml
 from swamp.workflows.files import (create_workflow, file_name, find_workflow, find_workflow_file,
                                    iter_workflow_files, load_workflow)
 from swamp.workflows.records import WorkflowRun
@@ -25,6 +27,11 @@ def create(repo, name: str) -> dict:
 def get(repo, name: str) -> dict:
     path, wf = find_workflow(repo, name)
     return {**wf.model_dump(exclude_none=True, by_alias=True), "id": workflow_id(wf), "path": _rel(repo, path)}
+
+
+def require(repo, name: str) -> None:
+    """Raise NotFoundError unless a workflow NAME exists (by name or id)."""
+    find_workflow(repo, name)
 
 
 def search(repo, query: str | None) -> list[dict]:
@@ -67,12 +74,24 @@ def checked(repo, name: str) -> tuple[str, Workflow]:
     return source, wf
 
 
+def file_schema() -> dict:
+    """The JSON Schema of a workflow file (`workflow schema get`)."""
+    return Workflow.model_json_schema(by_alias=True)
+
+
 def fail_on_level(value: str | None) -> str:
     if value is None:
         return "low"
     if value not in SEVERITIES:
         raise UsageError(f"--fail-on must be one of {', '.join(SEVERITIES)}")
     return value
+
+
+def can_rerun(run: dict) -> bool:
+    """Whether a run (its record as ``run_json`` prints it) can be re-run
+    from its failure: a top-level run that failed, was cancelled or was
+    interrupted (workflows/rerun.py; a nested run is not re-run on its own)."""
+    return run["status"] in RERUNNABLE and not run.get("parentRunId")
 
 
 def run_json(repo, run: WorkflowRun) -> dict:
@@ -95,3 +114,8 @@ def run_json(repo, run: WorkflowRun) -> dict:
                  **({"workflowName": owner.workflowName, "runId": owner.id} if owner.id != run.id else {})}
                 for owner, j, s in waits])
     return data
+
+
+def run_junit(run: WorkflowRun) -> str:
+    """The run as JUnit XML (`workflow run --junit FILE`): a test case per step."""
+    return junit_xml(run)

@@ -22,14 +22,11 @@ class CliState:
         self.token = token
 
     def repo(self):
+        from swamp.app.repository import open_repo
         from swamp.cli.logs import configure
-        from swamp.repo.context import Repo
 
         configure(json_mode=self.json)  # before anything that may log a warning
-        repo = Repo.open(self.repo_dir)
-        repo.offline = self.offline
-        repo.on_config_read = _refresh_config
-        return repo
+        return open_repo(self.repo_dir, offline=self.offline, on_config_read=_refresh_config)
 
 
 def _refresh_config(repo) -> None:

@@ -135,14 +135,13 @@ def _finish(state: CliState, repo, result, junit: str | None, *, under: dict | N
             failed_ok: bool = False) -> None:
     """Print a run (--json: its record; with ``under``, that document with
     the record as its "run") and exit 1 when it failed, unless ``failed_ok``."""
-    from swamp.app.workflow_files import run_json
+    from swamp.app.workflow_files import run_json, run_junit
 
     run = result.run
     if junit:
         from swamp.util.atomic import atomic_write
-        from swamp.workflows.junit import junit_xml
 
-        atomic_write(junit, junit_xml(run))
+        atomic_write(junit, run_junit(run))
     data = run_json(repo, run)
     if result.shared:
         data["sync"] = result.sync.to_json()  # every session of the run, added up
@@ -554,10 +553,10 @@ def schema_get(state: CliState):
     """Print the JSON Schema of a workflow file.
 
     Example: swamp workflow schema get > workflow.schema.json"""
+    from swamp.app.workflow_files import file_schema
     from swamp.util import yamlio
-    from swamp.workflows.schema import Workflow
 
-    doc = Workflow.model_json_schema(by_alias=True)
+    doc = file_schema()
     emit(state, doc, lambda: say(yamlio.dumps(doc).rstrip()))
 
 

@@ -33,12 +33,10 @@ class SharedDoc:
         self._dir = ""
 
     def current(self) -> dict:
-        from swamp.app.access import read_cached
+        from swamp.app.access import check_private, document_file, read_cached
 
         if self._file is None:
-            from swamp.repo.access_docs import PATHS
-
-            path = self.repo.datastore.local_path(PATHS[self.kind])
+            path = document_file(self.repo, self.kind)
             self._file, self._dir = str(path), str(path.parent)
         try:
             st = os.stat(self._file)
@@ -49,8 +47,6 @@ class SharedDoc:
             # every time: a mode changed later does not change the stamp
             if st.st_mode & stat.S_IWOTH or os.stat(self._dir).st_mode & stat.S_IWOTH:
                 from pathlib import Path
-
-                from swamp.repo.access_docs import check_private
 
                 check_private(Path(self._file))
         if stamp != self._stamp:

@@ -81,7 +81,7 @@ def _inputs(call: Call, values=None, key: str = "inputs") -> dict:
     """The inputs map, with the leaves listed in ``cliStrings`` treated as
     text typed on a command line (coerced to their declared type, as
     ``--input KEY=VALUE`` is): that is how ``--server`` sends ``--input``."""
-    from swamp.models.inputs import CliString
+    from swamp.util.cli_strings import CliString
 
     values = (call.body.get(key) or {}) if values is None else values
     if not isinstance(values, dict):

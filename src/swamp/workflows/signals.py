@@ -184,26 +184,6 @@ def _json_kind(value: Any) -> str:
             type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def parse_data(text: str) -> Any:
-    """``--data``: JSON text, or @FILE holding JSON."""
-    from pathlib import Path
-
-    from swamp.errors import UsageError
-
-    if text.startswith("@"):
-        path = Path(text[1:])
-        try:
-            text = path.read_text()
-        except OSError as e:
-            # Like an unreadable --input @file: the command line was fine, the file it names was not.
-            raise ValidationError(f"--data {text}: cannot read {path}: {e.strerror}") from None
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise UsageError(f"--data is not JSON: {e}",
-                         hint="quote it for the shell, e.g. --data '{\"version\": \"1.2\"}', or --data @message.json")
-
-
 # ----------------------------------------------------------- validation
 _STEPS_REF = re.compile(r"\bsteps\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
 _TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")

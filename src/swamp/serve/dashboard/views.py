@@ -103,10 +103,10 @@ def run(c: Ctx) -> Page:
 
 
 def _rerunnable(doc: dict) -> bool:
-    """Whether the run page offers "Re-run from failure" (workflows/rerun.py)."""
-    from swamp.workflows.rerun import RERUNNABLE
+    """Whether the run page offers "Re-run from failure"."""
+    from swamp.app.workflow_files import can_rerun
 
-    return doc["status"] in RERUNNABLE and not doc.get("parentRunId")
+    return can_rerun(doc)
 
 
 def _route(op: str):
