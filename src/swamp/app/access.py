@@ -11,20 +11,23 @@ a shape a server would refuse."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from swamp.app.lifecycle import changing, is_shared, reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import UnpublishedError
 from swamp.repo import access_docs
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def shared(repo) -> bool:
+
+def shared(repo: Repo) -> bool:
     """Whether the access documents are shared with other checkouts."""
     return is_shared(repo)
 
 
-def document_file(repo, kind: str) -> Path:
+def document_file(repo: Repo, kind: str) -> Path:
     """Where this checkout keeps the ``kind`` document (a server watches its
     stamp to know when to read it again)."""
     return repo.datastore.local_path(access_docs.PATHS[kind])
@@ -35,19 +38,19 @@ def check_private(path: Path) -> None:
     access_docs.check_private(path)
 
 
-def read(repo, kind: str) -> dict:
+def read(repo: Repo, kind: str) -> dict:
     """The newest ``kind`` map (pulled first on a shared datastore)."""
     with reading(repo):
         return access_docs.read(repo.datastore, kind)
 
 
-def read_cached(repo, kind: str) -> dict:
+def read_cached(repo: Repo, kind: str) -> dict:
     """The ``kind`` map as this checkout last pulled it (no session: a
     server's request path, which a background watch keeps fresh)."""
     return access_docs.read(repo.datastore, kind)
 
 
-def change(repo, kind: str, command: str, edit: Callable[[dict], Any],
+def change(repo: Repo, kind: str, command: str, edit: Callable[[dict], Any],
            check: Callable[[dict], None] | None = None) -> Any:
     """``edit(entries)`` changes the map in place and returns the result;
     ``check(entries)`` validates the new map before it is written."""

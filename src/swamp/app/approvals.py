@@ -9,9 +9,14 @@ of :func:`continuable` decides where)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import ConflictError, NotFoundError
 from swamp.workflows import records, runs
 from swamp.workflows.records import WorkflowRun
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 def waiting_run(ds, workflow_id: str, workflow_name: str, step: str, run_id: str | None,
@@ -37,7 +42,7 @@ def waiting_run(ds, workflow_id: str, workflow_name: str, step: str, run_id: str
                              f"(swamp workflow approvals {workflow_name} lists them)")
 
 
-def continuable(repo, workflow_name: str, run_id: str) -> bool:
+def continuable(repo: Repo, workflow_name: str, run_id: str) -> bool:
     """Whether the run is suspended with nothing left waiting (no approval,
     no signal): the decision just taken was the last it waited for."""
     from swamp.app.lifecycle import reading

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from swamp.app.lifecycle import reading
 from swamp.errors import NotFoundError, SwampError
@@ -14,6 +15,9 @@ from swamp.workflows import records, runs
 from swamp.workflows.files import find_workflow
 from swamp.workflows.run_index import RunIndex
 from swamp.workflows.schema import workflow_id
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 @dataclass
@@ -33,7 +37,7 @@ def preload() -> None:
     from swamp.workflows import dag, engine  # noqa: F401
 
 
-def warm(repo, index: RunIndex) -> None:
+def warm(repo: Repo, index: RunIndex) -> None:
     """Read every run once into ``index`` (at the dashboard's start, in a thread)."""
     ds = repo.datastore
     with reading(repo):
@@ -42,7 +46,7 @@ def warm(repo, index: RunIndex) -> None:
         index.rows(ds, wid, background=True)
 
 
-def workflow_runs(repo, index: RunIndex, name: str, *, offset: int = 0, limit: int = 50,
+def workflow_runs(repo: Repo, index: RunIndex, name: str, *, offset: int = 0, limit: int = 50,
                   status: str | None = None) -> RunPage:
     """One page of a workflow's runs, newest first (top-level and nested)."""
     _, wf = find_workflow(repo, name)
@@ -61,7 +65,7 @@ def workflow_runs(repo, index: RunIndex, name: str, *, offset: int = 0, limit: i
     return RunPage(rows[offset:offset + limit], len(rows), offset, limit, counts)
 
 
-def workflows_overview(repo, index: RunIndex) -> list[dict]:
+def workflows_overview(repo: Repo, index: RunIndex) -> list[dict]:
     """Each workflow with its number of runs and its newest run."""
     from swamp.app.workflow_files import search
 
@@ -76,7 +80,7 @@ def workflows_overview(repo, index: RunIndex) -> list[dict]:
     return out
 
 
-def approvals(repo, index: RunIndex) -> list[dict]:
+def approvals(repo: Repo, index: RunIndex) -> list[dict]:
     """What suspended runs wait for (as ``workflow approvals`` and
     ``workflow signals`` list it), reading only the suspended and running
     runs' records: each row's ``kind`` is ``approval`` or ``signal``; a
@@ -114,7 +118,7 @@ def approvals(repo, index: RunIndex) -> list[dict]:
     return sorted(out, key=lambda a: (a["requestedAt"] or "", a["runId"], a["job"], a["step"]))
 
 
-def run_state(repo, name: str, run_id: str) -> tuple[dict, str]:
+def run_state(repo: Repo, name: str, run_id: str) -> tuple[dict, str]:
     """A run record as commands print it, and its log, read in one session."""
     from swamp.app.workflow_files import run_json
 
@@ -125,7 +129,7 @@ def run_state(repo, name: str, run_id: str) -> tuple[dict, str]:
         return run_json(repo, run), records.read_log(ds, run.workflowId, run.id)
 
 
-def data_version_text(repo, model: str, name: str, version: int | None) -> dict:
+def data_version_text(repo: Repo, model: str, name: str, version: int | None) -> dict:
     """One version with its content as the dashboard shows it: JSON
     pretty-printed, text as it is, binary not at all (offered as a
     download). ``text`` is what a diff compares."""
@@ -142,7 +146,7 @@ def data_version_text(repo, model: str, name: str, version: int | None) -> dict:
     return {**doc, "text": text}
 
 
-def data_version_bytes(repo, model: str, name: str, version: int | None) -> tuple[dict, bytes]:
+def data_version_bytes(repo: Repo, model: str, name: str, version: int | None) -> tuple[dict, bytes]:
     """The stored bytes of one version, for a download."""
     from swamp.data.records import record_json
     from swamp.data.repository import DataRepository
@@ -156,7 +160,7 @@ def data_version_bytes(repo, model: str, name: str, version: int | None) -> tupl
     return record_json(rec, None), raw
 
 
-def data_diff(repo, model: str, name: str, old: int, new: int) -> dict:
+def data_diff(repo: Repo, model: str, name: str, old: int, new: int) -> dict:
     """A unified diff between two versions' contents (as shown)."""
     import difflib
 
@@ -169,7 +173,7 @@ def data_diff(repo, model: str, name: str, old: int, new: int) -> dict:
     return {"old": a, "new": b, "lines": lines, "same": not lines}
 
 
-def datastore_overview(repo, *, commits: int = 20) -> dict:
+def datastore_overview(repo: Repo, *, commits: int = 20) -> dict:
     """The datastore at a glance: its status, its recent commits (shared
     datastores only), the leases held, and conflict copies to resolve."""
     from swamp.app import datastore as datastores
@@ -206,7 +210,7 @@ def _field_kind(prop: dict) -> str:
     return "json"
 
 
-def input_form(repo, name: str) -> dict:
+def input_form(repo: Repo, name: str) -> dict:
     """The fields of a form that starts a run of ``name``, one per declared
     input (``inputs.properties``), in the order the file declares them:
     ``{"fields": [{name, kind, required, default, description, choices,
@@ -242,7 +246,7 @@ def _as_text(value, kind: str) -> str:
     return str(value)
 
 
-def inputs_from_form(repo, name: str, form: dict[str, str]) -> tuple[dict, dict[str, str]]:
+def inputs_from_form(repo: Repo, name: str, form: dict[str, str]) -> tuple[dict, dict[str, str]]:
     """The inputs a run form sends (``in.NAME`` fields, and ``more``: a
     JSON object of undeclared ones), checked as a run checks them:
     (inputs, problems by field name; ``""`` for the form as a whole). An
@@ -320,7 +324,7 @@ def run_statuses(doc: dict) -> dict[tuple[str, str], str]:
     return {key: next((o for o in order if o in got), sorted(got)[0]) for key, got in found.items()}
 
 
-def workflow_graph(repo, name: str, statuses: dict[tuple[str, str], str] | None = None) -> dict | None:
+def workflow_graph(repo: Repo, name: str, statuses: dict[tuple[str, str], str] | None = None) -> dict | None:
     """A drawing of a workflow's jobs and steps and what each depends on,
     laid out left to right in the order they run: each job a box with its
     steps in columns by level, an arrow for each dependency (dashed when

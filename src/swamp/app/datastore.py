@@ -7,14 +7,18 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.datastore.sync.localonly import is_local_only
 from swamp.repo.datastores import path_rules
 from swamp.util.atomic import atomic_write
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def setup_filesystem(repo, path: str) -> dict:
+
+def setup_filesystem(repo: Repo, path: str) -> dict:
     """Point the repository at a directory datastore. Existing state is
     copied there first (files already present are kept), and only then is
     .swamp.yaml changed, so an interrupted setup can simply be rerun."""
@@ -65,7 +69,7 @@ def _hydrate_everything(source) -> None:
                 pass
 
 
-def current_location(repo) -> str:
+def current_location(repo: Repo) -> str:
     """Where the repository's datastore is now, as `datastore status` names it."""
     from swamp.datastore.cached import location_of
 
@@ -83,7 +87,7 @@ def object_store_config(**fields):
     return DatastoreConfig(**fields)
 
 
-def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False) -> dict:
+def setup_object_store(repo: Repo, cfg, *, progress=None, create_bucket: bool = False) -> dict:
     """Share this repository's datastore through an object store: probe the
     backend's conditional writes (refused if it ignores them), attach to the
     remote's identity, publish local state, hydrate from the remote, and
@@ -132,7 +136,7 @@ def _remote_identity(cfg) -> str:
                        "prefix": (cfg.prefix or "").strip("/"), "namespace": cfg.namespace}, sort_keys=True)
 
 
-def _claim_sync_state(repo, cache: Path, cfg) -> None:
+def _claim_sync_state(repo: Repo, cache: Path, cfg) -> None:
     """The sync state in ``.sync/`` (head, bases) describes one remote. Set
     up onto another (bucket, prefix, namespace or server), it would make the
     new remote look as if it already held everything: start it afresh, as a
@@ -188,7 +192,7 @@ def lost_lease_kept(sync_dir: Path) -> dict:
     return {"lostLeaseFolders": folders, "lostLeaseDir": str(kept) if folders else None}
 
 
-def _copy_into_cache(repo, cache: Path) -> int:
+def _copy_into_cache(repo: Repo, cache: Path) -> int:
     """State kept in an external filesystem datastore moves into the cache
     before it is published (files already in the cache are kept)."""
     from swamp.datastore.filesystem import FilesystemDatastore
@@ -205,14 +209,14 @@ def _copy_into_cache(repo, cache: Path) -> int:
     return copied
 
 
-def status(repo) -> dict:
+def status(repo: Repo) -> dict:
     ds = repo.datastore
     out = {"type": ds.kind, "location": str(ds.root), "namespace": None, "head": 0, "dirtyFiles": 0}
     out.update(ds.status())
     return out
 
 
-def sync(repo, *, pull: bool, push: bool, progress=None) -> dict:
+def sync(repo: Repo, *, pull: bool, push: bool, progress=None) -> dict:
     ds = repo.datastore
     if not hasattr(ds, "sync"):
         return SyncCounts().to_json()  # a filesystem datastore has nothing to sync
@@ -224,15 +228,15 @@ def sync(repo, *, pull: bool, push: bool, progress=None) -> dict:
         return e.counts.to_json()  # the report lists the conflicts; the CLI exits 1
 
 
-def lock_status(repo) -> list[dict]:
+def lock_status(repo: Repo) -> list[dict]:
     return sorted(repo.datastore.lock_status(), key=lambda r: r["name"])
 
 
-def lock_release(repo, name: str) -> dict:
+def lock_release(repo: Repo, name: str) -> dict:
     return {"name": name, "released": repo.datastore.force_release(name)}
 
 
-def _engine(repo):
+def _engine(repo: Repo):
     ds = repo.datastore
     engine = getattr(ds, "engine", None)
     if engine is None:
@@ -243,15 +247,15 @@ def _engine(repo):
     return engine
 
 
-def history(repo, limit: int | None) -> list[dict]:
+def history(repo: Repo, limit: int | None) -> list[dict]:
     return _engine(repo).log(limit)
 
 
-def verify(repo) -> dict:
+def verify(repo: Repo) -> dict:
     return _engine(repo).verify()
 
 
-def collect(repo, *, retention_days: float, dry_run: bool) -> dict:
+def collect(repo: Repo, *, retention_days: float, dry_run: bool) -> dict:
     return _engine(repo).gc(retention_days, dry_run=dry_run)
 
 
@@ -313,7 +317,7 @@ def _vacuum(path: Path) -> None:
         db.close()
 
 
-def compact(repo) -> dict:
+def compact(repo: Repo) -> dict:
     """Compact what is local and can be: the query catalog (SQLite VACUUM),
     the sync state of a shared datastore (checkpoint its write-ahead log and
     VACUUM, with every sync step of this cache held off meanwhile), and the

@@ -24,9 +24,12 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from swamp.errors import SwampError
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 AREAS = ("datastores", "extensions", "vaults", "workflows", "secrets", "install")
 #: files larger than this are not scanned for secrets (data content is read in full)
@@ -48,7 +51,8 @@ class Check:
                 "repaired": self.repaired}
 
 
-def run(repo, areas: list[str] | None = None, *, repair: bool = False, repo_error: SwampError | None = None) -> dict:
+def run(repo: Repo, areas: list[str] | None = None, *, repair: bool = False,
+        repo_error: SwampError | None = None) -> dict:
     """Run the checks of ``areas`` (all by default). ``repo`` may be None
     (no repository here: ``repo_error`` says why); only ``install`` runs
     without one. Returns ``{"ok", "summary", "checks"}``; ``ok`` is false
@@ -80,7 +84,7 @@ def run(repo, areas: list[str] | None = None, *, repair: bool = False, repo_erro
 
 
 # ================================================================ datastores
-def _datastores(repo, repair: bool) -> list[Check]:
+def _datastores(repo: Repo, repair: bool) -> list[Check]:
     try:
         ds = repo.datastore
     except SwampError as e:
@@ -156,7 +160,7 @@ def _conditional_writes(store) -> Check:
                  "create-only and compare-and-swap writes are honoured (checked on a scratch key, removed)")
 
 
-def _sync_state(repo, engine) -> Check:
+def _sync_state(repo: Repo, engine) -> Check:
     from swamp.datastore.sync import identity
     from swamp.datastore.sync.commitlog import list_from
 
@@ -260,7 +264,7 @@ def _leases(ds, repair: bool) -> list[Check]:
 
 
 # ================================================================ extensions
-def _extensions(repo, repair: bool) -> list[Check]:
+def _extensions(repo: Repo, repair: bool) -> list[Check]:
     from swamp.extensions import install, lockfile
 
     try:
@@ -357,7 +361,7 @@ def _altered_files(where: Path) -> list[str]:
 
 
 # ==================================================================== vaults
-def _vault_values(repo) -> tuple[list[Check], list[tuple[str, str, str]]]:
+def _vault_values(repo: Repo) -> tuple[list[Check], list[tuple[str, str, str]]]:
     """Open each vault and decrypt every key: (checks, [(vault, key, value)])."""
     from swamp.vault import service
 
@@ -386,12 +390,12 @@ def _vault_values(repo) -> tuple[list[Check], list[tuple[str, str, str]]]:
     return checks, values
 
 
-def _vaults(repo, repair: bool) -> list[Check]:
+def _vaults(repo: Repo, repair: bool) -> list[Check]:
     return _vault_values(repo)[0]
 
 
 # ================================================================= workflows
-def _workflows(repo, repair: bool) -> list[Check]:
+def _workflows(repo: Repo, repair: bool) -> list[Check]:
     from swamp.app import workflow_files
 
     result = workflow_files.validate(repo, None)
@@ -415,7 +419,7 @@ def _workflows(repo, repair: bool) -> list[Check]:
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__"}
 
 
-def _secrets(repo, repair: bool) -> list[Check]:
+def _secrets(repo: Repo, repair: bool) -> list[Check]:
     out = [_gitignored(repo, repair)]
     vault_checks, values = _vault_values(repo)
     out.extend(c for c in vault_checks if c.status == "fail")
@@ -438,7 +442,7 @@ def _secrets(repo, repair: bool) -> list[Check]:
     return out
 
 
-def _scan(repo, values: list[tuple[str, str, str]]) -> dict[tuple[str, str], list[str]]:
+def _scan(repo: Repo, values: list[tuple[str, str, str]]) -> dict[tuple[str, str], list[str]]:
     by_value: dict[bytes, list[tuple[str, str]]] = {}
     for vault, key, value in values:
         by_value.setdefault(value.encode(), []).append((vault, key))
@@ -463,7 +467,7 @@ def _scan(repo, values: list[tuple[str, str, str]]) -> dict[tuple[str, str], lis
     return found
 
 
-def _gitignored(repo, repair: bool) -> Check:
+def _gitignored(repo: Repo, repair: bool) -> Check:
     """.swamp/ (the secrets' keys, the caches) must stay out of git."""
     path = repo.root / ".gitignore"
     try:
@@ -549,7 +553,7 @@ def _install(repair: bool) -> list[Check]:
     return out
 
 
-def _rel(repo, path: Path) -> str:
+def _rel(repo: Repo, path: Path) -> str:
     try:
         return str(Path(path).relative_to(repo.root))
     except ValueError:

@@ -5,6 +5,8 @@ are ``models.definition_checks``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
 from swamp.models.checks import describe
 from swamp.models.definition_checks import coerce_global_args, definition_problems, shell_warnings
@@ -13,8 +15,11 @@ from swamp.models.definitions import (Definition, definition_path, find_definiti
 from swamp.models.registry import registry_for
 from swamp.util.names import check_name, did_you_mean
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def search_types(repo, query: str | None) -> dict:
+
+def search_types(repo: Repo, query: str | None) -> dict:
     reg = registry_for(repo)
     q = (query or "").lower()
     types = [{"type": t.type, "version": t.version, "description": t.description}
@@ -22,11 +27,12 @@ def search_types(repo, query: str | None) -> dict:
     return {"types": types, "errors": [str(e) for e in reg.errors]}
 
 
-def describe_type(repo, type_name: str) -> dict:
+def describe_type(repo: Repo, type_name: str) -> dict:
     return registry_for(repo).get(type_name).describe()
 
 
-def create_model(repo, type_name: str, name: str, global_args: dict[str, str], inputs: dict | None = None) -> dict:
+def create_model(repo: Repo, type_name: str, name: str, global_args: dict[str, str],
+                 inputs: dict | None = None) -> dict:
     check_name(name, "model name")
     model_type = registry_for(repo).get(type_name)
     path = definition_path(repo, type_name, name)
@@ -42,7 +48,7 @@ def create_model(repo, type_name: str, name: str, global_args: dict[str, str], i
     return {"id": definition.id, "name": name, "type": type_name, "path": str(path.relative_to(repo.root))}
 
 
-def get_model(repo, name: str) -> dict:
+def get_model(repo: Repo, name: str) -> dict:
     path, d = find_definition(repo, name)
     try:
         shown = str(path.relative_to(repo.root))
@@ -51,7 +57,7 @@ def get_model(repo, name: str) -> dict:
     return {**d.model_dump(exclude_none=True), "path": shown}
 
 
-def describe_method(repo, name: str, method: str) -> dict:
+def describe_method(repo: Repo, name: str, method: str) -> dict:
     """A definition's method: what it does, the arguments it takes (global
     and method arguments as one JSON Schema) and the values the definition
     gives them."""
@@ -73,7 +79,7 @@ def _checks_of(model_type, method: str) -> dict:
     return {"checks": found} if found else {}
 
 
-def search_models(repo, query: str | None) -> list[dict]:
+def search_models(repo: Repo, query: str | None) -> list[dict]:
     q = (query or "").lower()
     out = []
     for p in iter_definition_files(repo):
@@ -87,7 +93,7 @@ def search_models(repo, query: str | None) -> list[dict]:
     return sorted(out, key=lambda r: r["name"])
 
 
-def validate_models(repo, name: str | None, given_by_steps=None) -> dict:
+def validate_models(repo: Repo, name: str | None, given_by_steps=None) -> dict:
     reg = registry_for(repo)
     if name:
         # By file name without reading it, so a malformed file is reported like any other problem.

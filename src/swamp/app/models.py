@@ -4,6 +4,7 @@ data), and reading the records and logs of method runs."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from swamp.app.lifecycle import changing, reading
 from swamp.errors import ConflictError, NotFoundError, UnpublishedError
@@ -12,8 +13,11 @@ from swamp.models.leases import model_lock_name
 from swamp.models.outputs import find_record, iter_records
 from swamp.repo.context import config_lease
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def delete(repo, name: str, *, force: bool) -> dict:
+
+def delete(repo: Repo, name: str, *, force: bool) -> dict:
     from swamp.workflows.files import workflows_using_model
 
     path, d = find_definition(repo, name)
@@ -30,7 +34,7 @@ def delete(repo, name: str, *, force: bool) -> dict:
     return {"name": name, "id": d.id, "deletedData": names}
 
 
-def _record(repo, ref: str, or_model: bool):
+def _record(repo: Repo, ref: str, or_model: bool):
     """A run's record by its id, or with ``or_model`` (the CLI's
     ``OUTPUT_ID_OR_MODEL``, as upstream's) the newest run of the model of
     that name. Call inside a session."""
@@ -41,14 +45,14 @@ def _record(repo, ref: str, or_model: bool):
     return newest_record_of(repo, ref)
 
 
-def output(repo, output_id: str, *, or_model: bool = False) -> dict:
+def output(repo: Repo, output_id: str, *, or_model: bool = False) -> dict:
     """One method run's record."""
     with reading(repo):
         _, rec = _record(repo, output_id, or_model)
     return rec.to_json()
 
 
-def outputs(repo, model: str | None = None, *, method: str | None = None, status: str | None = None,
+def outputs(repo: Repo, model: str | None = None, *, method: str | None = None, status: str | None = None,
             limit: int = 50) -> list[dict]:
     """Method runs, newest first."""
     with reading(repo):
@@ -61,7 +65,7 @@ def outputs(repo, model: str | None = None, *, method: str | None = None, status
              "startedAt": r.startedAt, "durationMs": r.durationMs, "initiatedBy": r.initiatedBy} for r in recs[:limit]]
 
 
-def output_log(repo, output_id: str, *, or_model: bool = False) -> dict:
+def output_log(repo: Repo, output_id: str, *, or_model: bool = False) -> dict:
     """One method run's log."""
     ds = repo.datastore
     with reading(repo):
@@ -70,7 +74,7 @@ def output_log(repo, output_id: str, *, or_model: bool = False) -> dict:
     return {"id": rec.id, "log": text}
 
 
-def output_data(repo, output_id: str, *, or_model: bool = False) -> list[dict]:
+def output_data(repo: Repo, output_id: str, *, or_model: bool = False) -> list[dict]:
     """The data versions one method run wrote, with their metadata."""
     from swamp.data.records import record_json
     from swamp.data.repository import DataRepository
@@ -90,7 +94,7 @@ def output_data(repo, output_id: str, *, or_model: bool = False) -> list[dict]:
     return sorted(rows, key=lambda r: (r["name"], r["version"]))
 
 
-def evaluate(repo, name: str, method: str | None = None, inputs: dict | None = None) -> dict:
+def evaluate(repo: Repo, name: str, method: str | None = None, inputs: dict | None = None) -> dict:
     """The definition's arguments with their expressions resolved now, per
     method (or for one): what a run would get, vault references shown as
     the expressions that make them (secrets are resolved only when a method
@@ -122,7 +126,7 @@ def evaluate(repo, name: str, method: str | None = None, inputs: dict | None = N
     return result
 
 
-def validate(repo, name: str | None = None) -> dict:
+def validate(repo: Repo, name: str | None = None) -> dict:
     """`swamp model validate`: definitions against their types; a required
     argument that a configured method lacks counts as given when a workflow
     step running that method gives it."""
@@ -131,7 +135,7 @@ def validate(repo, name: str | None = None) -> dict:
     return validate_models(repo, name, given_by_steps=_steps_giving(repo))
 
 
-def _steps_giving(repo):
+def _steps_giving(repo: Repo):
     """A check: does a workflow step running METHOD of this model give ARGUMENT
     in its inputs? (inputs that are one expression give them all)."""
     from swamp.errors import SwampError

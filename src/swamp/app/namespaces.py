@@ -22,13 +22,18 @@ that is idempotent: an interrupted command is simply run again."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import ConflictError, SwampError, UsageError
 from swamp.util.names import check_name
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 DEFAULT = "default"
 
 
-def _shared_config(repo):
+def _shared_config(repo: Repo):
     cfg = repo.config_model().datastore
     if cfg is None or cfg.type == "filesystem":
         raise SwampError("this repository's datastore is a directory; namespaces belong to a shared datastore",
@@ -43,7 +48,7 @@ def _store(cfg):
     return open_store(store_config(cfg))
 
 
-def list_namespaces(repo) -> list[dict]:
+def list_namespaces(repo: Repo) -> list[dict]:
     """Every namespace under the bucket and prefix, with its object count and
     bytes, sorted by name; ``current`` marks this checkout's."""
     cfg = _shared_config(repo)
@@ -85,7 +90,7 @@ def _target_state(cfg, name: str) -> dict:
     return {"formatted": formatted, "hasCommits": commits > 0, "identity": identity.read(store, layout)}
 
 
-def set_namespace(repo, name: str) -> dict:
+def set_namespace(repo: Repo, name: str) -> dict:
     """This checkout joins namespace ``name`` (created empty if it has
     nothing yet): what it holds replaces this checkout's runtime state."""
     from swamp.app.datastore import reset_sync_state, setup_object_store
@@ -122,7 +127,7 @@ def set_namespace(repo, name: str) -> dict:
             **{k: v for k, v in result.items() if k not in ("namespace", "type", "location", "hydration")}}
 
 
-def migrate(repo, name: str) -> dict:
+def migrate(repo: Repo, name: str) -> dict:
     """Publish this checkout's runtime state into the empty namespace
     ``name`` and move the checkout there. The old namespace is left as it
     is: peers still on it keep working there until they run
@@ -153,7 +158,7 @@ def migrate(repo, name: str) -> dict:
             **{k: v for k, v in result.items() if k not in ("namespace", "type", "location", "hydration")}}
 
 
-def unset(repo, *, migrate_state: bool = False) -> dict:
+def unset(repo: Repo, *, migrate_state: bool = False) -> dict:
     return migrate(repo, DEFAULT) if migrate_state else set_namespace(repo, DEFAULT)
 
 

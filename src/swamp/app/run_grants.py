@@ -9,8 +9,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def replaced_arguments(repo, model: str, method: str, batch: list[dict]) -> list[str]:
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
+
+
+def replaced_arguments(repo: Repo, model: str, method: str, batch: list[dict]) -> list[str]:
     """The fixed arguments of ``model`` that any inputs map of ``batch``
     replaces (sorted, without repeats); a bad model, method or input is
     the same error the run itself would give."""

@@ -10,10 +10,15 @@ is pending, running or suspended."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import NotFoundError, UnpublishedError, UsageError
 from swamp.util import clock
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 KINDS = ("method", "workflow")
 STATUSES = ("pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted")
@@ -74,7 +79,7 @@ def _all_rows(ds) -> list[dict]:
     return rows
 
 
-def history(repo, *, kind: str | None = None, status: str | None = None, model: str | None = None,
+def history(repo: Repo, *, kind: str | None = None, status: str | None = None, model: str | None = None,
             workflow: str | None = None, since: str | None = None, limit: int | None = 50) -> list[dict]:
     """Method and workflow runs, newest first. ``model`` keeps the runs of
     that model (and workflow runs with a step on it); ``workflow`` the runs
@@ -107,7 +112,7 @@ def history(repo, *, kind: str | None = None, status: str | None = None, model: 
     return out
 
 
-def _mark_holders_gone(repo, rows: list[dict]) -> None:
+def _mark_holders_gone(repo: Repo, rows: list[dict]) -> None:
     """A workflow run recorded running whose lease is stale or
     missing was left by a process that is gone: its row says so
     (``holderGone``) before serve or `run doctor` records it interrupted.
@@ -124,7 +129,7 @@ def _mark_holders_gone(repo, rows: list[dict]) -> None:
         r["holderGone"] = lease is None or bool(lease["stale"])
 
 
-def _check_named(repo, rows: list[dict], model: str | None, workflow: str | None) -> None:
+def _check_named(repo: Repo, rows: list[dict], model: str | None, workflow: str | None) -> None:
     """A name that is neither defined nor in any run is a typo: say so."""
     from swamp.util.names import did_you_mean
 
@@ -190,7 +195,7 @@ def _size(ds, paths: list[str]) -> int:
     return total
 
 
-def collect(repo, *, older_than: str | None = None, keep: int | None = None, kind: str | None = None,
+def collect(repo: Repo, *, older_than: str | None = None, keep: int | None = None, kind: str | None = None,
             dry_run: bool = False) -> dict:
     """Delete old run records and their logs: finished runs whose end is
     older than ``older_than``, or beyond the newest ``keep`` per model
@@ -253,7 +258,7 @@ def collect(repo, *, older_than: str | None = None, keep: int | None = None, kin
 
 
 # =================================================================== doctor
-def doctor(repo, *, dry_run: bool = False, wait_s: float = 0.0) -> dict:
+def doctor(repo: Repo, *, dry_run: bool = False, wait_s: float = 0.0) -> dict:
     """Workflow runs recorded as pending or running whose holder is gone
     are marked interrupted (recorded failed, the reason starting
     ``interrupted:``), through ``app/interrupted_runs``: the run's lease is

@@ -9,8 +9,12 @@ datastore: serve lists those at start; here only the workflows' own."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 def next_fire(cron_text: str, now: datetime | None = None) -> str | None:
@@ -35,7 +39,7 @@ def last_scheduled_run(ds, workflow_id: str, schedule_name: str) -> dict | None:
     return None
 
 
-def trigger_rows(repo) -> list[dict]:
+def trigger_rows(repo: Repo) -> list[dict]:
     """``{name, workflow, schedule, inputs, source, nextFire, lastRun}`` for
     each workflow with a schedule in force, sorted by workflow."""
     from swamp.app.lifecycle import reading

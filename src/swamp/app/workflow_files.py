@@ -4,6 +4,8 @@ deciding and cancelling runs are ``app.workflows``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import SwampError, UsageError, ValidationError
 from swamp.workflows import records, runs, signals
 from swamp.workflows.rerun import RERUNNABLE
@@ -14,27 +16,30 @@ from swamp.workflows.records import WorkflowRun
 from swamp.workflows.schema import SEVERITIES, Workflow, workflow_id
 from swamp.workflows.validation import check_workflow, review_workflow
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def _rel(repo, path) -> str:
+
+def _rel(repo: Repo, path) -> str:
     return str(path.relative_to(repo.root))
 
 
-def create(repo, name: str) -> dict:
+def create(repo: Repo, name: str) -> dict:
     path, wf = create_workflow(repo, name)
     return {"id": wf.id, "name": wf.name, "path": _rel(repo, path)}
 
 
-def get(repo, name: str) -> dict:
+def get(repo: Repo, name: str) -> dict:
     path, wf = find_workflow(repo, name)
     return {**wf.model_dump(exclude_none=True, by_alias=True), "id": workflow_id(wf), "path": _rel(repo, path)}
 
 
-def require(repo, name: str) -> None:
+def require(repo: Repo, name: str) -> None:
     """Raise NotFoundError unless a workflow NAME exists (by name or id)."""
     find_workflow(repo, name)
 
 
-def search(repo, query: str | None) -> list[dict]:
+def search(repo: Repo, query: str | None) -> list[dict]:
     q = (query or "").lower()
     out = []
     for p in iter_workflow_files(repo):
@@ -49,7 +54,7 @@ def search(repo, query: str | None) -> list[dict]:
     return sorted(out, key=lambda r: r["name"])
 
 
-def validate(repo, name: str | None) -> dict:
+def validate(repo: Repo, name: str | None) -> dict:
     files = [find_workflow_file(repo, name)] if name else iter_workflow_files(repo)
     results = []
     for p in files:
@@ -63,7 +68,7 @@ def validate(repo, name: str | None) -> dict:
     return {"valid": all(r["valid"] for r in results), "workflows": results}
 
 
-def checked(repo, name: str) -> tuple[str, Workflow]:
+def checked(repo: Repo, name: str) -> tuple[str, Workflow]:
     """Load and check a workflow before a run writes anything."""
     path, wf = find_workflow(repo, name)
     source = _rel(repo, path)
@@ -94,7 +99,7 @@ def can_rerun(run: dict) -> bool:
     return run["status"] in RERUNNABLE and not run.get("parentRunId")
 
 
-def run_json(repo, run: WorkflowRun) -> dict:
+def run_json(repo: Repo, run: WorkflowRun) -> dict:
     """The run record as commands print it: without the process details,
     and with the approvals and signals a suspended run waits for (nested
     runs' too)."""

@@ -14,11 +14,15 @@ import json
 import subprocess
 import sys
 import tempfile
+from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError
 
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
-def start(state, repo, name: str, inputs: dict, fail_on: str) -> dict:
+
+def start(state, repo: Repo, name: str, inputs: dict, fail_on: str) -> dict:
     from swamp.app.detached_runs import check_startable, started_doc, wait_for_record
     from swamp.cli.remote import _cli_strings, _plain
     from swamp.util.ids import new_id

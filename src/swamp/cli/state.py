@@ -4,6 +4,11 @@ lane (`swamp.cli.fast_lane`) builds one itself."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
+
 
 class CliState:
     """What the global options said. A plain class: start-up time matters."""
@@ -29,7 +34,7 @@ class CliState:
         return open_repo(self.repo_dir, offline=self.offline, on_config_read=_refresh_config)
 
 
-def _refresh_config(repo) -> None:
+def _refresh_config(repo: Repo) -> None:
     """Managed config: pull before the first read of the config tier."""
     from swamp.app.managed_config import refresh
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,6 +11,9 @@ from swamp.cli.groups import CommandWithSubcommands
 from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, table
 from swamp.cli.report import run_options, say_reports, selections
 from swamp.cli.worker_links import link_options
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
 
 @click.group()
@@ -131,7 +135,7 @@ def _step_status(s) -> str:
     return f"{s.status} ({s.attempt_note})" if s.attempt_note else s.status
 
 
-def _finish(state: CliState, repo, result, junit: str | None, *, under: dict | None = None,
+def _finish(state: CliState, repo: Repo, result, junit: str | None, *, under: dict | None = None,
             failed_ok: bool = False) -> None:
     """Print a run (--json: its record; with ``under``, that document with
     the record as its "run") and exit 1 when it failed, unless ``failed_ok``."""
@@ -259,7 +263,7 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
     _finish(state, repo, result, junit)
 
 
-def _detach(state: CliState, repo, name: str, batch: list[dict], fail_on: str, refused: dict) -> None:
+def _detach(state: CliState, repo: Repo, name: str, batch: list[dict], fail_on: str, refused: dict) -> None:
     """--detach: one run, started in a background process (cli/detached_run.py)."""
     from swamp.cli import detached_run
     from swamp.errors import UsageError
@@ -273,7 +277,7 @@ def _detach(state: CliState, repo, name: str, batch: list[dict], fail_on: str, r
     emit(state, doc, f"started run {doc['runId']} of {name} in the background; follow it: {doc['follow']}")
 
 
-def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str, reports=None,
+def _run_batch(state: CliState, repo: Repo, name: str, batch: list[dict], fail_on: str, reports=None,
                checks=None) -> None:
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
@@ -363,7 +367,7 @@ def _decision(decision: str):
     return command
 
 
-def _continue_here(state: CliState, repo, name: str, decided: dict) -> None:
+def _continue_here(state: CliState, repo: Repo, name: str, decided: dict) -> None:
     """Continue the run a decision settled, in this process, and print it as
     'workflow resume' does (--json: the decision, the run record as its "run")."""
     from swamp.app import workflows

@@ -5,14 +5,17 @@ knows model ids, not the definitions that name them."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: the variables of a `data query` predicate: the fields of a row
 QUERY_FIELDS = ("model", "modelName", "modelType", "modelId", "name", "version", "specName", "kind",
                 "contentType", "lifetime", "size", "sha256", "createdAt", "tags", "owner")
 
 
-def catalog_rows(repo, model_names: Mapping[str, str], *, text: str | None = None,
+def catalog_rows(repo: Repo, model_names: Mapping[str, str], *, text: str | None = None,
                  model_id: str | None = None, all_versions: bool = False) -> list[dict]:
     """Versions (latest only unless ``all_versions``) whose name, spec, type
     or tags contain ``text``, each with its model's name (from

@@ -7,6 +7,8 @@ The use cases that read definitions and report on them are
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import ValidationError as PydanticError
 
 from swamp.errors import SwampError, ValidationError
@@ -17,6 +19,9 @@ from swamp.models.inputs import CliString, coerce_field
 from swamp.models.shell_injection import warning
 from swamp.models.specs import check_gc_policy, check_lifetime
 from swamp.util.names import did_you_mean
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 def coerce_global_args(model_type, pairs: dict[str, str]) -> dict:
@@ -40,7 +45,7 @@ def _json_container(text: str, prop: dict) -> bool:
     return bool(wants & {"object", "array"}) and text.lstrip()[:1] in ("{", "[")
 
 
-def definition_problems(repo, d: Definition, model_type, given_by_steps=None) -> list[str]:
+def definition_problems(repo: Repo, d: Definition, model_type, given_by_steps=None) -> list[str]:
     """Static checks: methods exist, and the values the definition gives fit
     their arguments' types wherever no expression decides them at run time.
     A required argument without a value is an error only in a method the

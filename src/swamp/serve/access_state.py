@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError
 from swamp.serve.background import Watch, log as _log
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
 #: how often a replica pulls the access documents of a shared datastore
 REFRESH_S = float(os.environ.get("SWAMP_SERVE_ACCESS_REFRESH_S", "2"))
@@ -24,7 +28,7 @@ class SharedDoc:
     """One access document's map, read again when its file changed. On the
     request path: two stats of paths worked out once."""
 
-    def __init__(self, repo, kind: str) -> None:
+    def __init__(self, repo: Repo, kind: str) -> None:
         self.repo = repo
         self.kind = kind
         self._stamp: tuple | None = ("never",)

@@ -6,10 +6,15 @@ sight in its log."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import NotFoundError, UsageError
 
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
-def check_targets(repo, schedules, webhooks: dict) -> None:
+
+def check_targets(repo: Repo, schedules, webhooks: dict) -> None:
     """Refuse schedules and webhooks whose workflow is unknown, naming them all."""
     from swamp.app.workflow_files import require
 

@@ -18,10 +18,14 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError, ValidationError
 from swamp.util.names import did_you_mean
 from swamp.vault.types import VaultType
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: the entry point group extensions declare their vault types in
 VAULT_TYPES_GROUP = "swamp.vault_types"
@@ -52,7 +56,7 @@ def unregister(name: str) -> None:
     _registered.pop(name, None)
 
 
-def get_type(name: str, repo=None) -> VaultType:
+def get_type(name: str, repo: Repo | None = None) -> VaultType:
     """The vault type ``name``; with ``repo``, its extensions are searched too."""
     if name in BUILTIN:
         return _load_ref(BUILTIN[name])
@@ -74,7 +78,7 @@ def get_type(name: str, repo=None) -> VaultType:
     raise ValidationError(f"unknown vault type {name!r}", hint=hint)
 
 
-def all_types(repo=None) -> Loaded:
+def all_types(repo: Repo | None = None) -> Loaded:
     """Every vault type (with ``repo``: its extensions' too, each pinned one
     installed if it is not yet), with its source."""
     loaded = _entry_points()
@@ -96,13 +100,13 @@ def all_types(repo=None) -> Loaded:
     return out
 
 
-def _is_shared(repo) -> bool:
+def _is_shared(repo: Repo) -> bool:
     from swamp.extensions.lockfile import is_shared
 
     return is_shared(repo)
 
 
-def _pinned_names(repo) -> list[str]:
+def _pinned_names(repo: Repo) -> list[str]:
     if repo is None:
         return []
     from swamp.extensions.runtime import pinned
@@ -113,7 +117,7 @@ def _pinned_names(repo) -> list[str]:
         return []
 
 
-def _from_extensions(repo, name: str) -> VaultType | None:
+def _from_extensions(repo: Repo, name: str) -> VaultType | None:
     """A local checkout's vault type, else the pinned extension's that lists it."""
     from swamp.extensions.runtime import load_pinned_vault_types, sources, vault_provider
 
@@ -146,7 +150,7 @@ def _source_objects(src: dict) -> tuple[list, list]:
     return load_source_vault_types(src.get("path", ""))
 
 
-def _extension_types(repo) -> Loaded:
+def _extension_types(repo: Repo) -> Loaded:
     from swamp.extensions.runtime import load_pinned_vault_types, pinned, sources
 
     out = Loaded()

@@ -5,7 +5,7 @@ input not given) stays as written and is listed under ``unresolved``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swamp.errors import SwampError
 from swamp.expr.template import has_expressions
@@ -14,8 +14,11 @@ from swamp.workflows.expressions import UNSET, Scope
 from swamp.workflows.records import readable
 from swamp.workflows.schema import Step, Workflow, workflow_id
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def evaluate_workflow(repo, wf: Workflow, source: str, inputs: dict) -> dict:
+
+def evaluate_workflow(repo: Repo, wf: Workflow, source: str, inputs: dict) -> dict:
     from swamp.workflows.engine import validate_workflow_inputs
 
     unresolved: list[dict] = []

@@ -5,16 +5,20 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
 from swamp.util import documents, yamlio
 from swamp.util.names import SCOPED_NAME_RE, check_workflow_name, did_you_mean, is_workflow_name
 from swamp.workflows.schema import Workflow
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
+
 PREFIX = "workflow-"
 
 
-def workflow_path(repo, name: str) -> Path:
+def workflow_path(repo: Repo, name: str) -> Path:
     check_workflow_name(name)
     scoped = SCOPED_NAME_RE.match(name)
     if scoped:
@@ -22,7 +26,7 @@ def workflow_path(repo, name: str) -> Path:
     return repo.workflows_dir / f"{PREFIX}{name}.yaml"
 
 
-def iter_workflow_files(repo) -> list[Path]:
+def iter_workflow_files(repo: Repo) -> list[Path]:
     if not repo.workflows_dir.is_dir():
         return []
     return sorted([*repo.workflows_dir.glob(f"{PREFIX}*.yaml"), *repo.workflows_dir.glob(f"@*/{PREFIX}*.yaml")])
@@ -53,13 +57,13 @@ def _relative_file(name: str) -> str:
     return f"@{scoped.group(1)}/{PREFIX}{scoped.group(2)}.yaml" if scoped else f"{PREFIX}{name}.yaml"
 
 
-def find_workflow(repo, name_or_id: str) -> tuple[Path, Workflow]:
+def find_workflow(repo: Repo, name_or_id: str) -> tuple[Path, Workflow]:
     """By name first, then by id."""
     path = find_workflow_file(repo, name_or_id)
     return path, load_workflow(path, repo.root)
 
 
-def find_workflow_file(repo, name_or_id: str) -> Path:
+def find_workflow_file(repo: Repo, name_or_id: str) -> Path:
     """The file of a workflow, by name (without reading it), else by id."""
     if is_workflow_name(name_or_id):
         path = workflow_path(repo, name_or_id)
@@ -105,7 +109,7 @@ jobs:
 """
 
 
-def create_workflow(repo, name: str) -> tuple[Path, Workflow]:
+def create_workflow(repo: Repo, name: str) -> tuple[Path, Workflow]:
     path = workflow_path(repo, name)
     if path.exists():
         raise ConflictError(f"a workflow named {name!r} already exists at {path.relative_to(repo.root)}")
@@ -120,7 +124,7 @@ def create_workflow(repo, name: str) -> tuple[Path, Workflow]:
     return path, wf
 
 
-def workflows_using_model(repo, name: str, model_id: str) -> list[str]:
+def workflows_using_model(repo: Repo, name: str, model_id: str) -> list[str]:
     """The names of the workflows with a step that runs the model named
     ``name`` (or with id ``model_id``), written literally. A workflow file
     that does not load is skipped: `workflow validate` reports it."""

@@ -6,7 +6,7 @@ workflows, input keys) exist."""
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from swamp.errors import SwampError
 from swamp.expr.template import has_expressions
@@ -14,15 +14,18 @@ from swamp.util.names import did_you_mean
 from swamp.workflows import dag
 from swamp.workflows.schema import Step, Workflow, workflow_id
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
+
 _SELF = re.compile(r"\bself\b(?:\.([A-Za-z_]\w*))?")
 
 
-def check_workflow(repo, wf: Workflow) -> list[str]:
+def check_workflow(repo: Repo, wf: Workflow) -> list[str]:
     """The errors that keep ``wf`` from running."""
     return review_workflow(repo, wf)[0]
 
 
-def review_workflow(repo, wf: Workflow) -> tuple[list[str], list[str]]:
+def review_workflow(repo: Repo, wf: Workflow) -> tuple[list[str], list[str]]:
     """(errors, warnings). A step naming a model that does not exist (yet)
     is a warning: the workflow may be written before the model, and a run
     fails only that step."""
@@ -36,7 +39,7 @@ def review_workflow(repo, wf: Workflow) -> tuple[list[str], list[str]]:
     return problems + errors, warnings + shell_warnings(repo, wf) + ungated_warnings(wf)
 
 
-def shell_warnings(repo, wf: Workflow) -> list[str]:
+def shell_warnings(repo: Repo, wf: Workflow) -> list[str]:
     """A step handing a command/shell model a `run` that pastes a value
     (an input, data, a forEach item) into the command
     (models/shell_injection.py)."""
@@ -56,7 +59,7 @@ def shell_warnings(repo, wf: Workflow) -> list[str]:
     return out
 
 
-def _type_of(repo, t) -> str | None:
+def _type_of(repo: Repo, t) -> str | None:
     if t.modelType is not None:
         return t.modelType if _literal(t.modelType) else None
     if not _literal(t.modelIdOrName):
@@ -165,7 +168,7 @@ def _self_problems(step: Step, field: str, value: Any, is_in: bool) -> list[str]
     return out
 
 
-def reference_problems(repo, wf: Workflow) -> tuple[list[str], list[str]]:
+def reference_problems(repo: Repo, wf: Workflow) -> tuple[list[str], list[str]]:
     from swamp.models.registry import registry_for
 
     registry = registry_for(repo)
@@ -196,7 +199,7 @@ def _literal(value: Any) -> bool:
     return isinstance(value, str) and not has_expressions(value)
 
 
-def _method_problems(repo, registry, t, where: str) -> list[str]:
+def _method_problems(repo: Repo, registry, t, where: str) -> list[str]:
     from swamp.models.definitions import find_definition
 
     from swamp.errors import NotFoundError
@@ -260,7 +263,7 @@ def _direct_problems(registry, t, where: str) -> list[str]:
     return out
 
 
-def _override_problems(repo, registry, wf: Workflow, step, where: str) -> list[str]:
+def _override_problems(repo: Repo, registry, wf: Workflow, step, where: str) -> list[str]:
     """dataOutputOverrides name specs the model's type declares, and vary
     names inputs of the step or of the workflow."""
     from swamp.errors import NotFoundError
@@ -307,7 +310,7 @@ def _input_problems(schema: dict, given: set[str], where: str, what: str) -> lis
     return out
 
 
-def _workflow_problems(repo, wf: Workflow, t, where: str) -> list[str]:
+def _workflow_problems(repo: Repo, wf: Workflow, t, where: str) -> list[str]:
     from swamp.workflows.files import find_workflow
 
     if not _literal(t.workflowIdOrName):
@@ -322,7 +325,7 @@ def _workflow_problems(repo, wf: Workflow, t, where: str) -> list[str]:
     return out
 
 
-def nesting_cycle(repo, root: Workflow, child: Workflow) -> list[str] | None:
+def nesting_cycle(repo: Repo, root: Workflow, child: Workflow) -> list[str] | None:
     """A path of literal nested-workflow references from ``child`` back to
     ``root``, as names, or None."""
     from swamp.workflows.files import find_workflow
