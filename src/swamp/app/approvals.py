@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from swamp.app.lifecycle import reading
+from swamp.app.workflow_files import run_json
 from swamp.errors import ConflictError, NotFoundError
 from swamp.workflows import records, runs
+from swamp.workflows.files import find_workflow
 from swamp.workflows.records import WorkflowRun
+from swamp.workflows.schema import workflow_id
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -45,11 +49,6 @@ def waiting_run(ds, workflow_id: str, workflow_name: str, step: str, run_id: str
 def continuable(repo: Repo, workflow_name: str, run_id: str) -> bool:
     """Whether the run is suspended with nothing left waiting (no approval,
     no signal): the decision just taken was the last it waited for."""
-    from swamp.app.lifecycle import reading
-    from swamp.workflows.files import find_workflow
-    from swamp.workflows.schema import workflow_id
-    from swamp.app.workflow_files import run_json
-
     try:
         with reading(repo):
             doc = run_json(repo, records.load(repo.datastore, workflow_id(find_workflow(repo, workflow_name)[1]),

@@ -9,9 +9,17 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from swamp.app import data, datastore as datastores
+from swamp.app.datastore_conflicts import list_conflicts
 from swamp.app.lifecycle import reading
+from swamp.app.workflow_files import run_json, search
+from swamp.data.records import record_json
+from swamp.data.repository import DataRepository
 from swamp.errors import NotFoundError, SwampError
-from swamp.workflows import records, runs
+from swamp.models.definition_files import find
+from swamp.models.inputs import CliString, validate_inputs
+from swamp.workflows import dag, records, runs, signals
+from swamp.workflows.engine import validate_workflow_inputs
 from swamp.workflows.files import find_workflow
 from swamp.workflows.run_index import RunIndex
 from swamp.workflows.schema import workflow_id
@@ -67,8 +75,6 @@ def workflow_runs(repo: Repo, index: RunIndex, name: str, *, offset: int = 0, li
 
 def workflows_overview(repo: Repo, index: RunIndex) -> list[dict]:
     """Each workflow with its number of runs and its newest run."""
-    from swamp.app.workflow_files import search
-
     out = []
     with reading(repo):
         for wf in search(repo, None):
@@ -86,8 +92,6 @@ def approvals(repo: Repo, index: RunIndex) -> list[dict]:
     runs' records: each row's ``kind`` is ``approval`` or ``signal``; a
     signal wait has its ``state`` (waiting, or settled and about to go on),
     ``timeoutSeconds`` and ``deadline``."""
-    from swamp.workflows import signals
-
     ds = repo.datastore
     out = []
     with reading(repo):
@@ -120,8 +124,6 @@ def approvals(repo: Repo, index: RunIndex) -> list[dict]:
 
 def run_state(repo: Repo, name: str, run_id: str) -> tuple[dict, str]:
     """A run record as commands print it, and its log, read in one session."""
-    from swamp.app.workflow_files import run_json
-
     _, wf = find_workflow(repo, name)
     ds = repo.datastore
     with reading(repo):
@@ -133,8 +135,6 @@ def data_version_text(repo: Repo, model: str, name: str, version: int | None) ->
     """One version with its content as the dashboard shows it: JSON
     pretty-printed, text as it is, binary not at all (offered as a
     download). ``text`` is what a diff compares."""
-    from swamp.app import data
-
     doc = data.get(repo, model, name, version, content=True)
     content = doc.pop("content", None)
     if doc.get("binary"):
@@ -148,10 +148,6 @@ def data_version_text(repo: Repo, model: str, name: str, version: int | None) ->
 
 def data_version_bytes(repo: Repo, model: str, name: str, version: int | None) -> tuple[dict, bytes]:
     """The stored bytes of one version, for a download."""
-    from swamp.data.records import record_json
-    from swamp.data.repository import DataRepository
-    from swamp.models.definition_files import find
-
     d = find(repo, model)[1]
     data = DataRepository(repo.datastore)
     with reading(repo):
@@ -176,15 +172,12 @@ def data_diff(repo: Repo, model: str, name: str, old: int, new: int) -> dict:
 def datastore_overview(repo: Repo, *, commits: int = 20) -> dict:
     """The datastore at a glance: its status, its recent commits (shared
     datastores only), the leases held, and conflict copies to resolve."""
-    from swamp.app import datastore as datastores
-
     out: dict = {"status": datastores.status(repo), "commits": None, "leases": [], "conflicts": None}
     try:
         out["leases"] = datastores.lock_status(repo)
     except SwampError as e:
         out["leasesError"] = e.message
     if repo.datastore.kind != "filesystem":  # only a sync makes commits or conflict copies
-        from swamp.app.datastore_conflicts import list_conflicts
 
         try:
             out["commits"] = datastores.history(repo, commits)
@@ -251,9 +244,6 @@ def inputs_from_form(repo: Repo, name: str, form: dict[str, str]) -> tuple[dict,
     JSON object of undeclared ones), checked as a run checks them:
     (inputs, problems by field name; ``""`` for the form as a whole). An
     empty field is an input not given (its default applies)."""
-    from swamp.models.inputs import CliString, validate_inputs
-    from swamp.workflows.engine import validate_workflow_inputs
-
     _, wf = find_workflow(repo, name)
     schema = wf.inputs or {}
     props = schema.get("properties") or {}
@@ -331,8 +321,6 @@ def workflow_graph(repo: Repo, name: str, statuses: dict[tuple[str, str], str] |
     its condition is not plain ``succeeded``). With ``statuses`` (of a run)
     each step carries its status. Sizes and positions in px, for an SVG;
     None when the workflow file cannot be read."""
-    from swamp.workflows import dag
-
     try:
         _, wf = find_workflow(repo, name)
         job_levels = dag.job_levels(wf)

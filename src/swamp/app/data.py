@@ -24,6 +24,10 @@ from swamp.util import clock
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
 
+# The other imports sit in the functions that use them: `data get` and `data list` load this
+# module, and with them at the top those commands load pydantic and the workflow schema
+# (bench/startup_bench.py).
+
 
 def _definition(repo: Repo, model: str):
     return find_ref(repo, model)

@@ -18,6 +18,9 @@ from swamp.util.plain import Plain
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
 
+# The other imports sit in the functions that use them: `data get` loads this module, and with
+# them at the top it loads pydantic and the workflow schema (bench/startup_bench.py).
+
 
 class Owner(Plain):
     """What the data use cases read of a definition: type, id and name."""

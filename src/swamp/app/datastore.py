@@ -9,10 +9,21 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swamp.data import layout
+from swamp.data.catalog import CATALOG
+from swamp.datastore.cached import location_of, store_config
+from swamp.datastore.filesystem import FilesystemDatastore
+from swamp.datastore.objectstore.buckets import ensure_bucket
+from swamp.datastore.objectstore.factory import open_store
+from swamp.datastore.objectstore.probe import probe_conditional_writes
 from swamp.datastore.sync.counts import SyncCounts
+from swamp.datastore.sync.engine import SyncEngine
+from swamp.datastore.sync.errors import SyncConflictError
 from swamp.datastore.sync.localonly import is_local_only
+from swamp.errors import NotFoundError, SwampError
+from swamp.repo.config import DatastoreConfig
 from swamp.repo.datastores import path_rules
-from swamp.util.atomic import atomic_write
+from swamp.util.atomic import atomic_write, sweep_temp_files
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -22,9 +33,6 @@ def setup_filesystem(repo: Repo, path: str) -> dict:
     """Point the repository at a directory datastore. Existing state is
     copied there first (files already present are kept), and only then is
     .swamp.yaml changed, so an interrupted setup can simply be rerun."""
-    from swamp.datastore.filesystem import FilesystemDatastore
-    from swamp.repo.config import DatastoreConfig
-
     target_root = Path(path)
     if not target_root.is_absolute():
         target_root = (Path.cwd() / target_root).absolute()
@@ -56,8 +64,6 @@ def _hydrate_everything(source) -> None:
     (whether it is the cache itself or somewhere else)."""
     if getattr(source, "engine", None) is None:
         return
-    from swamp.data import layout
-    from swamp.errors import NotFoundError
 
     suffix = "/" + layout.METADATA
     for rel in list(source.walk(layout.DATA_ROOT)):
@@ -71,8 +77,6 @@ def _hydrate_everything(source) -> None:
 
 def current_location(repo: Repo) -> str:
     """Where the repository's datastore is now, as `datastore status` names it."""
-    from swamp.datastore.cached import location_of
-
     cfg = repo.config_model().datastore
     if cfg is None or cfg.type == "filesystem":
         return str(repo.datastore.root) if cfg is None or not cfg.path else cfg.path
@@ -82,8 +86,6 @@ def current_location(repo: Repo) -> str:
 def object_store_config(**fields):
     """The datastore section `datastore setup s3|gcs` writes, from the
     fields a person gave (validated as .swamp.yaml's schema validates it)."""
-    from swamp.repo.config import DatastoreConfig
-
     return DatastoreConfig(**fields)
 
 
@@ -95,12 +97,6 @@ def setup_object_store(repo: Repo, cfg, *, progress=None, create_bucket: bool = 
     idempotent: a setup that failed half-way is simply run again. It is
     also how a repository attaches again to a remote its commands refuse as
     another one (identity.RemoteChangedError)."""
-    from swamp.datastore.cached import location_of, store_config
-    from swamp.datastore.objectstore.buckets import ensure_bucket
-    from swamp.datastore.objectstore.factory import open_store
-    from swamp.datastore.objectstore.probe import probe_conditional_writes
-    from swamp.datastore.sync.engine import SyncEngine
-
     previous = current_location(repo)
     store = open_store(store_config(cfg))
     created = ensure_bucket(store, create=create_bucket)  # before any write could create it
@@ -195,8 +191,6 @@ def lost_lease_kept(sync_dir: Path) -> dict:
 def _copy_into_cache(repo: Repo, cache: Path) -> int:
     """State kept in an external filesystem datastore moves into the cache
     before it is published (files already in the cache are kept)."""
-    from swamp.datastore.filesystem import FilesystemDatastore
-
     source = repo.datastore
     if source.kind != "filesystem" or source.root.resolve() == cache.resolve():
         return 0
@@ -220,7 +214,6 @@ def sync(repo: Repo, *, pull: bool, push: bool, progress=None) -> dict:
     ds = repo.datastore
     if not hasattr(ds, "sync"):
         return SyncCounts().to_json()  # a filesystem datastore has nothing to sync
-    from swamp.datastore.sync.errors import SyncConflictError
 
     try:
         return ds.sync(pull=pull, push=push, progress=progress).to_json()
@@ -240,8 +233,6 @@ def _engine(repo: Repo):
     ds = repo.datastore
     engine = getattr(ds, "engine", None)
     if engine is None:
-        from swamp.errors import SwampError
-
         raise SwampError("this repository's datastore is a directory; it has no shared history",
                          code="not_shared", hint="share it first: swamp datastore setup s3|gcs ...")
     return engine
@@ -324,9 +315,6 @@ def compact(repo: Repo) -> dict:
     temp files of writers killed mid-write. Sizes measured before and after;
     nothing shared is touched."""
     import contextlib
-
-    from swamp.data.catalog import CATALOG
-    from swamp.util.atomic import sweep_temp_files
 
     ds = repo.datastore
     parts = []

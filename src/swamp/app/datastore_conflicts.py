@@ -21,6 +21,7 @@ from swamp.app.lifecycle import changing
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.datastore.sync.localonly import CONFLICT_COPY_RE, LOCAL_ONLY_DIRS
 from swamp.errors import ConflictError, NotFoundError, UnpublishedError, ValidationError
+from swamp.repo.datastores import path_rules
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -35,8 +36,6 @@ def list_conflicts(repo: Repo) -> list[dict]:
     (``commit``: the first digits of their commit's id, None for a copy an
     older swamp named; ``theirs``: whether the path holds a file now;
     ``same``: whether it holds exactly our copy's bytes)."""
-    from swamp.repo.datastores import path_rules
-
     rules = path_rules()
     root = repo.datastore.root
     out = []

@@ -9,9 +9,12 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Callable
 
+from swamp.app.workflow_files import checked, fail_on_level
 from swamp.errors import SwampError, ValidationError
-from swamp.workflows import records
+from swamp.workflows import dag, records
+from swamp.workflows.engine import validate_workflow_inputs
 from swamp.workflows.records import WorkflowRun
+from swamp.workflows.schema import workflow_id
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -25,11 +28,6 @@ def check_startable(repo: Repo, name: str, inputs: dict, fail_on: str | None = N
     """Refuse what the run would refuse before writing anything (an unknown
     workflow, a workflow that does not validate, inputs that break its
     schema, a wrong failOn); returns the workflow's id."""
-    from swamp.workflows import dag
-    from swamp.workflows.engine import validate_workflow_inputs
-    from swamp.workflows.schema import workflow_id
-    from swamp.app.workflow_files import checked, fail_on_level
-
     fail_on_level(fail_on)
     source, wf = checked(repo, name)
     problems = dag.check_structure(wf)

@@ -26,7 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from swamp.errors import SwampError
+from swamp.app import workflow_files
+from swamp.app.datastore import _remote_identity
+from swamp.datastore.locks import holder_exited
+from swamp.datastore.objectstore.probe import probe_conditional_writes
+from swamp.datastore.sync import identity
+from swamp.datastore.sync.commitlog import list_from
+from swamp.errors import SwampError, UsageError
+from swamp.extensions import install, lockfile
+from swamp.repo.init import _write_gitignore
+from swamp.util.names import did_you_mean
+from swamp.vault import service
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -57,9 +67,6 @@ def run(repo: Repo, areas: list[str] | None = None, *, repair: bool = False,
     (no repository here: ``repo_error`` says why); only ``install`` runs
     without one. Returns ``{"ok", "summary", "checks"}``; ``ok`` is false
     when any check failed."""
-    from swamp.errors import UsageError
-    from swamp.util.names import did_you_mean
-
     wanted = list(areas or AREAS)
     for a in wanted:
         if a not in AREAS:
@@ -150,8 +157,6 @@ def _remote_reachable(engine) -> Check:
 
 
 def _conditional_writes(store) -> Check:
-    from swamp.datastore.objectstore.probe import probe_conditional_writes
-
     try:
         probe_conditional_writes(store)  # a scratch key under _probe/, deleted again
     except SwampError as e:
@@ -161,16 +166,11 @@ def _conditional_writes(store) -> Check:
 
 
 def _sync_state(repo: Repo, engine) -> Check:
-    from swamp.datastore.sync import identity
-    from swamp.datastore.sync.commitlog import list_from
-
     name = "datastore.sync-state"
     hint = identity.ATTACH_HINT
     cfg = repo.config.datastore
     marker = repo.local_dir / ".sync" / "remote.json"
     if cfg is not None and marker.is_file():
-        from swamp.app.datastore import _remote_identity
-
         if marker.read_text() != _remote_identity(cfg):
             return Check(name, "fail", "the cache's sync state was set up for another remote than .swamp.yaml "
                          "names (bucket, prefix, namespace or server changed by hand)",
@@ -226,8 +226,6 @@ def _leases(ds, repair: bool) -> list[Check]:
     broken on --repair through the datastore's force release (fenced in the
     shared log, as 'lock release --force' does). A holder elsewhere cannot
     be judged from one look (no clock is trusted): reported, left alone."""
-    from swamp.datastore.locks import holder_exited
-
     try:
         rows = ds.lock_status()
     except SwampError as e:
@@ -265,8 +263,6 @@ def _leases(ds, repair: bool) -> list[Check]:
 
 # ================================================================ extensions
 def _extensions(repo: Repo, repair: bool) -> list[Check]:
-    from swamp.extensions import install, lockfile
-
     try:
         lock = lockfile.read(repo)
     except SwampError as e:
@@ -363,8 +359,6 @@ def _altered_files(where: Path) -> list[str]:
 # ==================================================================== vaults
 def _vault_values(repo: Repo) -> tuple[list[Check], list[tuple[str, str, str]]]:
     """Open each vault and decrypt every key: (checks, [(vault, key, value)])."""
-    from swamp.vault import service
-
     checks, values = [], []
     try:
         vaults = service.list_vaults(repo)
@@ -396,8 +390,6 @@ def _vaults(repo: Repo, repair: bool) -> list[Check]:
 
 # ================================================================= workflows
 def _workflows(repo: Repo, repair: bool) -> list[Check]:
-    from swamp.app import workflow_files
-
     result = workflow_files.validate(repo, None)
     if not result["workflows"]:
         return [Check("workflows", "ok", "no workflows")]
@@ -477,8 +469,6 @@ def _gitignored(repo: Repo, repair: bool) -> Check:
     if any(ln in (".swamp", ".swamp/", "/.swamp", "/.swamp/") for ln in lines):
         return Check("secrets.gitignore", "ok", ".swamp/ is ignored by git")
     if repair:
-        from swamp.repo.init import _write_gitignore
-
         _write_gitignore(path)
         return Check("secrets.gitignore", "ok", ".swamp/ was not ignored by git", repaired="added .swamp/ to "
                      ".gitignore (the swamp managed block)")

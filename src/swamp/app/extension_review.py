@@ -18,6 +18,7 @@ from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, NotFoundError, SwampError
 from swamp.extensions import history, lockfile
 from swamp.extensions.names import check_name
+from swamp.repo import shared_config
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -31,8 +32,6 @@ class ApprovalRefusedError(SwampError):
 
 def history_of(repo: Repo, name: str | None = None) -> dict:
     """Every change (of NAME, or all), oldest first, and what waits for approval."""
-    from swamp.repo import shared_config
-
     if name is not None:
         name = check_name(name)
     counts = SyncCounts()

@@ -44,9 +44,12 @@ from typing import TYPE_CHECKING, Iterator
 from swamp.app.lifecycle import changing, is_shared, reading
 from swamp.app.lifecycle import refresh as _pull
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import ConflictError, SwampError, UnpublishedError, UsageError
+from swamp.datastore.sync.localonly import conflict_copy_name
+from swamp.errors import ConflictError, NotFoundError, SwampError, UnpublishedError, UsageError
+from swamp.extensions import lockfile
 from swamp.repo import config_bases
-from swamp.repo.context import config_lease
+from swamp.repo.context import config_lease, new_config_scope
+from swamp.util.atomic import atomic_write
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -66,8 +69,6 @@ def refresh(repo: Repo) -> None:
 def new_request() -> None:
     """A serve request starts: its first read of the config tier pulls
     (the context it runs in may be a copy of one that already did)."""
-    from swamp.repo.context import new_config_scope
-
     new_config_scope()
 
 
@@ -242,9 +243,6 @@ def _keep_aside(repo: Repo, rel: str, data: bytes) -> str:
     """Write ``data`` beside ``rel`` under the name the sync engine gives
     conflict copies (local-only, listed by ``swamp datastore conflicts``);
     returns that name."""
-    from swamp.datastore.sync.localonly import conflict_copy_name
-    from swamp.util.atomic import atomic_write
-
     engine = getattr(repo.datastore, "engine", None)
     peer, seq, commit = ("local", 0, "") if engine is None else (
         engine.peer, engine.state.head, engine.state.tip()[0] or "")
@@ -388,9 +386,6 @@ def _plan(repo: Repo, docs: list[tuple[str, str, str]]) -> dict:
     """What a migration does, from this checkout's copy of the datastore as
     of its last pull: per document, copy it, or it is already there (same
     bytes), or the datastore holds another version of it (a peer's)."""
-    from swamp.errors import NotFoundError
-    from swamp.extensions import lockfile
-
     ds = repo.datastore
     plan: dict = {"copy": [], "same": [], "differs": [], "lockfile": "none", "lockfileConflicts": []}
     for _kind, _name, rel in docs:
@@ -440,8 +435,6 @@ def migrate(repo: Repo, *, dry_run: bool = False, remove_repo_files: bool = Fals
     in another version (a peer's) stops it before anything is written,
     unless ``keep_datastore``: then the datastore's version stays and the
     repository's is not copied."""
-    from swamp.extensions import lockfile
-
     _check_migratable(repo)
     docs = _repo_documents(repo.root)
     counts = SyncCounts()
@@ -486,9 +479,6 @@ def migrate(repo: Repo, *, dry_run: bool = False, remove_repo_files: bool = Fals
 def _migrate_lockfile(repo: Repo) -> None:
     """Inside the session, under the lockfile's lease and edit hold: add the
     repository's pins and trusted indexes the datastore's lockfile lacks."""
-    from swamp.errors import NotFoundError
-    from swamp.extensions import lockfile
-
     ours = lockfile.parse((repo.root / lockfile.PATH).read_bytes(), lockfile.PATH)
     try:
         theirs = lockfile.parse(repo.datastore.read_bytes(lockfile.PATH), f"datastore:{lockfile.PATH}")
@@ -505,8 +495,6 @@ def _verify(repo: Repo, rels: list[str], *, skip_pins: list[str]) -> None:
     """Every copied document reads back from the config tier with the
     repository's bytes, and every pin of the repository's lockfile (but
     ``skip_pins``, where the datastore's was kept) is in the datastore's."""
-    from swamp.extensions import lockfile
-
     bad = [rel for rel in rels if _sha(repo.datastore.read_bytes(rel)) != _sha((repo.root / rel).read_bytes())]
     repo_lock = repo.root / lockfile.PATH
     if repo_lock.is_file():
@@ -520,8 +508,6 @@ def _verify(repo: Repo, rels: list[str], *, skip_pins: list[str]) -> None:
 
 
 def _remove_repo_files(repo: Repo, docs: list[tuple[str, str, str]]) -> list[str]:
-    from swamp.extensions import lockfile
-
     removed = []
     for _, _, rel in docs:
         (repo.root / rel).unlink(missing_ok=True)
@@ -547,7 +533,6 @@ def _prune_empty(directory: Path) -> None:
 # ------------------------------------------------------------- status
 def _count(root: Path) -> dict:
     docs = _repo_documents(root)
-    from swamp.extensions import lockfile
 
     return {"models": sum(1 for d in docs if d[0] == "model"),
             "workflows": sum(1 for d in docs if d[0] == "workflow"),

@@ -13,6 +13,9 @@ from swamp.models.leases import model_lock_name
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
 
+# The other imports sit in the functions that use them: `model method run` loads this module,
+# and with them at the top a plain run loads pydantic (bench/startup_bench.py).
+
 
 class MethodRun:
     """A finished method run: its output record (models.outputs.OutputRecord),

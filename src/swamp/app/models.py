@@ -7,19 +7,24 @@ import json
 from typing import TYPE_CHECKING
 
 from swamp.app.lifecycle import changing, reading
-from swamp.errors import ConflictError, NotFoundError, UnpublishedError
+from swamp.app.model_definitions import validate_models
+from swamp.data.records import record_json
+from swamp.data.repository import DataRepository
+from swamp.errors import ConflictError, NotFoundError, SwampError, UnpublishedError
+from swamp.models.arguments import missing_arguments, split_inputs
 from swamp.models.definitions import find_definition
 from swamp.models.leases import model_lock_name
-from swamp.models.outputs import find_record, iter_records
+from swamp.models.outputs import find_record, iter_records, newest_record_of
+from swamp.models.runner import Runner
 from swamp.repo.context import config_lease
+from swamp.vault.sentinel import describe_sentinels
+from swamp.workflows.files import iter_workflow_files, load_workflow, workflows_using_model
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
 
 
 def delete(repo: Repo, name: str, *, force: bool) -> dict:
-    from swamp.workflows.files import workflows_using_model
-
     path, d = find_definition(repo, name)
     users = workflows_using_model(repo, d.name, d.id)
     if users:
@@ -40,7 +45,6 @@ def _record(repo: Repo, ref: str, or_model: bool):
     that name. Call inside a session."""
     if not or_model:
         return find_record(repo.datastore, ref)
-    from swamp.models.outputs import newest_record_of
 
     return newest_record_of(repo, ref)
 
@@ -76,9 +80,6 @@ def output_log(repo: Repo, output_id: str, *, or_model: bool = False) -> dict:
 
 def output_data(repo: Repo, output_id: str, *, or_model: bool = False) -> list[dict]:
     """The data versions one method run wrote, with their metadata."""
-    from swamp.data.records import record_json
-    from swamp.data.repository import DataRepository
-
     ds = repo.datastore
     data = DataRepository(ds)
     with reading(repo):
@@ -99,15 +100,11 @@ def evaluate(repo: Repo, name: str, method: str | None = None, inputs: dict | No
     method (or for one): what a run would get, vault references shown as
     the expressions that make them (secrets are resolved only when a method
     runs)."""
-    from swamp.models.runner import Runner
-    from swamp.vault.sentinel import describe_sentinels
-
     runner = Runner(repo)
     runner.skip_checks = True  # evaluating runs nothing: no pre-flight check either
     _, d = find_definition(repo, name)
     model_type = runner.registry.get(d.type)
     methods = [method] if method else sorted(model_type.methods)
-    from swamp.models.arguments import missing_arguments, split_inputs
 
     out = {}
     missing: dict[str, list[str]] = {}
@@ -130,17 +127,12 @@ def validate(repo: Repo, name: str | None = None) -> dict:
     """`swamp model validate`: definitions against their types; a required
     argument that a configured method lacks counts as given when a workflow
     step running that method gives it."""
-    from swamp.app.model_definitions import validate_models
-
     return validate_models(repo, name, given_by_steps=_steps_giving(repo))
 
 
 def _steps_giving(repo: Repo):
     """A check: does a workflow step running METHOD of this model give ARGUMENT
     in its inputs? (inputs that are one expression give them all)."""
-    from swamp.errors import SwampError
-    from swamp.workflows.files import iter_workflow_files, load_workflow
-
     tasks = []
     for path in iter_workflow_files(repo):
         try:
@@ -159,8 +151,6 @@ def _steps_giving(repo: Repo):
 def _delete_definition(ds, path, d, *, force: bool) -> list[str]:
     """Delete definition ``d`` (at ``path``) and, with ``force``, its data;
     returns the data names it had. The caller holds the model's lease."""
-    from swamp.data.repository import DataRepository
-
     data = DataRepository(ds)
     # A name whose versions were all deleted keeps only a tombstone: no data.
     names = [n for n in data.names(d.type, d.id) if data.versions(d.type, d.id, n)]

@@ -13,6 +13,10 @@ from swamp.errors import SwampError
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
 
+# The other imports sit in the functions that use them: shell completion calls one function
+# per key press, and each loads only what its names need (the model registry, the workflow
+# schema and pydantic are not needed for most).
+
 
 def _quiet(fn):
     def wrapper(*args, **kwargs) -> list[str]:

@@ -24,6 +24,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from swamp.app.datastore import _hydrate_everything, _remote_identity, reset_sync_state, setup_object_store
+from swamp.datastore.cached import store_config
+from swamp.datastore.objectstore.factory import open_store
+from swamp.datastore.sync import identity
+from swamp.datastore.sync.layout import Layout
+from swamp.datastore.sync.localonly import is_local_only
 from swamp.errors import ConflictError, SwampError, UsageError
 from swamp.util.names import check_name
 
@@ -42,9 +48,6 @@ def _shared_config(repo: Repo):
 
 
 def _store(cfg):
-    from swamp.datastore.cached import store_config
-    from swamp.datastore.objectstore.factory import open_store
-
     return open_store(store_config(cfg))
 
 
@@ -75,9 +78,6 @@ def list_namespaces(repo: Repo) -> list[dict]:
 def _target_state(cfg, name: str) -> dict:
     """What the namespace ``name`` holds, asked of the store before anything
     changes here (a store that is down raises: nothing changed)."""
-    from swamp.datastore.sync import identity
-    from swamp.datastore.sync.layout import Layout
-
     store = _store(cfg)
     layout = Layout(name)
     formatted = store.head(layout.format_key) is not None
@@ -93,9 +93,6 @@ def _target_state(cfg, name: str) -> dict:
 def set_namespace(repo: Repo, name: str) -> dict:
     """This checkout joins namespace ``name`` (created empty if it has
     nothing yet): what it holds replaces this checkout's runtime state."""
-    from swamp.app.datastore import reset_sync_state, setup_object_store
-    from swamp.datastore.sync.localonly import is_local_only
-
     check_name(name, "namespace")
     cfg = _shared_config(repo)
     if name == cfg.namespace:
@@ -132,8 +129,6 @@ def migrate(repo: Repo, name: str) -> dict:
     ``name`` and move the checkout there. The old namespace is left as it
     is: peers still on it keep working there until they run
     ``namespace set NAME``."""
-    from swamp.app.datastore import _hydrate_everything, _remote_identity, setup_object_store
-
     check_name(name, "namespace")
     cfg = _shared_config(repo)
     if name == cfg.namespace:

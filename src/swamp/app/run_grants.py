@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from swamp.models.arguments import fixed_arguments
+from swamp.models.runner import Runner
+
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
 
@@ -19,9 +22,6 @@ def replaced_arguments(repo: Repo, model: str, method: str, batch: list[dict]) -
     """The fixed arguments of ``model`` that any inputs map of ``batch``
     replaces (sorted, without repeats); a bad model, method or input is
     the same error the run itself would give."""
-    from swamp.models.arguments import fixed_arguments
-    from swamp.models.runner import Runner
-
     runner = Runner(repo)
     found: set[str] = set()
     for inputs in batch:

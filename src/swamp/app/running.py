@@ -29,6 +29,9 @@ from swamp.util.ids import hostname, new_id
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
 
+# The other imports sit in the functions that use them: `model method run` loads this module,
+# and with them at the top a plain run loads pydantic (bench/startup_bench.py).
+
 
 def _dir(repo: Repo) -> Path:
     return repo.local_dir / "cache" / "running"

@@ -12,10 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from swamp.app import interrupted_runs
+from swamp.app.interrupted_runs import PREFIX
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import NotFoundError, UnpublishedError, UsageError
+from swamp.models.definition_files import names_by_id
+from swamp.models.outputs import iter_records
 from swamp.util import clock
+from swamp.util.durations import DURATION_RE, duration_seconds
+from swamp.util.names import did_you_mean
+from swamp.workflows import records, signals
+from swamp.workflows.files import file_name, iter_workflow_files
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -32,7 +40,6 @@ def _since_ts(since: str | None) -> float | None:
     """``--since``: a duration back from now (7d, 12h) or an ISO time."""
     if since is None:
         return None
-    from swamp.util.durations import DURATION_RE, duration_seconds
 
     if DURATION_RE.match(since):
         return clock.now() - duration_seconds(since)
@@ -70,9 +77,6 @@ def _workflow_row(r) -> dict:
 
 
 def _all_rows(ds) -> list[dict]:
-    from swamp.models.outputs import iter_records
-    from swamp.workflows import records
-
     rows = [_method_row(rel, r) for rel, r in iter_records(ds)]
     rows += [_workflow_row(r) for r in records.all_runs(ds)]
     rows.sort(key=lambda r: (r["startedAt"], r["id"]), reverse=True)
@@ -118,8 +122,6 @@ def _mark_holders_gone(repo: Repo, rows: list[dict]) -> None:
     (``holderGone``) before serve or `run doctor` records it interrupted.
     (From one command, a holder on another machine looks alive until a
     watcher has seen its lease unchanged for its ttl: serve does.)"""
-    from swamp.app.interrupted_runs import PREFIX
-
     active = [r for r in rows if r["kind"] == "workflow" and r["status"] == "running"]
     if not active:
         return
@@ -131,18 +133,12 @@ def _mark_holders_gone(repo: Repo, rows: list[dict]) -> None:
 
 def _check_named(repo: Repo, rows: list[dict], model: str | None, workflow: str | None) -> None:
     """A name that is neither defined nor in any run is a typo: say so."""
-    from swamp.util.names import did_you_mean
-
     if model is not None and not any(r["model"] == model or model in r.get("models", []) for r in rows):
-        from swamp.models.definition_files import names_by_id
-
         known = sorted(set(names_by_id(repo).values()) | {r["model"] for r in rows if r["model"]})
         if model not in known:
             raise NotFoundError(f"no model named {model!r}, and no run of one",
                                 hint=did_you_mean(model, known) or "list models with 'swamp model search'")
     if workflow is not None and not any(r["workflow"] == workflow for r in rows):
-        from swamp.workflows.files import file_name, iter_workflow_files
-
         known = sorted({file_name(p) for p in iter_workflow_files(repo)} | {r["workflow"] for r in rows
                                                                              if r["workflow"]})
         if workflow not in known:
@@ -172,12 +168,9 @@ def _doomed(rows: list[dict], *, older_than_s: float | None, keep: int | None, k
 
 
 def _files_of(ds, r: dict) -> list[str]:
-    from swamp.workflows import records
-
     if r["kind"] == "method":
         rel = r["path"]
         return [p for p in (rel, rel[: -len(".yaml")] + ".log") if ds.exists(p)]
-    from swamp.workflows import signals
 
     wid, rid = r["workflowId"], r["id"]
     own = [p for p in (records.record_path(wid, rid), records.log_path(wid, rid), records.cancel_path(wid, rid))
@@ -203,9 +196,6 @@ def collect(repo: Repo, *, older_than: str | None = None, keep: int | None = Non
     in one session; workflow runs under their run leases (in batches),
     after a fresh look that they are still finished. The data the runs
     wrote stays (it has its own lifetimes: ``swamp data gc``)."""
-    from swamp.util.durations import duration_seconds
-    from swamp.workflows import records
-
     if older_than is None and keep is None:
         raise UsageError("say which runs to collect: --older-than DURATION and/or --keep N")
     older_than_s = duration_seconds(older_than) if older_than is not None else None
@@ -265,8 +255,6 @@ def doctor(repo: Repo, *, dry_run: bool = False, wait_s: float = 0.0) -> dict:
     stale (its holder on this machine exited, or, with ``wait_s`` at least
     its ttl, nobody renewed it meanwhile), or nothing holds it at all.
     Method runs are recorded only once they end, so none is left running."""
-    from swamp.app import interrupted_runs
-
     if wait_s < 0:
         raise UsageError("--wait is 0 or more seconds")
     found = interrupted_runs.find_orphaned_runs(repo, unleased=True, wait_s=wait_s)

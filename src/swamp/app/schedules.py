@@ -22,10 +22,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from swamp.app.lifecycle import changing
-from swamp.errors import SwampError, UnpublishedError
+from swamp.app.lifecycle import changing, reading
+from swamp.errors import NotFoundError, SwampError, UnpublishedError
 from swamp.util import clock
+from swamp.util.cron import Cron
+from swamp.util.ids import holder
 from swamp.util.names import check_name
+from swamp.workflows.files import find_workflow, iter_workflow_files, load_workflow
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -50,8 +53,6 @@ def high_water(ds, schedule: str) -> str | None:
     """The newest tick of ``schedule`` ever claimed (the caller pulled):
     its high-water mark, or the newest marker kept (a datastore from
     before the mark existed), or None."""
-    from swamp.errors import NotFoundError
-
     where = marker_dir(schedule)
     found = [n[:-len(".json")] for n in ds.listdir(where) if n.endswith(".json")]
     try:
@@ -90,8 +91,6 @@ def claim(repo: Repo, schedule: str, tick: str, *, by: str) -> bool:
 
 def claims(repo: Repo, schedule: str) -> list[dict]:
     """The markers kept, oldest first (for status and tests)."""
-    from swamp.app.lifecycle import reading
-
     ds = repo.datastore
     where = marker_dir(schedule)
     with reading(repo):
@@ -122,8 +121,6 @@ def _file_trigger(wf) -> dict | None:
 
 
 def _read_override(ds, workflow: str) -> dict | None:
-    from swamp.errors import NotFoundError
-
     try:
         doc = json.loads(ds.read_bytes(trigger_path(workflow)))
     except (NotFoundError, ValueError):
@@ -147,9 +144,6 @@ def _effective(wf, override: dict | None) -> dict:
 def get_trigger(repo: Repo, workflow: str) -> dict:
     """``{workflow, schedule, inputs, source}``: the schedule in force (None:
     none), from the workflow file or from `workflow trigger set`."""
-    from swamp.app.lifecycle import reading
-    from swamp.workflows.files import find_workflow
-
     _, wf = find_workflow(repo, workflow)
     with reading(repo):
         return _effective(wf, _read_override(repo.datastore, wf.name))
@@ -158,10 +152,6 @@ def get_trigger(repo: Repo, workflow: str) -> dict:
 def set_trigger(repo: Repo, workflow: str, schedule: str, inputs: dict | None = None) -> dict:
     """Run ``workflow`` at each tick of ``schedule`` (cron, UTC) on every
     `swamp serve` of this datastore, whatever its file says."""
-    from swamp.util.cron import Cron
-    from swamp.util.ids import holder
-    from swamp.workflows.files import find_workflow
-
     _, wf = find_workflow(repo, workflow)
     Cron.parse(schedule)
     doc = {"schedule": schedule, "inputs": inputs or {}, "setBy": holder(), "setAt": clock.isoformat()}
@@ -171,9 +161,6 @@ def set_trigger(repo: Repo, workflow: str, schedule: str, inputs: dict | None = 
 def remove_trigger(repo: Repo, workflow: str) -> dict:
     """No schedule for ``workflow`` any more: the one set is dropped, and a
     schedule in its file is turned off (until `workflow trigger set`)."""
-    from swamp.util.ids import holder
-    from swamp.workflows.files import find_workflow
-
     _, wf = find_workflow(repo, workflow)
     doc = None if _file_trigger(wf) is None else {"schedule": None, "setBy": holder(), "setAt": clock.isoformat()}
     return _write_override(repo, wf, doc, f"workflow trigger remove {wf.name}")
@@ -197,9 +184,6 @@ def workflow_triggers(repo: Repo) -> list[dict]:
     """Every workflow's schedule in force, sorted by workflow: ``{name (its
     schedule name), workflow, schedule, inputs, source}``. One pull; a
     workflow file that does not load is skipped (validate shows why)."""
-    from swamp.app.lifecycle import reading
-    from swamp.workflows.files import iter_workflow_files, load_workflow
-
     out = []
     ds = repo.datastore
     with reading(repo):

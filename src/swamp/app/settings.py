@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import NotFoundError, UnpublishedError
+from swamp.extensions.history import record_setting
 from swamp.repo import shared_config
 
 if TYPE_CHECKING:
@@ -64,6 +65,4 @@ def unset_setting(repo: Repo, key: str) -> dict:
 def _record_setting(ds, key: str, value: Any, command: str) -> None:
     """extensions.requireApproval decides who may change the code everyone
     runs: its changes go to the extension history."""
-    from swamp.extensions.history import record_setting
-
     record_setting(ds, key, value, command)

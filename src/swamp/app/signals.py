@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from swamp.app.lifecycle import changing, is_published, reading
+from swamp.datastore.locks import holder_exited, machine_identity
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, LeaseLostError, NotFoundError, SwampError, UnpublishedError
 from swamp.util import clock
@@ -236,8 +237,6 @@ def _read_claim(ds, marker: str) -> dict | None:
 
 def _claim_live(marker: str, doc: dict) -> bool:
     """Whether the resume claim ``doc`` (at ``marker``) still stands."""
-    from swamp.datastore.locks import holder_exited, machine_identity
-
     attempt = str(doc.get("attempt") or f"{marker}@{doc.get('claimedAt')}")  # a claim from before attempts
     with _mutex:
         mine = _attempts.get(attempt)
@@ -254,8 +253,6 @@ def _claim_live(marker: str, doc: dict) -> bool:
 
 def _machine() -> str:
     """Where this process runs, as a lease records it (datastore/locks.py)."""
-    from swamp.datastore.locks import machine_identity
-
     return machine_identity(os.getpid())
 
 

@@ -18,6 +18,7 @@ from swamp.util.names import did_you_mean
 from swamp.vault import audit, service
 from swamp.vault.names import check_key_name, check_vault_name
 from swamp.vault.redact import register_secret
+from swamp.vault.registry import all_types, get_type
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -44,8 +45,6 @@ def search(repo: Repo, query: str | None = None) -> list[dict]:
 def describe(repo: Repo, name: str) -> dict:
     """The vault's config, its type, where its secrets live and its keys.
     A vault that cannot be reached is described all the same, with why."""
-    from swamp.vault.registry import get_type
-
     config, path = service.vault_config(repo, name)
     vtype = get_type(config.type, repo)
     out = {"name": config.name, "type": config.type, "createdAt": config.createdAt,
@@ -155,8 +154,6 @@ def audit_trail(repo: Repo, vault: str | None = None, key: str | None = None, *,
 
 def type_search(query: str | None = None, repo: Repo | None = None) -> dict:
     """With ``repo``: its extensions' vault types too (pinned ones installed first)."""
-    from swamp.vault.registry import all_types
-
     loaded = all_types(repo)
     out = []
     for name, (vtype, source) in sorted(loaded.types.items()):
