@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from swamp.errors import NotFoundError, SwampError, ValidationError
 from swamp.util.names import did_you_mean
 from swamp.util.plain import Plain
+from swamp.vault.redact import redact_text
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -146,8 +147,6 @@ def check_skips(model_type, method: str, skip: set[str] | frozenset[str]) -> Non
 def run_checks(repo: Repo, data, prepared, *, skip_all: bool = False, skip=frozenset()) -> list[dict]:
     """Run the checks guarding the prepared method, in name order; raise
     ``CheckFailed`` at the first that fails. Returns what each one did."""
-    from swamp.vault.redact import redact_text
-
     model_type, method, definition = prepared.model_type, prepared.method, prepared.definition
     results: list[dict] = []
     for check in for_method(model_type, method):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from swamp.models.definition_files import find
 from swamp.util import file_stamps
 from swamp.util.documents import DocView
 from swamp.util.names import NAME_RE
@@ -31,8 +32,6 @@ _entries: dict[tuple[str, str], tuple[list, str, Any, DocView]] = {}
 def find_ref(repo: Repo, name_or_id: str) -> DocView:
     """``definition_files.find(repo, name_or_id)[1]``, remembered as above;
     a fresh copy each time (callers may change what they are given)."""
-    from swamp.models.definition_files import find
-
     if not NAME_RE.match(name_or_id):
         return find(repo, name_or_id)[1]
     models_dir = repo.models_dir

@@ -10,10 +10,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from swamp import expr
-from swamp.data import provider as data_namespace
+from swamp.data import layout, provider as data_namespace
+from swamp.data.records import record_json
+from swamp.data.repository import DataRepository
 from swamp.errors import SwampError
 from swamp.models import shell_namespace
 from swamp.models.definition_files import find, iter_definition_files, names_by_id
+from swamp.models.definitions import load_definition
 from swamp.vault import expressions as vault_namespace
 
 if TYPE_CHECKING:
@@ -133,8 +136,6 @@ def model_namespace(repo: Repo, *, data: bool = False) -> dict:
     ``resource.<spec>.<name>`` and ``file.<spec>.<name>`` (each a record
     with ``attributes`` for a resource, ``path``/``size``/``contentType``
     for a file)."""
-    from swamp.models.definitions import load_definition
-
     out = {}
     for path in iter_definition_files(repo):
         try:
@@ -150,10 +151,6 @@ def model_namespace(repo: Repo, *, data: bool = False) -> dict:
 
 
 def _latest_data(repo: Repo, d) -> dict:
-    from swamp.data import layout
-    from swamp.data.records import record_json
-    from swamp.data.repository import DataRepository
-
     repo_data = DataRepository(repo.datastore)
     found: dict = {"resource": {}, "file": {}}
     for name in sorted(repo_data.names(d.type, d.id)):
