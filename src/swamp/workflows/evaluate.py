@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from swamp.errors import SwampError
 from swamp.expr.template import has_expressions
 from swamp.workflows import foreach
+from swamp.workflows.engine import validate_workflow_inputs
 from swamp.workflows.expressions import UNSET, Scope
 from swamp.workflows.records import readable
 from swamp.workflows.schema import Step, Workflow, workflow_id
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
 
 
 def evaluate_workflow(repo: Repo, wf: Workflow, source: str, inputs: dict) -> dict:
-    from swamp.workflows.engine import validate_workflow_inputs
-
     unresolved: list[dict] = []
     try:
         values = validate_workflow_inputs(wf, inputs)

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
 from swamp.util import documents, yamlio
+from swamp.util.ids import new_id
 from swamp.util.names import SCOPED_NAME_RE, check_workflow_name, did_you_mean, is_workflow_name
-from swamp.workflows.schema import Workflow
+from swamp.workflows.schema import Workflow, workflow_id
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -69,7 +70,6 @@ def find_workflow_file(repo: Repo, name_or_id: str) -> Path:
         path = workflow_path(repo, name_or_id)
         if path.is_file():
             return path
-    from swamp.workflows.schema import workflow_id
 
     for p in iter_workflow_files(repo):
         try:
@@ -113,7 +113,6 @@ def create_workflow(repo: Repo, name: str) -> tuple[Path, Workflow]:
     path = workflow_path(repo, name)
     if path.exists():
         raise ConflictError(f"a workflow named {name!r} already exists at {path.relative_to(repo.root)}")
-    from swamp.util.ids import new_id
 
     import json
 
@@ -128,8 +127,6 @@ def workflows_using_model(repo: Repo, name: str, model_id: str) -> list[str]:
     """The names of the workflows with a step that runs the model named
     ``name`` (or with id ``model_id``), written literally. A workflow file
     that does not load is skipped: `workflow validate` reports it."""
-    from swamp.errors import SwampError
-
     out = []
     for path in iter_workflow_files(repo):
         try:

@@ -176,8 +176,6 @@ def reset_from(wf, run: WorkflowRun, step: str) -> list[str]:
     it (directly or not), and every step of the jobs that depend on its job
     go back to pending; the rest keeps its outcome. Returns the reset steps
     as ``job/step``. A forEach step is expanded again."""
-    from swamp.workflows.records import StepRun
-
     found = [(j, s) for j in wf.jobs for s in j.steps if step in (s.name, f"{j.name}/{s.name}")]
     if not found:
         names = [f"{j.name}/{s.name}" for j in wf.jobs for s in j.steps]

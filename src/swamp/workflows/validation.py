@@ -8,10 +8,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Iterator
 
-from swamp.errors import SwampError
+from swamp.errors import NotFoundError, SwampError
 from swamp.expr.template import has_expressions
+from swamp.models.definitions import find_definition
+from swamp.models.registry import registry_for
+from swamp.models.shell_injection import warning
 from swamp.util.names import did_you_mean
-from swamp.workflows import dag
+from swamp.workflows import dag, signals
+from swamp.workflows.files import find_workflow
+from swamp.workflows.gates import ungated_warnings
 from swamp.workflows.schema import Step, Workflow, workflow_id
 
 if TYPE_CHECKING:
@@ -34,7 +39,6 @@ def review_workflow(repo: Repo, wf: Workflow) -> tuple[list[str], list[str]]:
     problems += input_reference_problems(wf)
     problems += signal_problems(wf)
     errors, warnings = reference_problems(repo, wf)
-    from swamp.workflows.gates import ungated_warnings
 
     return problems + errors, warnings + shell_warnings(repo, wf) + ungated_warnings(wf)
 
@@ -43,8 +47,6 @@ def shell_warnings(repo: Repo, wf: Workflow) -> list[str]:
     """A step handing a command/shell model a `run` that pastes a value
     (an input, data, a forEach item) into the command
     (models/shell_injection.py)."""
-    from swamp.models.shell_injection import warning
-
     out = []
     for i, job in enumerate(wf.jobs):
         for k, step in enumerate(job.steps):
@@ -64,7 +66,6 @@ def _type_of(repo: Repo, t) -> str | None:
         return t.modelType if _literal(t.modelType) else None
     if not _literal(t.modelIdOrName):
         return None
-    from swamp.models.definitions import find_definition
 
     try:
         return find_definition(repo, t.modelIdOrName)[1].type
@@ -98,8 +99,6 @@ def input_reference_problems(wf: Workflow) -> list[str]:
 def signal_problems(wf: Workflow) -> list[str]:
     """wait_for_signal steps (their schema, their default) and the
     ``steps.NAME`` references that read their messages."""
-    from swamp.workflows import signals
-
     texts = []
     for i, job in enumerate(wf.jobs):
         for k, step in enumerate(job.steps):
@@ -169,8 +168,6 @@ def _self_problems(step: Step, field: str, value: Any, is_in: bool) -> list[str]
 
 
 def reference_problems(repo: Repo, wf: Workflow) -> tuple[list[str], list[str]]:
-    from swamp.models.registry import registry_for
-
     registry = registry_for(repo)
     problems, warnings = [], []
     for i, job in enumerate(wf.jobs):
@@ -200,10 +197,6 @@ def _literal(value: Any) -> bool:
 
 
 def _method_problems(repo: Repo, registry, t, where: str) -> list[str]:
-    from swamp.models.definitions import find_definition
-
-    from swamp.errors import NotFoundError
-
     if t.modelType is not None:
         return _direct_problems(registry, t, where)
     if not _literal(t.modelIdOrName):
@@ -266,9 +259,6 @@ def _direct_problems(registry, t, where: str) -> list[str]:
 def _override_problems(repo: Repo, registry, wf: Workflow, step, where: str) -> list[str]:
     """dataOutputOverrides name specs the model's type declares, and vary
     names inputs of the step or of the workflow."""
-    from swamp.errors import NotFoundError
-    from swamp.models.definitions import find_definition
-
     if not step.dataOutputOverrides:
         return []
     out = []
@@ -311,8 +301,6 @@ def _input_problems(schema: dict, given: set[str], where: str, what: str) -> lis
 
 
 def _workflow_problems(repo: Repo, wf: Workflow, t, where: str) -> list[str]:
-    from swamp.workflows.files import find_workflow
-
     if not _literal(t.workflowIdOrName):
         return []
     _, child = find_workflow(repo, t.workflowIdOrName)
@@ -328,8 +316,6 @@ def _workflow_problems(repo: Repo, wf: Workflow, t, where: str) -> list[str]:
 def nesting_cycle(repo: Repo, root: Workflow, child: Workflow) -> list[str] | None:
     """A path of literal nested-workflow references from ``child`` back to
     ``root``, as names, or None."""
-    from swamp.workflows.files import find_workflow
-
     root_id = workflow_id(root)
     seen: set[str] = set()
 
