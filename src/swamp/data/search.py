@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping
 
+from swamp.expr import predicate as compile_predicate
+
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
 
@@ -37,8 +39,6 @@ def matching(rows: list[dict], predicate: str, limit: int) -> list[dict]:
     """The first ``limit`` rows for which the CEL ``predicate`` is true; a
     row lacking a key it reads (a tag only some versions carry) is not one
     (upstream's data query matches the rows that have it)."""
-    from swamp.expr import predicate as compile_predicate
-
     test = compile_predicate(predicate, QUERY_FIELDS, source="data query", missing_is_false=True)
     out = []
     for r in rows:

@@ -27,6 +27,9 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swamp.errors import SwampError
+from swamp.util.atomic import atomic_write
+
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
 
@@ -61,8 +64,6 @@ def remember(repo: Repo, rel: str, data: bytes | None, sha: str | None = None) -
     """``rel``'s base is now ``data`` (or, bytes unknown, the version
     ``sha``); neither: no base. A hint for later checks, never worth
     failing a command over."""
-    from swamp.util.atomic import atomic_write
-
     where = _dir(repo)
     sha = _sha(data) if data is not None else sha
     with contextlib.suppress(OSError):
@@ -157,7 +158,6 @@ def edit_is_stale(repo: Repo, rel: str, edit: bytes, committed: str | None) -> b
         return False
     if base is None:
         return True  # a peer changed it since our base, whose lines we do not know
-    from swamp.errors import SwampError
 
     try:
         current = repo.datastore.engine.committed_content(rel)

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError, ValidationError
+from swamp.extensions.lockfile import is_shared
+from swamp.extensions.runtime import load_pinned_vault_types, load_source_vault_types, pinned, sources, vault_provider
 from swamp.util.names import did_you_mean
 from swamp.vault.types import VaultType
 
@@ -101,15 +103,12 @@ def all_types(repo: Repo | None = None) -> Loaded:
 
 
 def _is_shared(repo: Repo) -> bool:
-    from swamp.extensions.lockfile import is_shared
-
     return is_shared(repo)
 
 
 def _pinned_names(repo: Repo) -> list[str]:
     if repo is None:
         return []
-    from swamp.extensions.runtime import pinned
 
     try:
         return sorted({t for e in pinned(repo).values() for t in e.vaultTypes})
@@ -119,8 +118,6 @@ def _pinned_names(repo: Repo) -> list[str]:
 
 def _from_extensions(repo: Repo, name: str) -> VaultType | None:
     """A local checkout's vault type, else the pinned extension's that lists it."""
-    from swamp.extensions.runtime import load_pinned_vault_types, sources, vault_provider
-
     local = sources(repo)
     for ext, src in sorted(local.items()):  # read afresh: a checkout's types change as it is edited
         got = _collect(*_source_objects(src), f"source {src.get('path')}")
@@ -145,14 +142,10 @@ def _from_extensions(repo: Repo, name: str) -> VaultType | None:
 
 
 def _source_objects(src: dict) -> tuple[list, list]:
-    from swamp.extensions.runtime import load_source_vault_types
-
     return load_source_vault_types(src.get("path", ""))
 
 
 def _extension_types(repo: Repo) -> Loaded:
-    from swamp.extensions.runtime import load_pinned_vault_types, pinned, sources
-
     out = Loaded()
     try:
         local = sources(repo)

@@ -15,6 +15,7 @@ from swamp.util.names import did_you_mean
 from swamp.vault import access, audit
 from swamp.vault.names import check_key_name, check_vault_name
 from swamp.vault.redact import register_secret
+from swamp.vault.registry import get_type
 from swamp.vault.types import Vault, length_class
 
 if TYPE_CHECKING:
@@ -42,8 +43,6 @@ class VaultConfig(BaseModel):
 
 
 def create_vault(repo: Repo, vault_type: str, name: str, settings: dict | None = None) -> dict:
-    from swamp.vault.registry import get_type
-
     vtype = get_type(vault_type, repo)
     check_vault_name(name)
     existing = _config_path(repo, name)
@@ -64,8 +63,6 @@ def vault_config(repo: Repo, name: str) -> tuple[VaultConfig, Path]:
 
 
 def open_vault(repo: Repo, config: VaultConfig) -> Vault:
-    from swamp.vault.registry import get_type
-
     vtype = get_type(config.type, repo)
     return vtype.open(config.name, vtype.check_settings(dict(config.settings)), repo.secrets_dir)
 
@@ -247,8 +244,6 @@ def _read_config(repo: Repo, path: Path) -> VaultConfig:
 
 def check_config(repo: Repo, name: str) -> VaultConfig:
     """The config read and its type's settings checked (no network)."""
-    from swamp.vault.registry import get_type
-
     config = _load_config(repo, name)
     rel = _rel(repo, _config_path(repo, name))
     try:
