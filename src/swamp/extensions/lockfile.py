@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swamp.errors import NotFoundError
+from swamp.errors import NotFoundError, ValidationError
+from swamp.util import documents
+from swamp.util.atomic import atomic_write
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -82,9 +84,6 @@ class Lockfile(BaseModel):
 
 
 def parse(raw: bytes, source: str) -> Lockfile:
-    from swamp.errors import ValidationError
-    from swamp.util import documents
-
     try:
         data = json.loads(raw or b"{}")
     except ValueError as e:
@@ -143,7 +142,6 @@ def write(repo: Repo, lock: Lockfile) -> None:
     if is_shared(repo):
         repo.datastore.write_bytes(PATH, data)
         return
-    from swamp.util.atomic import atomic_write
 
     path = _repo_file(repo)
     path.parent.mkdir(parents=True, exist_ok=True)

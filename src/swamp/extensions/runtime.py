@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from swamp.extensions import install, lockfile
-from swamp.extensions.environment import VAULT_TYPES_GROUP, Failure, load
+from swamp.extensions import install, lockfile, sources as local_sources
+from swamp.extensions.environment import VAULT_TYPES_GROUP, Failure, load, load_source as load_checkout
 from swamp.extensions.errors import ExtensionError
 from swamp.extensions.lockfile import Entry
 
@@ -57,22 +57,16 @@ def load_pinned_vault_types(repo: Repo, name: str, entry: Entry) -> tuple[list, 
 
 
 def sources(repo: Repo) -> dict[str, dict]:
-    from swamp.extensions import sources as local_sources
-
     return local_sources.read(repo)
 
 
 def load_source(path: str) -> tuple[list, list[Failure]]:
     from pathlib import Path
 
-    from swamp.extensions.environment import load_source as load_checkout
-
     return load_checkout(Path(path))
 
 
 def load_source_vault_types(path: str) -> tuple[list, list[Failure]]:
     from pathlib import Path
-
-    from swamp.extensions.environment import load_source as load_checkout
 
     return load_checkout(Path(path), (VAULT_TYPES_GROUP,))

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swamp.extensions.install import make_root
 from swamp.extensions.install_integrity import OTHERS_WRITE
 from swamp.util.atomic import atomic_write
 
@@ -39,8 +40,6 @@ def read(repo: Repo) -> dict[str, dict]:
 
 
 def write(repo: Repo, sources: dict[str, dict]) -> None:
-    from swamp.extensions.install import make_root
-
     path = _file(repo)
     make_root(repo)
     atomic_write(path, json.dumps(sources, indent=2, sort_keys=True) + "\n", mode=0o644)  # never the umask's
