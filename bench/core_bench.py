@@ -106,7 +106,7 @@ def make_repo(base: Path, name: str, versions: int) -> Path:
     """A repository with model `m` (command/shell) whose data `d` has
     `versions` versions, written in-process through DataRepository.write."""
     from swamp.data.repository import DataRepository
-    from swamp.models.service import create_model
+    from swamp.app.model_definitions import create_model
     from swamp.repo.context import Repo
     from swamp.repo.init import init_repo
     from swamp.util import clock

@@ -149,7 +149,8 @@ def first_pages(repo: Path, src: Path, log_path: Path, *, fresh: bool) -> dict:
 
 
 def in_process(repo: Path, requests: int) -> dict:
-    from swamp.app.dashboard_queries import RunIndex, workflow_runs
+    from swamp.app.dashboard_queries import workflow_runs
+    from swamp.workflows.run_index import RunIndex
     from swamp.repo.context import Repo
 
     r = Repo.open(repo)

@@ -16,6 +16,10 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 PROBE = """\
 type: command/shell
@@ -107,7 +111,7 @@ def prepare(path: Path, force: bool) -> None:
     (path / "workflows" / "workflow-demo.yaml").write_text(WORKFLOW)
 
 
-def show(repo, run) -> None:
+def show(repo: Repo, run) -> None:
     from swamp.cli.output import say, table
     from swamp.app.data import get as get_data, list_names as list_data
 

@@ -57,7 +57,8 @@ def repo(tmp_path):
 
 @pytest.mark.parametrize("file_times", ["ended", "same"])
 def test_the_first_page_lists_the_newest_runs_before_anything_is_indexed(repo, file_times):
-    from swamp.app.dashboard_queries import RunIndex, workflow_runs
+    from swamp.app.dashboard_queries import workflow_runs
+    from swamp.workflows.run_index import RunIndex
     from swamp.repo.context import Repo
 
     wid, newest_first = _copies(repo, 300, file_times=file_times)
@@ -83,7 +84,8 @@ def test_the_first_page_lists_the_newest_runs_before_anything_is_indexed(repo, f
 
 def test_a_record_written_a_little_before_its_run_started_is_still_found(repo):
     """A peer whose clock runs ahead: the run started 'later' than its file."""
-    from swamp.app.dashboard_queries import RunIndex, workflow_runs
+    from swamp.app.dashboard_queries import workflow_runs
+    from swamp.workflows.run_index import RunIndex
     from swamp.repo.context import Repo
 
     wid, newest_first = _copies(repo, 200, file_times="ended")
@@ -101,7 +103,8 @@ def test_a_record_written_a_little_before_its_run_started_is_still_found(repo):
 
 
 def test_the_background_scan_completes_the_counts(repo):
-    from swamp.app.dashboard_queries import RunIndex, workflow_runs
+    from swamp.app.dashboard_queries import workflow_runs
+    from swamp.workflows.run_index import RunIndex
     from swamp.repo.context import Repo
 
     _copies(repo, 120, file_times="ended")
@@ -118,7 +121,8 @@ def test_the_background_scan_completes_the_counts(repo):
 def test_after_a_restart_the_kept_rows_give_the_counts_at_once(repo):
     """Rows kept under cache/ since the last change: the first page after a
     restart is exact, counts included, without reading a record."""
-    from swamp.app.dashboard_queries import RunIndex, workflow_runs
+    from swamp.app.dashboard_queries import workflow_runs
+    from swamp.workflows.run_index import RunIndex
     from swamp.repo.context import Repo
 
     wid, newest_first = _copies(repo, 120, file_times="ended")

@@ -165,7 +165,7 @@ def test_an_approval_inside_a_nested_workflow(repo):
     r = run(repo, "outer")
     assert r.status == "suspended" and statuses(r)["o/call"] == "waiting_approval"
     from swamp.repo.context import Repo
-    from swamp.workflows.service import run_json
+    from swamp.app.workflow_files import run_json
 
     assert run_json(Repo.open(repo), r)["approvalRequired"] == [
         {"job": "i", "step": "gate", "prompt": "inner ok?", "workflowName": "inner",

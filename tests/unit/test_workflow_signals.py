@@ -84,7 +84,7 @@ def test_a_message_is_read_by_later_steps_and_taken_once(tmp_path):
     first = run(repo, "deploy")
     assert first.status == "suspended" and statuses(first)["main/release"] == "waiting_signal"
     from swamp.repo.context import Repo
-    from swamp.workflows.service import run_json
+    from swamp.app.workflow_files import run_json
 
     required = run_json(Repo.open(repo), first)["signalRequired"]
     assert [(w["job"], w["step"], w["prompt"], w["deadline"]) for w in required] == \

@@ -9,9 +9,18 @@ of :func:`continuable` decides where)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from swamp.app.lifecycle import reading
+from swamp.app.workflow_files import run_json
 from swamp.errors import ConflictError, NotFoundError
 from swamp.workflows import records, runs
+from swamp.workflows.files import find_workflow
 from swamp.workflows.records import WorkflowRun
+from swamp.workflows.schema import workflow_id
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 def waiting_run(ds, workflow_id: str, workflow_name: str, step: str, run_id: str | None,
@@ -37,14 +46,9 @@ def waiting_run(ds, workflow_id: str, workflow_name: str, step: str, run_id: str
                              f"(swamp workflow approvals {workflow_name} lists them)")
 
 
-def continuable(repo, workflow_name: str, run_id: str) -> bool:
+def continuable(repo: Repo, workflow_name: str, run_id: str) -> bool:
     """Whether the run is suspended with nothing left waiting (no approval,
     no signal): the decision just taken was the last it waited for."""
-    from swamp.app.lifecycle import reading
-    from swamp.workflows.files import find_workflow
-    from swamp.workflows.schema import workflow_id
-    from swamp.workflows.service import run_json
-
     try:
         with reading(repo):
             doc = run_json(repo, records.load(repo.datastore, workflow_id(find_workflow(repo, workflow_name)[1]),

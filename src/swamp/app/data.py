@@ -7,6 +7,8 @@ reads (``changing``)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.app.lifecycle import changing, reading
 from swamp.data import layout as data_layout
 from swamp.data.records import record_json
@@ -19,19 +21,26 @@ from swamp.models.definition_lookup import find_ref
 from swamp.models.leases import model_lock_name
 from swamp.util import clock
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def _definition(repo, model: str):
+# The other imports sit in the functions that use them: `data get` and `data list` load this
+# module, and with them at the top those commands load pydantic and the workflow schema
+# (bench/startup_bench.py).
+
+
+def _definition(repo: Repo, model: str):
     return find_ref(repo, model)
 
 
-def _reader(repo, model: str):
+def _reader(repo: Repo, model: str):
     """For reads: a model, or a workflow whose reports are data (data_owners)."""
     from swamp.app.data_owners import owner
 
     return owner(repo, model)
 
 
-def get(repo, model: str, name: str, version: int | None, *, content: bool = True,
+def get(repo: Repo, model: str, name: str, version: int | None, *, content: bool = True,
         workflow: str | None = None) -> dict:
     """One version of a model's data: ``version``, or the highest; with
     ``workflow`` (a workflow's name, or a run id or its start), the highest
@@ -58,7 +67,7 @@ def _written_by(data: DataRepository, d, name: str, version: int | None, workflo
                         hint=f"see which runs wrote it: swamp data search --model {d.name} --all-versions")
 
 
-def rename(repo, model: str, old: str, new: str) -> dict:
+def rename(repo: Repo, model: str, old: str, new: str) -> dict:
     """Every version of ``old`` becomes a version of ``new`` with the same
     number; ``old`` then forwards to ``new`` (reads of it find ``new``'s
     versions), under the model's lease."""
@@ -91,7 +100,7 @@ def rename(repo, model: str, old: str, new: str) -> dict:
     return value(moved)
 
 
-def prune(repo, model: str | None = None, name: str | None = None, *, older_than: str | None = None,
+def prune(repo: Repo, model: str | None = None, name: str | None = None, *, older_than: str | None = None,
           keep: int | None = None, orphans: bool = False, dry_run: bool = False) -> dict:
     """Versions older than a duration or beyond the newest N (never a name's
     newest), and with ``orphans`` every version of data whose definition is
@@ -127,7 +136,7 @@ def prune(repo, model: str | None = None, name: str | None = None, *, older_than
                             first_look=reading(repo), only=only)
 
 
-def list_names(repo, model: str | None) -> list[dict]:
+def list_names(repo: Repo, model: str | None) -> list[dict]:
     """Each data name with its latest version, sorted by model and name."""
     from swamp.app.data_owners import workflow_names
     from swamp.reports.store import WORKFLOW_OWNER
@@ -157,7 +166,7 @@ def list_names(repo, model: str | None) -> list[dict]:
     return sorted(rows, key=lambda r: (r["model"], r["name"]))
 
 
-def versions(repo, model: str, name: str) -> list[dict]:
+def versions(repo: Repo, model: str, name: str) -> list[dict]:
     d = _reader(repo, model)
     with reading(repo):
         recs = list(DataRepository(repo.datastore).records(d.type, d.id, name))
@@ -167,7 +176,7 @@ def versions(repo, model: str, name: str) -> list[dict]:
              "sha256": r.meta.sha256} for r in recs]
 
 
-def delete(repo, model: str, name: str, version: int | None) -> dict:
+def delete(repo: Repo, model: str, name: str, version: int | None) -> dict:
     d = _definition(repo, model)
     data = DataRepository(repo.datastore)
     counts = SyncCounts()
@@ -181,7 +190,7 @@ def delete(repo, model: str, name: str, version: int | None) -> dict:
     return {"model": d.name, "name": name, "deletedVersions": gone, "sync": counts.to_json()}
 
 
-def gc(repo, *, dry_run: bool) -> dict:
+def gc(repo: Repo, *, dry_run: bool) -> dict:
     """Delete expired versions and versions beyond each name's policy. One
     read finds what to collect; only a model with something to collect is
     then collected, under its own lease and after a fresh look (a busy model
@@ -208,7 +217,7 @@ def gc(repo, *, dry_run: bool) -> dict:
                             before=runs_alive)
 
 
-def _delete_by_model(repo, command: str, names: dict[str, str], doomed, *, dry_run: bool, first_look,
+def _delete_by_model(repo: Repo, command: str, names: dict[str, str], doomed, *, dry_run: bool, first_look,
                      only: str | None = None, before=lambda: None) -> dict:
     """What gc and prune share. One read (``first_look``, a session; after
     ``before``) finds, per model, the versions ``doomed(model_id, name,
@@ -250,7 +259,7 @@ def _delete_by_model(repo, command: str, names: dict[str, str], doomed, *, dry_r
     return report()
 
 
-def search(repo, text: str | None, *, model: str | None = None, limit: int = 100,
+def search(repo: Repo, text: str | None, *, model: str | None = None, limit: int = 100,
            all_versions: bool = False, tags: dict[str, str] | None = None) -> list[dict]:
     """Data whose name, spec, type or tags contain ``text`` and that carry
     every tag in ``tags`` (latest versions unless ``all_versions``)."""
@@ -265,7 +274,7 @@ def search(repo, text: str | None, *, model: str | None = None, limit: int = 100
     return rows[:limit]
 
 
-def query(repo, predicate: str, *, limit: int = 100, all_versions: bool = False) -> list[dict]:
+def query(repo: Repo, predicate: str, *, limit: int = 100, all_versions: bool = False) -> list[dict]:
     """Data versions for which the CEL ``predicate`` is true; each field of
     a row (name, version, specName, kind, size, tags, model, ...) is a
     variable."""

@@ -9,9 +9,17 @@ list then shows the workflow's id, which `data get` takes too."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import NotFoundError
 from swamp.models.definition_files import find
 from swamp.util.plain import Plain
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
+
+# The other imports sit in the functions that use them: `data get` loads this module, and with
+# them at the top it loads pydantic and the workflow schema (bench/startup_bench.py).
 
 
 class Owner(Plain):
@@ -25,7 +33,7 @@ class Owner(Plain):
         self.name = name
 
 
-def owner(repo, ref: str):
+def owner(repo: Repo, ref: str):
     """The model named (or with id) ``ref``, else the workflow so named or
     with that id; the model's not-found error when neither is."""
     try:
@@ -37,7 +45,7 @@ def owner(repo, ref: str):
         return wf
 
 
-def _workflow(repo, ref: str) -> Owner | None:
+def _workflow(repo: Repo, ref: str) -> Owner | None:
     from swamp.reports.store import WORKFLOW_OWNER
     from swamp.workflows.files import find_workflow
     from swamp.workflows.schema import workflow_id
@@ -49,7 +57,7 @@ def _workflow(repo, ref: str) -> Owner | None:
     return Owner(WORKFLOW_OWNER, workflow_id(wf), wf.name)
 
 
-def workflow_names(repo, model_names) -> dict[str, str]:
+def workflow_names(repo: Repo, model_names) -> dict[str, str]:
     """Each readable workflow's name by its id, except a name a model has."""
     from swamp.app.reports import workflow_owners
 

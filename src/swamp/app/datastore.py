@@ -7,20 +7,32 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from swamp.data import layout
+from swamp.data.catalog import CATALOG
+from swamp.datastore.cached import location_of, store_config
+from swamp.datastore.filesystem import FilesystemDatastore
+from swamp.datastore.objectstore.buckets import ensure_bucket
+from swamp.datastore.objectstore.factory import open_store
+from swamp.datastore.objectstore.probe import probe_conditional_writes
 from swamp.datastore.sync.counts import SyncCounts
+from swamp.datastore.sync.engine import SyncEngine
+from swamp.datastore.sync.errors import SyncConflictError
 from swamp.datastore.sync.localonly import is_local_only
+from swamp.errors import NotFoundError, SwampError
+from swamp.repo.config import DatastoreConfig
 from swamp.repo.datastores import path_rules
-from swamp.util.atomic import atomic_write
+from swamp.util.atomic import atomic_write, sweep_temp_files
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
-def setup_filesystem(repo, path: str) -> dict:
+def setup_filesystem(repo: Repo, path: str) -> dict:
     """Point the repository at a directory datastore. Existing state is
     copied there first (files already present are kept), and only then is
     .swamp.yaml changed, so an interrupted setup can simply be rerun."""
-    from swamp.datastore.filesystem import FilesystemDatastore
-    from swamp.repo.config import DatastoreConfig
-
     target_root = Path(path)
     if not target_root.is_absolute():
         target_root = (Path.cwd() / target_root).absolute()
@@ -52,8 +64,6 @@ def _hydrate_everything(source) -> None:
     (whether it is the cache itself or somewhere else)."""
     if getattr(source, "engine", None) is None:
         return
-    from swamp.data import layout
-    from swamp.errors import NotFoundError
 
     suffix = "/" + layout.METADATA
     for rel in list(source.walk(layout.DATA_ROOT)):
@@ -65,17 +75,21 @@ def _hydrate_everything(source) -> None:
                 pass
 
 
-def current_location(repo) -> str:
+def current_location(repo: Repo) -> str:
     """Where the repository's datastore is now, as `datastore status` names it."""
-    from swamp.datastore.cached import location_of
-
     cfg = repo.config_model().datastore
     if cfg is None or cfg.type == "filesystem":
         return str(repo.datastore.root) if cfg is None or not cfg.path else cfg.path
     return location_of(cfg)
 
 
-def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False) -> dict:
+def object_store_config(**fields):
+    """The datastore section `datastore setup s3|gcs` writes, from the
+    fields a person gave (validated as .swamp.yaml's schema validates it)."""
+    return DatastoreConfig(**fields)
+
+
+def setup_object_store(repo: Repo, cfg, *, progress=None, create_bucket: bool = False) -> dict:
     """Share this repository's datastore through an object store: probe the
     backend's conditional writes (refused if it ignores them), attach to the
     remote's identity, publish local state, hydrate from the remote, and
@@ -83,12 +97,6 @@ def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False)
     idempotent: a setup that failed half-way is simply run again. It is
     also how a repository attaches again to a remote its commands refuse as
     another one (identity.RemoteChangedError)."""
-    from swamp.datastore.cached import location_of, store_config
-    from swamp.datastore.objectstore.buckets import ensure_bucket
-    from swamp.datastore.objectstore.factory import open_store
-    from swamp.datastore.objectstore.probe import probe_conditional_writes
-    from swamp.datastore.sync.engine import SyncEngine
-
     previous = current_location(repo)
     store = open_store(store_config(cfg))
     created = ensure_bucket(store, create=create_bucket)  # before any write could create it
@@ -124,7 +132,7 @@ def _remote_identity(cfg) -> str:
                        "prefix": (cfg.prefix or "").strip("/"), "namespace": cfg.namespace}, sort_keys=True)
 
 
-def _claim_sync_state(repo, cache: Path, cfg) -> None:
+def _claim_sync_state(repo: Repo, cache: Path, cfg) -> None:
     """The sync state in ``.sync/`` (head, bases) describes one remote. Set
     up onto another (bucket, prefix, namespace or server), it would make the
     new remote look as if it already held everything: start it afresh, as a
@@ -180,11 +188,9 @@ def lost_lease_kept(sync_dir: Path) -> dict:
     return {"lostLeaseFolders": folders, "lostLeaseDir": str(kept) if folders else None}
 
 
-def _copy_into_cache(repo, cache: Path) -> int:
+def _copy_into_cache(repo: Repo, cache: Path) -> int:
     """State kept in an external filesystem datastore moves into the cache
     before it is published (files already in the cache are kept)."""
-    from swamp.datastore.filesystem import FilesystemDatastore
-
     source = repo.datastore
     if source.kind != "filesystem" or source.root.resolve() == cache.resolve():
         return 0
@@ -197,18 +203,17 @@ def _copy_into_cache(repo, cache: Path) -> int:
     return copied
 
 
-def status(repo) -> dict:
+def status(repo: Repo) -> dict:
     ds = repo.datastore
     out = {"type": ds.kind, "location": str(ds.root), "namespace": None, "head": 0, "dirtyFiles": 0}
     out.update(ds.status())
     return out
 
 
-def sync(repo, *, pull: bool, push: bool, progress=None) -> dict:
+def sync(repo: Repo, *, pull: bool, push: bool, progress=None) -> dict:
     ds = repo.datastore
     if not hasattr(ds, "sync"):
         return SyncCounts().to_json()  # a filesystem datastore has nothing to sync
-    from swamp.datastore.sync.errors import SyncConflictError
 
     try:
         return ds.sync(pull=pull, push=push, progress=progress).to_json()
@@ -216,34 +221,32 @@ def sync(repo, *, pull: bool, push: bool, progress=None) -> dict:
         return e.counts.to_json()  # the report lists the conflicts; the CLI exits 1
 
 
-def lock_status(repo) -> list[dict]:
+def lock_status(repo: Repo) -> list[dict]:
     return sorted(repo.datastore.lock_status(), key=lambda r: r["name"])
 
 
-def lock_release(repo, name: str) -> dict:
+def lock_release(repo: Repo, name: str) -> dict:
     return {"name": name, "released": repo.datastore.force_release(name)}
 
 
-def _engine(repo):
+def _engine(repo: Repo):
     ds = repo.datastore
     engine = getattr(ds, "engine", None)
     if engine is None:
-        from swamp.errors import SwampError
-
         raise SwampError("this repository's datastore is a directory; it has no shared history",
                          code="not_shared", hint="share it first: swamp datastore setup s3|gcs ...")
     return engine
 
 
-def history(repo, limit: int | None) -> list[dict]:
+def history(repo: Repo, limit: int | None) -> list[dict]:
     return _engine(repo).log(limit)
 
 
-def verify(repo) -> dict:
+def verify(repo: Repo) -> dict:
     return _engine(repo).verify()
 
 
-def collect(repo, *, retention_days: float, dry_run: bool) -> dict:
+def collect(repo: Repo, *, retention_days: float, dry_run: bool) -> dict:
     return _engine(repo).gc(retention_days, dry_run=dry_run)
 
 
@@ -305,16 +308,13 @@ def _vacuum(path: Path) -> None:
         db.close()
 
 
-def compact(repo) -> dict:
+def compact(repo: Repo) -> dict:
     """Compact what is local and can be: the query catalog (SQLite VACUUM),
     the sync state of a shared datastore (checkpoint its write-ahead log and
     VACUUM, with every sync step of this cache held off meanwhile), and the
     temp files of writers killed mid-write. Sizes measured before and after;
     nothing shared is touched."""
     import contextlib
-
-    from swamp.data.catalog import CATALOG
-    from swamp.util.atomic import sweep_temp_files
 
     ds = repo.datastore
     parts = []

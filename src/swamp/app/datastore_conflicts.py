@@ -15,24 +15,27 @@ from __future__ import annotations
 
 import os
 import shutil
+from typing import TYPE_CHECKING
 
 from swamp.app.lifecycle import changing
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.datastore.sync.localonly import CONFLICT_COPY_RE, LOCAL_ONLY_DIRS
 from swamp.errors import ConflictError, NotFoundError, UnpublishedError, ValidationError
+from swamp.repo.datastores import path_rules
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 _COPY_RE = CONFLICT_COPY_RE  # the one rule (localonly.py)
 _HINT = "list them with 'swamp datastore conflicts'"
 
 
-def list_conflicts(repo) -> list[dict]:
+def list_conflicts(repo: Repo) -> list[dict]:
     """Every conflict copy in the datastore, with what it conflicts with:
     ``{"copy", "path", "peer", "seq", "commit", "class", "oursSize", "theirs", "theirsSize", "same"}``
     (``commit``: the first digits of their commit's id, None for a copy an
     older swamp named; ``theirs``: whether the path holds a file now;
     ``same``: whether it holds exactly our copy's bytes)."""
-    from swamp.repo.datastores import path_rules
-
     rules = path_rules()
     root = repo.datastore.root
     out = []
@@ -51,7 +54,7 @@ def list_conflicts(repo) -> list[dict]:
     return sorted(out, key=lambda e: (e["path"], e["seq"], e["copy"]))
 
 
-def restore(repo, path: str) -> dict:
+def restore(repo: Repo, path: str) -> dict:
     """Put our copy in place of theirs, as a new change that is published
     at once; the copy is gone afterwards. Refused for an immutable path (a
     published version is never rewritten)."""
@@ -78,7 +81,7 @@ def restore(repo, path: str) -> dict:
     return {**value, "sync": counts.to_json()}
 
 
-def drop(repo, path: str) -> dict:
+def drop(repo: Repo, path: str) -> dict:
     """Delete our copy (it was never published: nothing else changes)."""
     entry = _find(repo, path)
     try:
@@ -88,7 +91,7 @@ def drop(repo, path: str) -> dict:
     return {"path": entry["path"], "dropped": entry["copy"]}
 
 
-def _find(repo, path: str) -> dict:
+def _find(repo: Repo, path: str) -> dict:
     """The copy ``path`` names: the copy itself, or the path it conflicts
     with when that has exactly one copy."""
     rel = path.strip().removeprefix("./")

@@ -7,10 +7,15 @@ an error that says to upgrade; none is ever misled (docs/sync.md,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.app.datastore import _engine
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def upgrade(repo) -> dict:
+
+def upgrade(repo: Repo) -> dict:
     """``{"from", "to", "upgraded", "seq", "sync"}``: the formats before
     and after, whether anything changed, the seq of the upgrade record
     appended (None when none was needed), and what crossed the wire (its

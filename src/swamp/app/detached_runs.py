@@ -7,27 +7,28 @@ answered with their id as soon as their record exists, which is what
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
+from swamp.app.workflow_files import checked, fail_on_level
 from swamp.errors import SwampError, ValidationError
-from swamp.workflows import records
+from swamp.workflows import dag, records
+from swamp.workflows.engine import validate_workflow_inputs
 from swamp.workflows.records import WorkflowRun
+from swamp.workflows.schema import workflow_id
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: how long a starter waits for the run's first record before answering anyway
 RECORD_WAIT_S = 30.0
 POLL_S = 0.05
 
 
-def check_startable(repo, name: str, inputs: dict, fail_on: str | None = None) -> str:
+def check_startable(repo: Repo, name: str, inputs: dict, fail_on: str | None = None) -> str:
     """Refuse what the run would refuse before writing anything (an unknown
     workflow, a workflow that does not validate, inputs that break its
     schema, a wrong failOn, placed steps and no scheduler); returns the
     workflow's id."""
-    from swamp.workflows import dag
-    from swamp.workflows.engine import validate_workflow_inputs
-    from swamp.workflows.schema import workflow_id
-    from swamp.workflows.service import checked, fail_on_level
-
     fail_on_level(fail_on)
     source, wf = checked(repo, name)
     problems = dag.check_structure(wf)
@@ -41,7 +42,7 @@ def check_startable(repo, name: str, inputs: dict, fail_on: str | None = None) -
     return workflow_id(wf)
 
 
-def wait_for_record(repo, wid: str, run_id: str, going: Callable[[], bool],
+def wait_for_record(repo: Repo, wid: str, run_id: str, going: Callable[[], bool],
                     limit_s: float = RECORD_WAIT_S) -> WorkflowRun | None:
     """The run's record once it exists, or None when the starter stopped
     (``going`` false) or ``limit_s`` passed first. Reads this checkout:

@@ -24,9 +24,22 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from swamp.errors import SwampError
+from swamp.app import workflow_files
+from swamp.app.datastore import _remote_identity
+from swamp.datastore.locks import holder_exited
+from swamp.datastore.objectstore.probe import probe_conditional_writes
+from swamp.datastore.sync import identity
+from swamp.datastore.sync.commitlog import list_from
+from swamp.errors import SwampError, UsageError
+from swamp.extensions import install, lockfile
+from swamp.repo.init import _write_gitignore
+from swamp.util.names import did_you_mean
+from swamp.vault import service
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 AREAS = ("datastores", "extensions", "vaults", "workflows", "secrets", "install")
 #: files larger than this are not scanned for secrets (data content is read in full)
@@ -48,14 +61,12 @@ class Check:
                 "repaired": self.repaired}
 
 
-def run(repo, areas: list[str] | None = None, *, repair: bool = False, repo_error: SwampError | None = None) -> dict:
+def run(repo: Repo, areas: list[str] | None = None, *, repair: bool = False,
+        repo_error: SwampError | None = None) -> dict:
     """Run the checks of ``areas`` (all by default). ``repo`` may be None
     (no repository here: ``repo_error`` says why); only ``install`` runs
     without one. Returns ``{"ok", "summary", "checks"}``; ``ok`` is false
     when any check failed."""
-    from swamp.errors import UsageError
-    from swamp.util.names import did_you_mean
-
     wanted = list(areas or AREAS)
     for a in wanted:
         if a not in AREAS:
@@ -80,7 +91,7 @@ def run(repo, areas: list[str] | None = None, *, repair: bool = False, repo_erro
 
 
 # ================================================================ datastores
-def _datastores(repo, repair: bool) -> list[Check]:
+def _datastores(repo: Repo, repair: bool) -> list[Check]:
     try:
         ds = repo.datastore
     except SwampError as e:
@@ -146,8 +157,6 @@ def _remote_reachable(engine) -> Check:
 
 
 def _conditional_writes(store) -> Check:
-    from swamp.datastore.objectstore.probe import probe_conditional_writes
-
     try:
         probe_conditional_writes(store)  # a scratch key under _probe/, deleted again
     except SwampError as e:
@@ -156,17 +165,12 @@ def _conditional_writes(store) -> Check:
                  "create-only and compare-and-swap writes are honoured (checked on a scratch key, removed)")
 
 
-def _sync_state(repo, engine) -> Check:
-    from swamp.datastore.sync import identity
-    from swamp.datastore.sync.commitlog import list_from
-
+def _sync_state(repo: Repo, engine) -> Check:
     name = "datastore.sync-state"
     hint = identity.ATTACH_HINT
     cfg = repo.config.datastore
     marker = repo.local_dir / ".sync" / "remote.json"
     if cfg is not None and marker.is_file():
-        from swamp.app.datastore import _remote_identity
-
         if marker.read_text() != _remote_identity(cfg):
             return Check(name, "fail", "the cache's sync state was set up for another remote than .swamp.yaml "
                          "names (bucket, prefix, namespace or server changed by hand)",
@@ -222,8 +226,6 @@ def _leases(ds, repair: bool) -> list[Check]:
     broken on --repair through the datastore's force release (fenced in the
     shared log, as 'lock release --force' does). A holder elsewhere cannot
     be judged from one look (no clock is trusted): reported, left alone."""
-    from swamp.datastore.locks import holder_exited
-
     try:
         rows = ds.lock_status()
     except SwampError as e:
@@ -260,9 +262,7 @@ def _leases(ds, repair: bool) -> list[Check]:
 
 
 # ================================================================ extensions
-def _extensions(repo, repair: bool) -> list[Check]:
-    from swamp.extensions import install, lockfile
-
+def _extensions(repo: Repo, repair: bool) -> list[Check]:
     try:
         lock = lockfile.read(repo)
     except SwampError as e:
@@ -369,10 +369,8 @@ def _altered_files(where: Path) -> list[str]:
 
 
 # ==================================================================== vaults
-def _vault_values(repo) -> tuple[list[Check], list[tuple[str, str, str]]]:
+def _vault_values(repo: Repo) -> tuple[list[Check], list[tuple[str, str, str]]]:
     """Open each vault and decrypt every key: (checks, [(vault, key, value)])."""
-    from swamp.vault import service
-
     checks, values = [], []
     try:
         vaults = service.list_vaults(repo)
@@ -398,15 +396,13 @@ def _vault_values(repo) -> tuple[list[Check], list[tuple[str, str, str]]]:
     return checks, values
 
 
-def _vaults(repo, repair: bool) -> list[Check]:
+def _vaults(repo: Repo, repair: bool) -> list[Check]:
     return _vault_values(repo)[0]
 
 
 # ================================================================= workflows
-def _workflows(repo, repair: bool) -> list[Check]:
-    from swamp.workflows import service
-
-    result = service.validate(repo, None)
+def _workflows(repo: Repo, repair: bool) -> list[Check]:
+    result = workflow_files.validate(repo, None)
     if not result["workflows"]:
         return [Check("workflows", "ok", "no workflows")]
     out = []
@@ -427,7 +423,7 @@ def _workflows(repo, repair: bool) -> list[Check]:
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__"}
 
 
-def _secrets(repo, repair: bool) -> list[Check]:
+def _secrets(repo: Repo, repair: bool) -> list[Check]:
     out = [_gitignored(repo, repair)]
     vault_checks, values = _vault_values(repo)
     out.extend(c for c in vault_checks if c.status == "fail")
@@ -450,7 +446,7 @@ def _secrets(repo, repair: bool) -> list[Check]:
     return out
 
 
-def _scan(repo, values: list[tuple[str, str, str]]) -> dict[tuple[str, str], list[str]]:
+def _scan(repo: Repo, values: list[tuple[str, str, str]]) -> dict[tuple[str, str], list[str]]:
     by_value: dict[bytes, list[tuple[str, str]]] = {}
     for vault, key, value in values:
         by_value.setdefault(value.encode(), []).append((vault, key))
@@ -475,7 +471,7 @@ def _scan(repo, values: list[tuple[str, str, str]]) -> dict[tuple[str, str], lis
     return found
 
 
-def _gitignored(repo, repair: bool) -> Check:
+def _gitignored(repo: Repo, repair: bool) -> Check:
     """.swamp/ (the secrets' keys, the caches) must stay out of git."""
     path = repo.root / ".gitignore"
     try:
@@ -485,8 +481,6 @@ def _gitignored(repo, repair: bool) -> Check:
     if any(ln in (".swamp", ".swamp/", "/.swamp", "/.swamp/") for ln in lines):
         return Check("secrets.gitignore", "ok", ".swamp/ is ignored by git")
     if repair:
-        from swamp.repo.init import _write_gitignore
-
         _write_gitignore(path)
         return Check("secrets.gitignore", "ok", ".swamp/ was not ignored by git", repaired="added .swamp/ to "
                      ".gitignore (the swamp managed block)")
@@ -561,7 +555,7 @@ def _install(repair: bool) -> list[Check]:
     return out
 
 
-def _rel(repo, path: Path) -> str:
+def _rel(repo: Repo, path: Path) -> str:
     try:
         return str(Path(path).relative_to(repo.root))
     except ValueError:

@@ -10,12 +10,18 @@ proposer's machine checked them) and records the approval, in one commit."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.app.extensions import _change, _check_types_free
 from swamp.app.lifecycle import reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, NotFoundError, SwampError
 from swamp.extensions import history, lockfile
 from swamp.extensions.names import check_name
+from swamp.repo import shared_config
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 class ApprovalRefusedError(SwampError):
@@ -24,10 +30,8 @@ class ApprovalRefusedError(SwampError):
     code = "approval_refused"
 
 
-def history_of(repo, name: str | None = None) -> dict:
+def history_of(repo: Repo, name: str | None = None) -> dict:
     """Every change (of NAME, or all), oldest first, and what waits for approval."""
-    from swamp.repo import shared_config
-
     if name is not None:
         name = check_name(name)
     counts = SyncCounts()
@@ -41,15 +45,15 @@ def history_of(repo, name: str | None = None) -> dict:
             "requireApproval": required, "unreadable": unreadable, "sync": counts.to_json()}
 
 
-def approve(repo, name: str) -> dict:
+def approve(repo: Repo, name: str) -> dict:
     return _settle(repo, check_name(name), "approve")
 
 
-def reject(repo, name: str) -> dict:
+def reject(repo: Repo, name: str) -> dict:
     return _settle(repo, check_name(name), "reject")
 
 
-def _settle(repo, name: str, action: str) -> dict:
+def _settle(repo: Repo, name: str, action: str) -> dict:
     me = history.identity()
     counts = SyncCounts()
     records: list[history.Change] = []

@@ -36,13 +36,16 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.locks import holder_exited
 from swamp.errors import LockTimeoutError, SwampError, UnpublishedError
 from swamp.util import clock
 from swamp.workflows import records
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 PREFIX = "workflow-run/"
 #: statuses a run has while its process is at work
@@ -80,7 +83,7 @@ def _why(lease: dict) -> str:
             f"{lease['name']} was not renewed for {lease.get('ttlMs', 0) / 1000:g} s")
 
 
-def find_orphaned_runs(repo, *, unleased: bool = False, wait_s: float = 0.0) -> list[Orphan]:
+def find_orphaned_runs(repo: Repo, *, unleased: bool = False, wait_s: float = 0.0) -> list[Orphan]:
     """Runs recorded running (or pending) whose holder is gone, sorted by id.
 
     A run's lease is stale when its holder on this machine exited, or when
@@ -118,7 +121,7 @@ def find_orphaned_runs(repo, *, unleased: bool = False, wait_s: float = 0.0) -> 
     return sorted(out, key=lambda o: o.run_id)
 
 
-def mark_interrupted(repo, run: Orphan, reason: str | None = None) -> dict | None:
+def mark_interrupted(repo: Repo, run: Orphan, reason: str | None = None) -> dict | None:
     """Record ``run`` (found by :func:`find_orphaned_runs`) as interrupted,
     under its lease: returns the row written (``runId``, ``workflowName``,
     ``status``, ``reason``), or None when there was nothing to do (a peer
@@ -157,7 +160,7 @@ def mark_interrupted(repo, run: Orphan, reason: str | None = None) -> dict | Non
     return {"runId": run.run_id, "workflowName": run.workflow, "status": "interrupted", "reason": reason}
 
 
-def reap(repo, **kw) -> list[dict]:
+def reap(repo: Repo, **kw) -> list[dict]:
     """Find the orphaned runs and mark each: the rows marked here."""
     out = []
     for orphan in find_orphaned_runs(repo, **kw):
@@ -178,14 +181,14 @@ def replica_lease(replica: str) -> str:
 
 
 @contextlib.contextmanager
-def heartbeat(repo, replica: str) -> Iterator[None]:
+def heartbeat(repo: Repo, replica: str) -> Iterator[None]:
     """Hold the replica's lease (it heartbeats every third of its ttl) for
     as long as the block runs."""
     with repo.datastore.lock(replica_lease(replica), timeout_ms=TAKE_TIMEOUT_MS):
         yield
 
 
-def replicas(repo) -> list[dict]:
+def replicas(repo: Repo) -> list[dict]:
     """The serve replicas holding a lease on this datastore: ``replica``,
     ``holder``, ``acquiredAt``, ``stale`` (stopped heartbeating), sorted."""
     return [{"replica": l["name"][len(REPLICA_PREFIX):], "holder": l.get("holder"), "pid": l.get("pid"),

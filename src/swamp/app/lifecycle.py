@@ -16,15 +16,18 @@ use case attaches what it would have reported (``with_value``)."""
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from swamp.datastore.objectstore.errors import TransientError
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, LeaseLostError, SwampError, UnpublishedError
 from swamp.util.tracing import span
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def is_shared(repo) -> bool:
+
+def is_shared(repo: Repo) -> bool:
     return repo.datastore.kind != "filesystem"
 
 
@@ -39,7 +42,7 @@ def is_published(ds, path: str) -> bool:
 
 
 @contextlib.contextmanager
-def reading(repo, *, into: SyncCounts | None = None) -> Iterator[SyncCounts]:
+def reading(repo: Repo, *, into: SyncCounts | None = None) -> Iterator[SyncCounts]:
     try:
         with span("swamp.session", mutating=False), repo.datastore.session(mutating=False) as counts:
             yield counts
@@ -52,7 +55,7 @@ def reading(repo, *, into: SyncCounts | None = None) -> Iterator[SyncCounts]:
 
 
 @contextlib.contextmanager
-def changing(repo, command: str, *, leases: Sequence[str] = (),
+def changing(repo: Repo, command: str, *, leases: Sequence[str] = (),
              into: SyncCounts | None = None) -> Iterator[SyncCounts]:
     counts = None
     done = False
@@ -78,7 +81,7 @@ def changing(repo, command: str, *, leases: Sequence[str] = (),
             into.add(counts)  # a failed command's push counts too
 
 
-def refresh(repo) -> SyncCounts:
+def refresh(repo: Repo) -> SyncCounts:
     """Pull now, outside any command's session (a long-running use case
     watching for peers' changes, such as a cancel request). Nothing to do
     on a directory datastore or offline."""

@@ -39,21 +39,27 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from swamp.app.lifecycle import changing, is_shared, reading
 from swamp.app.lifecycle import refresh as _pull
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import ConflictError, SwampError, UnpublishedError, UsageError
+from swamp.datastore.sync.localonly import conflict_copy_name
+from swamp.errors import ConflictError, NotFoundError, SwampError, UnpublishedError, UsageError
+from swamp.extensions import lockfile
 from swamp.repo import config_bases
-from swamp.repo.context import config_lease
+from swamp.repo.context import config_lease, new_config_scope
+from swamp.util.atomic import atomic_write
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: what the config tier holds, as (kind, directory)
 KINDS = (("model", "models"), ("workflow", "workflows"), ("vault", "vaults"))
 
 
 # ------------------------------------------------------------- freshness
-def refresh(repo) -> None:
+def refresh(repo: Repo) -> None:
     """The hook the entry points set as ``repo.on_config_read``: pull before
     the config tier is first read (nothing offline or when not managed)."""
     if repo.managed_config and not repo.offline:
@@ -63,12 +69,10 @@ def refresh(repo) -> None:
 def new_request() -> None:
     """A serve request starts: its first read of the config tier pulls
     (the context it runs in may be a copy of one that already did)."""
-    from swamp.repo.context import new_config_scope
-
     new_config_scope()
 
 
-def attach(repo):
+def attach(repo: Repo):
     """Make ``repo``'s config reads pull first; returns it."""
     repo.on_config_read = refresh
     return repo
@@ -76,7 +80,7 @@ def attach(repo):
 
 # ------------------------------------------------------------- changes
 @contextlib.contextmanager
-def _changing_document(repo, command: str, kind: str, name: str, counts: SyncCounts) -> Iterator[None]:
+def _changing_document(repo: Repo, command: str, kind: str, name: str, counts: SyncCounts) -> Iterator[None]:
     """Around a domain function that writes one document: under managed
     config, one changing session under the document's lease; otherwise the
     repository's file is written as it always was (git is the sharing)."""
@@ -88,11 +92,11 @@ def _changing_document(repo, command: str, kind: str, name: str, counts: SyncCou
         yield
 
 
-def _with_sync(repo, value: dict, counts: SyncCounts) -> dict:
+def _with_sync(repo: Repo, value: dict, counts: SyncCounts) -> dict:
     return {**value, "sync": counts.to_json()} if repo.managed_config else value
 
 
-def _run(repo, command: str, kind: str, name: str, body) -> dict:
+def _run(repo: Repo, command: str, kind: str, name: str, body) -> dict:
     counts = SyncCounts()
     done: dict = {}
     try:
@@ -108,22 +112,23 @@ def _run(repo, command: str, kind: str, name: str, body) -> dict:
     return _with_sync(repo, done, counts)
 
 
-def create_model(repo, type_name: str, name: str, global_args: dict[str, str], inputs: dict | None = None) -> dict:
+def create_model(repo: Repo, type_name: str, name: str, global_args: dict[str, str],
+                 inputs: dict | None = None) -> dict:
     """``swamp model create``: in the config tier under managed config."""
-    from swamp.models.service import create_model as create
+    from swamp.app.model_definitions import create_model as create
 
     return _run(repo, f"model create {name}", "model", name,
                 lambda: create(repo, type_name, name, global_args, inputs=inputs))
 
 
-def create_workflow(repo, name: str) -> dict:
+def create_workflow(repo: Repo, name: str) -> dict:
     """``swamp workflow create``: in the config tier under managed config."""
-    from swamp.workflows.service import create
+    from swamp.app.workflow_files import create
 
     return _run(repo, f"workflow create {name}", "workflow", name, lambda: create(repo, name))
 
 
-def create_vault(repo, vault_type: str, name: str, settings: dict | None = None) -> dict:
+def create_vault(repo: Repo, vault_type: str, name: str, settings: dict | None = None) -> dict:
     """``swamp vault create``: its configuration in the config tier under
     managed config (where its secrets live does not change)."""
     from swamp.app.vaults import create
@@ -131,7 +136,7 @@ def create_vault(repo, vault_type: str, name: str, settings: dict | None = None)
     return _run(repo, f"vault create {name}", "vault", name, lambda: create(repo, vault_type, name, settings))
 
 
-def publish_edit(repo, kind: str, name: str, path: Path) -> dict:
+def publish_edit(repo: Repo, kind: str, name: str, path: Path) -> dict:
     """After ``swamp model|workflow edit`` changed ``path`` in an editor:
     under managed config, publish it in one session under the document's
     lease. Its pull brings what peers published meanwhile; a peer's change
@@ -167,7 +172,7 @@ def publish_edit(repo, kind: str, name: str, path: Path) -> dict:
 _CHECKED: dict[str, str] = {}
 
 
-def edit_privately(repo, path: Path, edit) -> None:
+def edit_privately(repo: Repo, path: Path, edit) -> None:
     """``swamp KIND edit`` under managed config: ``edit(copy)`` edits a
     private copy of ``path`` (a temporary file outside the synced tree,
     named like it), so nothing a pull writes meanwhile lands under the
@@ -223,7 +228,7 @@ def edit_privately(repo, path: Path, edit) -> None:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _committed(repo, rel: str) -> str | None:
+def _committed(repo: Repo, rel: str) -> str | None:
     """The sha256 of the version of ``rel`` last committed, as this checkout
     knows it after its pull (None on a directory datastore, or never
     committed)."""
@@ -234,13 +239,10 @@ def _committed(repo, rel: str) -> str | None:
     return base.sha256 if base is not None else None
 
 
-def _keep_aside(repo, rel: str, data: bytes) -> str:
+def _keep_aside(repo: Repo, rel: str, data: bytes) -> str:
     """Write ``data`` beside ``rel`` under the name the sync engine gives
     conflict copies (local-only, listed by ``swamp datastore conflicts``);
     returns that name."""
-    from swamp.datastore.sync.localonly import conflict_copy_name
-    from swamp.util.atomic import atomic_write
-
     engine = getattr(repo.datastore, "engine", None)
     peer, seq, commit = ("local", 0, "") if engine is None else (
         engine.peer, engine.state.head, engine.state.tip()[0] or "")
@@ -252,7 +254,7 @@ def _keep_aside(repo, rel: str, data: bytes) -> str:
     return saved
 
 
-def _put_back_committed(repo, rel: str) -> None:
+def _put_back_committed(repo: Repo, rel: str) -> None:
     """``rel`` back to its committed content (fetched again: the file was
     overwritten in place); if the bucket cannot be reached it is left "not
     fetched", and the next read or pull fetches it."""
@@ -266,7 +268,7 @@ def _put_back_committed(repo, rel: str) -> None:
             engine.hydrate(rel)
 
 
-def _refuse_stale(repo, edits: list[tuple[str, bytes]]) -> None:
+def _refuse_stale(repo: Repo, edits: list[tuple[str, bytes]]) -> None:
     """Inside the publishing session, after its pull: each in-place edit
     ``(rel, bytes)`` that may have been made on an older version than the
     committed one (config_bases.edit_is_stale) is kept aside as a conflict
@@ -296,7 +298,7 @@ def _refuse_stale(repo, edits: list[tuple[str, bytes]]) -> None:
                  "which version it started from")
 
 
-def _journal(repo, path: Path) -> None:
+def _journal(repo: Repo, path: Path) -> None:
     """Make the datastore publish ``path`` as it is now on disk (written by
     an editor or a domain function that wrote the file directly)."""
     if repo.config_rel(path) is None:
@@ -307,7 +309,7 @@ def _journal(repo, path: Path) -> None:
         repo.remove_config(path)
 
 
-def publish(repo) -> dict:
+def publish(repo: Repo) -> dict:
     """Publish documents of the config tier that were changed by hand (an
     editor on ``.swamp/models/...`` rather than ``swamp model edit``): one
     session under every document's lease; its pull first, so a document a
@@ -365,7 +367,7 @@ def _repo_documents(root: Path) -> list[tuple[str, str, str]]:
     return sorted(out, key=lambda d: d[2])
 
 
-def _check_migratable(repo) -> None:
+def _check_migratable(repo: Repo) -> None:
     if not is_shared(repo):
         raise UsageError("this repository's datastore is a directory on this machine: there is nobody to share "
                          "its config with",
@@ -380,13 +382,10 @@ def _check_migratable(repo) -> None:
                          hint="run it without --offline")
 
 
-def _plan(repo, docs: list[tuple[str, str, str]]) -> dict:
+def _plan(repo: Repo, docs: list[tuple[str, str, str]]) -> dict:
     """What a migration does, from this checkout's copy of the datastore as
     of its last pull: per document, copy it, or it is already there (same
     bytes), or the datastore holds another version of it (a peer's)."""
-    from swamp.errors import NotFoundError
-    from swamp.extensions import lockfile
-
     ds = repo.datastore
     plan: dict = {"copy": [], "same": [], "differs": [], "lockfile": "none", "lockfileConflicts": []}
     for _kind, _name, rel in docs:
@@ -425,7 +424,8 @@ def _refuse_differences(plan: dict) -> None:
                                  "copies match them (see 'swamp datastore config status') and run it again")
 
 
-def migrate(repo, *, dry_run: bool = False, remove_repo_files: bool = False, keep_datastore: bool = False) -> dict:
+def migrate(repo: Repo, *, dry_run: bool = False, remove_repo_files: bool = False,
+            keep_datastore: bool = False) -> dict:
     """Copy the repository's definitions, workflows, vault configurations
     and lockfile into the config tier in ONE changing session (under every
     copied document's lease and the lockfile's), verify the copies, publish,
@@ -435,8 +435,6 @@ def migrate(repo, *, dry_run: bool = False, remove_repo_files: bool = False, kee
     in another version (a peer's) stops it before anything is written,
     unless ``keep_datastore``: then the datastore's version stays and the
     repository's is not copied."""
-    from swamp.extensions import lockfile
-
     _check_migratable(repo)
     docs = _repo_documents(repo.root)
     counts = SyncCounts()
@@ -478,12 +476,9 @@ def migrate(repo, *, dry_run: bool = False, remove_repo_files: bool = False, kee
             "sync": counts.to_json()}
 
 
-def _migrate_lockfile(repo) -> None:
+def _migrate_lockfile(repo: Repo) -> None:
     """Inside the session, under the lockfile's lease and edit hold: add the
     repository's pins and trusted indexes the datastore's lockfile lacks."""
-    from swamp.errors import NotFoundError
-    from swamp.extensions import lockfile
-
     ours = lockfile.parse((repo.root / lockfile.PATH).read_bytes(), lockfile.PATH)
     try:
         theirs = lockfile.parse(repo.datastore.read_bytes(lockfile.PATH), f"datastore:{lockfile.PATH}")
@@ -496,12 +491,10 @@ def _migrate_lockfile(repo) -> None:
     repo.datastore.write_bytes(lockfile.PATH, lockfile.dumps(theirs))
 
 
-def _verify(repo, rels: list[str], *, skip_pins: list[str]) -> None:
+def _verify(repo: Repo, rels: list[str], *, skip_pins: list[str]) -> None:
     """Every copied document reads back from the config tier with the
     repository's bytes, and every pin of the repository's lockfile (but
     ``skip_pins``, where the datastore's was kept) is in the datastore's."""
-    from swamp.extensions import lockfile
-
     bad = [rel for rel in rels if _sha(repo.datastore.read_bytes(rel)) != _sha((repo.root / rel).read_bytes())]
     repo_lock = repo.root / lockfile.PATH
     if repo_lock.is_file():
@@ -514,9 +507,7 @@ def _verify(repo, rels: list[str], *, skip_pins: list[str]) -> None:
                          code="verify_failed", hint="run 'swamp datastore config migrate' again")
 
 
-def _remove_repo_files(repo, docs: list[tuple[str, str, str]]) -> list[str]:
-    from swamp.extensions import lockfile
-
+def _remove_repo_files(repo: Repo, docs: list[tuple[str, str, str]]) -> list[str]:
     removed = []
     for _, _, rel in docs:
         (repo.root / rel).unlink(missing_ok=True)
@@ -542,7 +533,6 @@ def _prune_empty(directory: Path) -> None:
 # ------------------------------------------------------------- status
 def _count(root: Path) -> dict:
     docs = _repo_documents(root)
-    from swamp.extensions import lockfile
 
     return {"models": sum(1 for d in docs if d[0] == "model"),
             "workflows": sum(1 for d in docs if d[0] == "workflow"),
@@ -550,7 +540,7 @@ def _count(root: Path) -> dict:
             "lockfile": (root / lockfile.PATH).is_file()}
 
 
-def status(repo) -> dict:
+def status(repo: Repo) -> dict:
     """What is managed, and where each kind of document is read from."""
     shared = is_shared(repo)
     counts = SyncCounts()

@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swamp.app.lifecycle import changing, is_shared
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import UnpublishedError
 from swamp.models.leases import model_lock_name
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
+
+# The other imports sit in the functions that use them: `model method run` loads this module,
+# and with them at the top a plain run loads pydantic (bench/startup_bench.py).
 
 
 class MethodRun:
@@ -53,7 +59,7 @@ class MethodRun:
         return data
 
 
-def _runner_for(repo, runner, on_log, checks):
+def _runner_for(repo: Repo, runner, on_log, checks):
     """A Runner with the run's pre-flight check options (``checks``: a
     (skip all, names to skip) pair, or None)."""
     from swamp.models.runner import Runner
@@ -64,7 +70,7 @@ def _runner_for(repo, runner, on_log, checks):
     return runner
 
 
-def _checked_options(repo, runner, definition, model_type, method, reports):
+def _checked_options(repo: Repo, runner, definition, model_type, method, reports):
     """Report and check options refused before any lease: an unknown
     report or check name is a clear error, not a surprise after the run."""
     from swamp.app.reports import for_method
@@ -75,7 +81,7 @@ def _checked_options(repo, runner, definition, model_type, method, reports):
     return for_method(repo, definition, reports)
 
 
-def run_method(repo, model: str, method: str, *, inputs: dict | None = None,
+def run_method(repo: Repo, model: str, method: str, *, inputs: dict | None = None,
                tags: dict | None = None, runner=None, on_log=None, reports=None, checks=None,
                by: str | None = None) -> MethodRun:
     """One session: the model's lease (its versions are allocated under it),
@@ -86,7 +92,7 @@ def run_method(repo, model: str, method: str, *, inputs: dict | None = None,
                      reports=reports, checks=checks, by=by)[0]
 
 
-def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | None = None,
+def run_batch(repo: Repo, model: str, method: str, batch: list[dict], *, tags: dict | None = None,
               runner=None, on_log=None, reports=None, checks=None, by: str | None = None,
               output_id: str | None = None) -> list[MethodRun]:
     """Run ``method`` once per inputs map in ``batch``, all in one session:
@@ -119,14 +125,14 @@ def run_batch(repo, model: str, method: str, batch: list[dict], *, tags: dict | 
             for r, log, rep in done]
 
 
-def check_runnable(repo, model: str, method: str, inputs: dict) -> None:
+def check_runnable(repo: Repo, model: str, method: str, inputs: dict) -> None:
     """Refuse what ``run_batch`` would refuse before its lease (an unknown
     model or method, inputs that break the schema): a detached run checks
     first, so that its starter hears of it."""
     _runner_for(repo, None, None, None).check(model, method, inputs)
 
 
-def _as_stored(repo, record):
+def _as_stored(repo: Repo, record):
     """``record`` with the data versions its stored copy names now: the
     session's pull or push may have renumbered them (a peer published that
     number first), and a caller is told what was published, never the
@@ -144,13 +150,13 @@ def _as_stored(repo, record):
     return record
 
 
-def _failure_log(repo, record) -> str | None:
+def _failure_log(repo: Repo, record) -> str | None:
     if record.status == "succeeded" or not record.logFile:
         return None
     return repo.datastore.read_bytes(record.logFile).decode("utf-8", "replace")
 
 
-def run_direct(repo, type_name: str, method: str, name: str, batch: list[dict], *, tags: dict | None = None,
+def run_direct(repo: Repo, type_name: str, method: str, name: str, batch: list[dict], *, tags: dict | None = None,
                on_log=None, reports=None, checks=None, by: str | None = None) -> list[MethodRun]:
     """Direct type execution: run ``method`` of the type ``type_name`` as
     the model ``name`` without a hand-written definition. Each input naming

@@ -6,7 +6,16 @@ Anything unreadable gives no names rather than an error."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import SwampError
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
+
+# The other imports sit in the functions that use them: shell completion calls one function
+# per key press, and each loads only what its names need (the model registry, the workflow
+# schema and pydantic are not needed for most).
 
 
 def _quiet(fn):
@@ -39,7 +48,7 @@ def models(repo_dir=None) -> list[str]:
     return names
 
 
-def _definition(repo, model: str):
+def _definition(repo: Repo, model: str):
     """Its name, type and id: the fast read (pydantic only for a file off the fast path)."""
     from swamp.models.definition_files import find
 

@@ -22,13 +22,24 @@ that is idempotent: an interrupted command is simply run again."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from swamp.app.datastore import _hydrate_everything, _remote_identity, reset_sync_state, setup_object_store
+from swamp.datastore.cached import store_config
+from swamp.datastore.objectstore.factory import open_store
+from swamp.datastore.sync import identity
+from swamp.datastore.sync.layout import Layout
+from swamp.datastore.sync.localonly import is_local_only
 from swamp.errors import ConflictError, SwampError, UsageError
 from swamp.util.names import check_name
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 DEFAULT = "default"
 
 
-def _shared_config(repo):
+def _shared_config(repo: Repo):
     cfg = repo.config_model().datastore
     if cfg is None or cfg.type == "filesystem":
         raise SwampError("this repository's datastore is a directory; namespaces belong to a shared datastore",
@@ -37,13 +48,10 @@ def _shared_config(repo):
 
 
 def _store(cfg):
-    from swamp.datastore.cached import store_config
-    from swamp.datastore.objectstore.factory import open_store
-
     return open_store(store_config(cfg))
 
 
-def list_namespaces(repo) -> list[dict]:
+def list_namespaces(repo: Repo) -> list[dict]:
     """Every namespace under the bucket and prefix, with its object count and
     bytes, sorted by name; ``current`` marks this checkout's."""
     cfg = _shared_config(repo)
@@ -70,9 +78,6 @@ def list_namespaces(repo) -> list[dict]:
 def _target_state(cfg, name: str) -> dict:
     """What the namespace ``name`` holds, asked of the store before anything
     changes here (a store that is down raises: nothing changed)."""
-    from swamp.datastore.sync import identity
-    from swamp.datastore.sync.layout import Layout
-
     store = _store(cfg)
     layout = Layout(name)
     formatted = store.head(layout.format_key) is not None
@@ -85,12 +90,9 @@ def _target_state(cfg, name: str) -> dict:
     return {"formatted": formatted, "hasCommits": commits > 0, "identity": identity.read(store, layout)}
 
 
-def set_namespace(repo, name: str) -> dict:
+def set_namespace(repo: Repo, name: str) -> dict:
     """This checkout joins namespace ``name`` (created empty if it has
     nothing yet): what it holds replaces this checkout's runtime state."""
-    from swamp.app.datastore import reset_sync_state, setup_object_store
-    from swamp.datastore.sync.localonly import is_local_only
-
     check_name(name, "namespace")
     cfg = _shared_config(repo)
     if name == cfg.namespace:
@@ -122,13 +124,11 @@ def set_namespace(repo, name: str) -> dict:
             **{k: v for k, v in result.items() if k not in ("namespace", "type", "location", "hydration")}}
 
 
-def migrate(repo, name: str) -> dict:
+def migrate(repo: Repo, name: str) -> dict:
     """Publish this checkout's runtime state into the empty namespace
     ``name`` and move the checkout there. The old namespace is left as it
     is: peers still on it keep working there until they run
     ``namespace set NAME``."""
-    from swamp.app.datastore import _hydrate_everything, _remote_identity, setup_object_store
-
     check_name(name, "namespace")
     cfg = _shared_config(repo)
     if name == cfg.namespace:
@@ -153,7 +153,7 @@ def migrate(repo, name: str) -> dict:
             **{k: v for k, v in result.items() if k not in ("namespace", "type", "location", "hydration")}}
 
 
-def unset(repo, *, migrate_state: bool = False) -> dict:
+def unset(repo: Repo, *, migrate_state: bool = False) -> dict:
     return migrate(repo, DEFAULT) if migrate_state else set_namespace(repo, DEFAULT)
 
 

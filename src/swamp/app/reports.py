@@ -13,20 +13,29 @@ from swamp.models.leases import model_lock_name
 
 if TYPE_CHECKING:
     from swamp.datastore.sync.counts import SyncCounts
+    from swamp.repo.context import Repo
     from swamp.reports.run import Selection
 
 # reports.store and reports.run load where they are used: a method run that
 # selects no report (most) never needs them.
 
 
-def registry(repo):
+def registry(repo: Repo):
     from swamp.reports.registry import ReportRegistry
 
     return ReportRegistry(repo)
 
 
+def selection(*, requested: tuple[str, ...], skip_all: bool, skip: tuple[str, ...]) -> Selection:
+    """Which reports a run asked for (--report), and which it skips
+    (--skip-reports, --skip-report)."""
+    from swamp.reports.run import Selection
+
+    return Selection(requested=requested, skip_all=skip_all, skip=skip)
+
+
 # --------------------------------------------------------------- method runs
-def for_method(repo, definition, selection: Selection | None) -> list:
+def for_method(repo: Repo, definition, selection: Selection | None) -> list:
     """The report types to run after each run of ``definition``'s methods;
     refuses unknown names before anything starts."""
     from swamp.reports.run import choose
@@ -37,7 +46,7 @@ def for_method(repo, definition, selection: Selection | None) -> list:
     return choose(registry(repo), "method", declared, selection, f"model {definition.name}")
 
 
-def after_method(repo, data, record, types) -> list:
+def after_method(repo: Repo, data, record, types) -> list:
     """Run a method run's reports. Called inside the run's session (the
     model's lease is held), so the reports go out in the run's commit."""
     from swamp.reports.run import run_reports
@@ -62,7 +71,7 @@ def after_method(repo, data, record, types) -> list:
 
 
 # ------------------------------------------------------------- workflow runs
-def for_workflow(repo, wf, selection: Selection | None) -> list:
+def for_workflow(repo: Repo, wf, selection: Selection | None) -> list:
     from swamp.reports.run import choose
 
     declared = getattr(wf, "reports", None) or []
@@ -74,7 +83,7 @@ def for_workflow(repo, wf, selection: Selection | None) -> list:
 FINISHED = ("succeeded", "failed", "cancelled")
 
 
-def after_workflow(repo, run, types, counts: SyncCounts) -> tuple[list, UnpublishedError | None]:
+def after_workflow(repo: Repo, run, types, counts: SyncCounts) -> tuple[list, UnpublishedError | None]:
     """Run a finished workflow run's reports in one session under the lease
     of the workflow's reports. A suspended run gets them when it ends."""
     from swamp.reports import store
@@ -115,7 +124,7 @@ def after_workflow(repo, run, types, counts: SyncCounts) -> tuple[list, Unpublis
 
 
 # ------------------------------------------------------------------- reading
-def search(repo, query: str | None = None) -> list[dict]:
+def search(repo: Repo, query: str | None = None) -> list[dict]:
     """Report types whose name or description has ``query``, sorted by name."""
     reg = registry(repo)
     q = (query or "").lower()
@@ -124,7 +133,7 @@ def search(repo, query: str | None = None) -> list[dict]:
     return sorted(out, key=lambda r: r["name"])
 
 
-def describe(repo, name: str) -> dict:
+def describe(repo: Repo, name: str) -> dict:
     reg = registry(repo)
     r = reg.get(name)
     doc = {**r.describe(), "source": reg.source(r.name),
@@ -136,7 +145,7 @@ def describe(repo, name: str) -> dict:
     return doc
 
 
-def _owner(repo, model: str | None, workflow: str | None) -> tuple[str, str, str]:
+def _owner(repo: Repo, model: str | None, workflow: str | None) -> tuple[str, str, str]:
     from swamp.reports import store
 
     if bool(model) == bool(workflow):
@@ -159,7 +168,7 @@ def _owner(repo, model: str | None, workflow: str | None) -> tuple[str, str, str
     return store.WORKFLOW_OWNER, workflow_id(wf), wf.name
 
 
-def _auto_definition(repo, name: str):
+def _auto_definition(repo: Repo, name: str):
     from swamp.errors import SwampError
     from swamp.models import auto_definitions
 
@@ -173,7 +182,7 @@ def _auto_definition(repo, name: str):
     return None
 
 
-def list_reports(repo, *, model: str | None = None, workflow: str | None = None, run: str | None = None,
+def list_reports(repo: Repo, *, model: str | None = None, workflow: str | None = None, run: str | None = None,
                  report: str | None = None) -> list[dict]:
     """Stored reports of a model's or a workflow's runs (of every model
     and workflow when neither is named), newest first."""
@@ -197,7 +206,7 @@ def list_reports(repo, *, model: str | None = None, workflow: str | None = None,
     return sorted(rows, key=lambda r: (r["createdAt"], r["dataName"], r["version"]), reverse=True)
 
 
-def get(repo, name: str, *, model: str | None = None, workflow: str | None = None, run: str | None = None,
+def get(repo: Repo, name: str, *, model: str | None = None, workflow: str | None = None, run: str | None = None,
         version: int | None = None) -> dict:
     """One stored report: the latest of ``name``, of one run, or one version."""
     from swamp.data.repository import DataRepository
@@ -223,7 +232,7 @@ def get(repo, name: str, *, model: str | None = None, workflow: str | None = Non
     return {**doc, "owner": owner_name, "dataName": record.meta.name, "version": record.meta.version}
 
 
-def workflow_owners(repo) -> dict[str, str]:
+def workflow_owners(repo: Repo) -> dict[str, str]:
     """Each workflow's name by its id: the owners of workflow reports, so
     that data commands do not take a live workflow's reports for the data
     of a deleted definition."""

@@ -9,14 +9,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def replaced_arguments(repo, model: str, method: str, batch: list[dict]) -> list[str]:
+from swamp.models.arguments import fixed_arguments
+from swamp.models.runner import Runner
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
+
+
+def replaced_arguments(repo: Repo, model: str, method: str, batch: list[dict]) -> list[str]:
     """The fixed arguments of ``model`` that any inputs map of ``batch``
     replaces (sorted, without repeats); a bad model, method or input is
     the same error the run itself would give."""
-    from swamp.models.arguments import fixed_arguments
-    from swamp.models.runner import Runner
-
     runner = Runner(repo)
     found: set[str] = set()
     for inputs in batch:

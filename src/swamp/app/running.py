@@ -19,20 +19,26 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from swamp.errors import NotFoundError, SwampError
 from swamp.util import clock
 from swamp.util.atomic import atomic_write
 from swamp.util.ids import hostname, new_id
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def _dir(repo) -> Path:
+# The other imports sit in the functions that use them: `model method run` loads this module,
+# and with them at the top a plain run loads pydantic (bench/startup_bench.py).
+
+
+def _dir(repo: Repo) -> Path:
     return repo.local_dir / "cache" / "running"
 
 
 @contextlib.contextmanager
-def marked(repo, model: str, method: str) -> Iterator[None]:
+def marked(repo: Repo, model: str, method: str) -> Iterator[None]:
     """While the body runs, this process is known to run ``model.method``."""
     from swamp.datastore.locks import machine_identity
 
@@ -53,7 +59,7 @@ def marked(repo, model: str, method: str) -> Iterator[None]:
                 directory.rmdir()  # only when empty
 
 
-def running(repo) -> list[dict]:
+def running(repo: Repo) -> list[dict]:
     """The method runs in progress here, oldest first (markers of processes
     that died are dropped)."""
     out = []
@@ -70,7 +76,7 @@ def running(repo) -> list[dict]:
     return sorted(out, key=lambda d: d["startedAt"])
 
 
-def cancel(repo, model: str, *, wait_s: float = 30.0) -> dict:
+def cancel(repo: Repo, model: str, *, wait_s: float = 30.0) -> dict:
     """Interrupt the `model method run` of ``model`` running on this
     machine, and wait (bounded) until it has recorded itself cancelled."""
     found = [r for r in running(repo) if r["model"] == model]

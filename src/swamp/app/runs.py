@@ -10,10 +10,23 @@ is pending, running or suspended."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from swamp.app import interrupted_runs
+from swamp.app.interrupted_runs import PREFIX
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import NotFoundError, UnpublishedError, UsageError
+from swamp.models.definition_files import names_by_id
+from swamp.models.outputs import iter_records
 from swamp.util import clock
+from swamp.util.durations import DURATION_RE, duration_seconds
+from swamp.util.names import did_you_mean
+from swamp.workflows import records, signals
+from swamp.workflows.files import file_name, iter_workflow_files
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 KINDS = ("method", "workflow")
 STATUSES = ("pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted")
@@ -27,7 +40,6 @@ def _since_ts(since: str | None) -> float | None:
     """``--since``: a duration back from now (7d, 12h) or an ISO time."""
     if since is None:
         return None
-    from swamp.util.durations import DURATION_RE, duration_seconds
 
     if DURATION_RE.match(since):
         return clock.now() - duration_seconds(since)
@@ -65,16 +77,13 @@ def _workflow_row(r) -> dict:
 
 
 def _all_rows(ds) -> list[dict]:
-    from swamp.models.outputs import iter_records
-    from swamp.workflows import records
-
     rows = [_method_row(rel, r) for rel, r in iter_records(ds)]
     rows += [_workflow_row(r) for r in records.all_runs(ds)]
     rows.sort(key=lambda r: (r["startedAt"], r["id"]), reverse=True)
     return rows
 
 
-def history(repo, *, kind: str | None = None, status: str | None = None, model: str | None = None,
+def history(repo: Repo, *, kind: str | None = None, status: str | None = None, model: str | None = None,
             workflow: str | None = None, since: str | None = None, limit: int | None = 50) -> list[dict]:
     """Method and workflow runs, newest first. ``model`` keeps the runs of
     that model (and workflow runs with a step on it); ``workflow`` the runs
@@ -107,14 +116,12 @@ def history(repo, *, kind: str | None = None, status: str | None = None, model: 
     return out
 
 
-def _mark_holders_gone(repo, rows: list[dict]) -> None:
+def _mark_holders_gone(repo: Repo, rows: list[dict]) -> None:
     """A workflow run recorded running whose lease is stale or
     missing was left by a process that is gone: its row says so
     (``holderGone``) before serve or `run doctor` records it interrupted.
     (From one command, a holder on another machine looks alive until a
     watcher has seen its lease unchanged for its ttl: serve does.)"""
-    from swamp.app.interrupted_runs import PREFIX
-
     active = [r for r in rows if r["kind"] == "workflow" and r["status"] == "running"]
     if not active:
         return
@@ -124,20 +131,14 @@ def _mark_holders_gone(repo, rows: list[dict]) -> None:
         r["holderGone"] = lease is None or bool(lease["stale"])
 
 
-def _check_named(repo, rows: list[dict], model: str | None, workflow: str | None) -> None:
+def _check_named(repo: Repo, rows: list[dict], model: str | None, workflow: str | None) -> None:
     """A name that is neither defined nor in any run is a typo: say so."""
-    from swamp.util.names import did_you_mean
-
     if model is not None and not any(r["model"] == model or model in r.get("models", []) for r in rows):
-        from swamp.models.definition_files import names_by_id
-
         known = sorted(set(names_by_id(repo).values()) | {r["model"] for r in rows if r["model"]})
         if model not in known:
             raise NotFoundError(f"no model named {model!r}, and no run of one",
                                 hint=did_you_mean(model, known) or "list models with 'swamp model search'")
     if workflow is not None and not any(r["workflow"] == workflow for r in rows):
-        from swamp.workflows.files import file_name, iter_workflow_files
-
         known = sorted({file_name(p) for p in iter_workflow_files(repo)} | {r["workflow"] for r in rows
                                                                              if r["workflow"]})
         if workflow not in known:
@@ -167,12 +168,9 @@ def _doomed(rows: list[dict], *, older_than_s: float | None, keep: int | None, k
 
 
 def _files_of(ds, r: dict) -> list[str]:
-    from swamp.workflows import records
-
     if r["kind"] == "method":
         rel = r["path"]
         return [p for p in (rel, rel[: -len(".yaml")] + ".log") if ds.exists(p)]
-    from swamp.workflows import signals
 
     wid, rid = r["workflowId"], r["id"]
     own = [p for p in (records.record_path(wid, rid), records.log_path(wid, rid), records.cancel_path(wid, rid))
@@ -190,7 +188,7 @@ def _size(ds, paths: list[str]) -> int:
     return total
 
 
-def collect(repo, *, older_than: str | None = None, keep: int | None = None, kind: str | None = None,
+def collect(repo: Repo, *, older_than: str | None = None, keep: int | None = None, kind: str | None = None,
             dry_run: bool = False) -> dict:
     """Delete old run records and their logs: finished runs whose end is
     older than ``older_than``, or beyond the newest ``keep`` per model
@@ -198,9 +196,6 @@ def collect(repo, *, older_than: str | None = None, keep: int | None = None, kin
     in one session; workflow runs under their run leases (in batches),
     after a fresh look that they are still finished. The data the runs
     wrote stays (it has its own lifetimes: ``swamp data gc``)."""
-    from swamp.util.durations import duration_seconds
-    from swamp.workflows import records
-
     if older_than is None and keep is None:
         raise UsageError("say which runs to collect: --older-than DURATION and/or --keep N")
     older_than_s = duration_seconds(older_than) if older_than is not None else None
@@ -253,15 +248,13 @@ def collect(repo, *, older_than: str | None = None, keep: int | None = None, kin
 
 
 # =================================================================== doctor
-def doctor(repo, *, dry_run: bool = False, wait_s: float = 0.0) -> dict:
+def doctor(repo: Repo, *, dry_run: bool = False, wait_s: float = 0.0) -> dict:
     """Workflow runs recorded as pending or running whose holder is gone
     are marked interrupted (recorded failed, the reason starting
     ``interrupted:``), through ``app/interrupted_runs``: the run's lease is
     stale (its holder on this machine exited, or, with ``wait_s`` at least
     its ttl, nobody renewed it meanwhile), or nothing holds it at all.
     Method runs are recorded only once they end, so none is left running."""
-    from swamp.app import interrupted_runs
-
     if wait_s < 0:
         raise UsageError("--wait is 0 or more seconds")
     found = interrupted_runs.find_orphaned_runs(repo, unleased=True, wait_s=wait_s)

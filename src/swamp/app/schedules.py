@@ -20,11 +20,18 @@ ticks refused instead of firing them a second time."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from swamp.app.lifecycle import changing
-from swamp.errors import SwampError, UnpublishedError
+from swamp.app.lifecycle import changing, reading
+from swamp.errors import NotFoundError, SwampError, UnpublishedError
 from swamp.util import clock
+from swamp.util.cron import Cron
+from swamp.util.ids import holder
 from swamp.util.names import check_name
+from swamp.workflows.files import find_workflow, iter_workflow_files, load_workflow
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: markers kept per schedule
 KEEP = 20
@@ -46,8 +53,6 @@ def high_water(ds, schedule: str) -> str | None:
     """The newest tick of ``schedule`` ever claimed (the caller pulled):
     its high-water mark, or the newest marker kept (a datastore from
     before the mark existed), or None."""
-    from swamp.errors import NotFoundError
-
     where = marker_dir(schedule)
     found = [n[:-len(".json")] for n in ds.listdir(where) if n.endswith(".json")]
     try:
@@ -59,7 +64,7 @@ def high_water(ds, schedule: str) -> str | None:
     return max(found, default=None)
 
 
-def claim(repo, schedule: str, tick: str, *, by: str) -> bool:
+def claim(repo: Repo, schedule: str, tick: str, *, by: str) -> bool:
     """True when this caller claimed ``tick`` (a sortable UTC stamp such as
     20261130T120000Z) of ``schedule``, and must fire it. A tick at or below
     the schedule's high-water mark is never claimed (see the module)."""
@@ -84,10 +89,8 @@ def claim(repo, schedule: str, tick: str, *, by: str) -> bool:
     return True
 
 
-def claims(repo, schedule: str) -> list[dict]:
+def claims(repo: Repo, schedule: str) -> list[dict]:
     """The markers kept, oldest first (for status and tests)."""
-    from swamp.app.lifecycle import reading
-
     ds = repo.datastore
     where = marker_dir(schedule)
     with reading(repo):
@@ -118,8 +121,6 @@ def _file_trigger(wf) -> dict | None:
 
 
 def _read_override(ds, workflow: str) -> dict | None:
-    from swamp.errors import NotFoundError
-
     try:
         doc = json.loads(ds.read_bytes(trigger_path(workflow)))
     except (NotFoundError, ValueError):
@@ -140,42 +141,32 @@ def _effective(wf, override: dict | None) -> dict:
     return {"workflow": wf.name, **found}
 
 
-def get_trigger(repo, workflow: str) -> dict:
+def get_trigger(repo: Repo, workflow: str) -> dict:
     """``{workflow, schedule, inputs, source}``: the schedule in force (None:
     none), from the workflow file or from `workflow trigger set`."""
-    from swamp.app.lifecycle import reading
-    from swamp.workflows.files import find_workflow
-
     _, wf = find_workflow(repo, workflow)
     with reading(repo):
         return _effective(wf, _read_override(repo.datastore, wf.name))
 
 
-def set_trigger(repo, workflow: str, schedule: str, inputs: dict | None = None) -> dict:
+def set_trigger(repo: Repo, workflow: str, schedule: str, inputs: dict | None = None) -> dict:
     """Run ``workflow`` at each tick of ``schedule`` (cron, UTC) on every
     `swamp serve` of this datastore, whatever its file says."""
-    from swamp.util.cron import Cron
-    from swamp.util.ids import holder
-    from swamp.workflows.files import find_workflow
-
     _, wf = find_workflow(repo, workflow)
     Cron.parse(schedule)
     doc = {"schedule": schedule, "inputs": inputs or {}, "setBy": holder(), "setAt": clock.isoformat()}
     return _write_override(repo, wf, doc, f"workflow trigger set {wf.name}")
 
 
-def remove_trigger(repo, workflow: str) -> dict:
+def remove_trigger(repo: Repo, workflow: str) -> dict:
     """No schedule for ``workflow`` any more: the one set is dropped, and a
     schedule in its file is turned off (until `workflow trigger set`)."""
-    from swamp.util.ids import holder
-    from swamp.workflows.files import find_workflow
-
     _, wf = find_workflow(repo, workflow)
     doc = None if _file_trigger(wf) is None else {"schedule": None, "setBy": holder(), "setAt": clock.isoformat()}
     return _write_override(repo, wf, doc, f"workflow trigger remove {wf.name}")
 
 
-def _write_override(repo, wf, doc: dict | None, command: str) -> dict:
+def _write_override(repo: Repo, wf, doc: dict | None, command: str) -> dict:
     ds = repo.datastore
     try:
         with changing(repo, command, leases=[lease_name(trigger_schedule_name(wf.name))]):
@@ -189,13 +180,10 @@ def _write_override(repo, wf, doc: dict | None, command: str) -> dict:
     return _effective(wf, doc)
 
 
-def workflow_triggers(repo) -> list[dict]:
+def workflow_triggers(repo: Repo) -> list[dict]:
     """Every workflow's schedule in force, sorted by workflow: ``{name (its
     schedule name), workflow, schedule, inputs, source}``. One pull; a
     workflow file that does not load is skipped (validate shows why)."""
-    from swamp.app.lifecycle import reading
-    from swamp.workflows.files import iter_workflow_files, load_workflow
-
     out = []
     ds = repo.datastore
     with reading(repo):

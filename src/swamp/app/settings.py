@@ -7,27 +7,31 @@ copies merge per key when the session pushes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import NotFoundError, UnpublishedError
+from swamp.extensions.history import record_setting
 from swamp.repo import shared_config
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def list_settings(repo) -> dict:
+
+def list_settings(repo: Repo) -> dict:
     with reading(repo):
         return dict(sorted(shared_config.read(repo.datastore).items()))
 
 
-def get_setting(repo, key: str) -> Any:
+def get_setting(repo: Repo, key: str) -> Any:
     settings = list_settings(repo)
     if key not in settings:
         raise NotFoundError(f"no setting named {key!r}")
     return settings[key]
 
 
-def set_setting(repo, key: str, value: Any) -> dict:
+def set_setting(repo: Repo, key: str, value: Any) -> dict:
     shared_config.check_key(key)
     ds = repo.datastore
     counts = SyncCounts()
@@ -42,7 +46,7 @@ def set_setting(repo, key: str, value: Any) -> dict:
     return {"key": key, "value": value, "sync": counts.to_json()}
 
 
-def unset_setting(repo, key: str) -> dict:
+def unset_setting(repo: Repo, key: str) -> dict:
     ds = repo.datastore
     counts = SyncCounts()
     try:
@@ -61,6 +65,4 @@ def unset_setting(repo, key: str) -> dict:
 def _record_setting(ds, key: str, value: Any, command: str) -> None:
     """extensions.requireApproval decides who may change the code everyone
     runs: its changes go to the extension history."""
-    from swamp.extensions.history import record_setting
-
     record_setting(ds, key, value, command)

@@ -15,9 +15,10 @@ import json
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swamp.app.lifecycle import changing, is_published, reading
+from swamp.datastore.locks import holder_exited, machine_identity
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import ConflictError, LeaseLostError, NotFoundError, SwampError, UnpublishedError
 from swamp.util import clock
@@ -29,10 +30,13 @@ from swamp.workflows.records import WorkflowRun
 from swamp.workflows.runs import FINISHED
 from swamp.workflows.schema import workflow_id
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
+
 OPEN = ("suspended", "running")
 
 
-def _target(repo, wf, run_id: str | None, step: str):
+def _target(repo: Repo, wf, run_id: str | None, step: str):
     """(run, owner run, job, step) of the open wait ``step``: in run
     ``run_id``, or in the newest suspended or running run that waits there."""
     ds = repo.datastore
@@ -57,7 +61,7 @@ def _wait_step(ds, owner: WorkflowRun, job: str, step: str):
     return next(s for s in owner.job(job).steps if s.name == step)
 
 
-def signal(repo, name: str, step: str, message: Any, run_id: str | None = None, *, by: str | None = None) -> dict:
+def signal(repo: Repo, name: str, step: str, message: Any, run_id: str | None = None, *, by: str | None = None) -> dict:
     """Deliver ``message`` to the step ``step`` (STEP or JOB/STEP) waiting
     in a run of workflow ``name``. A message that breaks the step's schema
     is refused before anything is written. Raises ConflictError naming
@@ -117,7 +121,7 @@ def _result(run: WorkflowRun, owner: WorkflowRun, doc: dict) -> dict:
     return out
 
 
-def settle_timeout(repo, run: WorkflowRun, job: str, step: str, message: Any,
+def settle_timeout(repo: Repo, run: WorkflowRun, job: str, step: str, message: Any,
                    *, into: SyncCounts | None = None) -> dict | None:
     """Settle the expired wait ``job/step`` of ``run`` as timed out (with
     ``message``, the default of ``onTimeout: continue``), unless something
@@ -138,7 +142,7 @@ def settle_timeout(repo, run: WorkflowRun, job: str, step: str, message: Any,
     return doc
 
 
-def waiting(repo, name: str | None = None) -> list[dict]:
+def waiting(repo: Repo, name: str | None = None) -> list[dict]:
     """Every wait of a suspended or running run (of ``name``, or of every
     workflow), with its state: waiting, or settled and about to continue."""
     wid = workflow_id(find_workflow(repo, name)[1]) if name else None
@@ -168,16 +172,16 @@ def waiting(repo, name: str | None = None) -> list[dict]:
 class Watched:
     """What a server keeps between its looks for waits to resume: which
     workflow files can wait (re-read only when a file changes), and an
-    index of run records by file stamp (app/dashboard_queries.RunIndex),
+    index of run records by file stamp (workflows/run_index.py),
     so a look loads only the suspended runs' records."""
 
     def __init__(self) -> None:
-        from swamp.app.dashboard_queries import RunIndex
+        from swamp.workflows.run_index import RunIndex
 
         self.index = RunIndex(None)
         self._files: dict[str, tuple[int, str | None]] = {}
 
-    def workflows(self, repo) -> set[str]:
+    def workflows(self, repo: Repo) -> set[str]:
         """Ids of the workflows whose runs may wait for a signal: those with
         a wait_for_signal step, and those that nest other workflows."""
         from swamp.workflows.files import iter_workflow_files, load_workflow
@@ -233,8 +237,6 @@ def _read_claim(ds, marker: str) -> dict | None:
 
 def _claim_live(marker: str, doc: dict) -> bool:
     """Whether the resume claim ``doc`` (at ``marker``) still stands."""
-    from swamp.datastore.locks import holder_exited, machine_identity
-
     attempt = str(doc.get("attempt") or f"{marker}@{doc.get('claimedAt')}")  # a claim from before attempts
     with _mutex:
         mine = _attempts.get(attempt)
@@ -251,12 +253,10 @@ def _claim_live(marker: str, doc: dict) -> bool:
 
 def _machine() -> str:
     """Where this process runs, as a lease records it (datastore/locks.py)."""
-    from swamp.datastore.locks import machine_identity
-
     return machine_identity(os.getpid())
 
 
-def ready(repo, watched: Watched | None = None) -> list[tuple[WorkflowRun, WorkflowRun, str, str]]:
+def ready(repo: Repo, watched: Watched | None = None) -> list[tuple[WorkflowRun, WorkflowRun, str, str]]:
     """(run, owner, job, step) for each suspended top-level run with a wait
     that is settled or past its deadline, and not claimed to resume by a
     claim that still stands."""
@@ -285,7 +285,7 @@ def ready(repo, watched: Watched | None = None) -> list[tuple[WorkflowRun, Workf
     return out
 
 
-def claim_resume(repo, run: WorkflowRun, owner: WorkflowRun, job: str, step: str, *, by: str) -> str | None:
+def claim_resume(repo: Repo, run: WorkflowRun, owner: WorkflowRun, job: str, step: str, *, by: str) -> str | None:
     """The attempt id when this caller claimed the resume of ``run`` for
     the settled (or expired: settled now, as timed out) wait ``job/step``,
     and must resume it; None when it did not. A claim whose push failed is
@@ -328,7 +328,7 @@ def claim_resume(repo, run: WorkflowRun, owner: WorkflowRun, job: str, step: str
     return attempt
 
 
-def _withdraw(repo, attempt: str, owner: WorkflowRun, job: str, step: str) -> None:
+def _withdraw(repo: Repo, attempt: str, owner: WorkflowRun, job: str, step: str) -> None:
     """Take back the claim ``attempt`` whose resume failed (best effort: if
     this fails too, this process's next look still takes the claim for
     failed, and another replica's after CLAIM_TTL_S)."""
@@ -348,7 +348,7 @@ def _withdraw(repo, attempt: str, owner: WorkflowRun, job: str, step: str) -> No
         pass
 
 
-def resume_finished(repo, run_id: str, *, ok: bool) -> None:
+def resume_finished(repo: Repo, run_id: str, *, ok: bool) -> None:
     """Say how the resume of ``run_id`` claimed here ended (serve's resume
     thread): a failed one is withdrawn, so the run is claimed again."""
     with _mutex:
@@ -359,7 +359,7 @@ def resume_finished(repo, run_id: str, *, ok: bool) -> None:
         _withdraw(repo, *pending)
 
 
-def resume_ready(repo, *, by: str, resume, watched: Watched | None = None) -> list[dict]:
+def resume_ready(repo: Repo, *, by: str, resume, watched: Watched | None = None) -> list[dict]:
     """Resume, once across every replica, each run whose wait was settled
     or expired: ``resume(run)`` (serve: ``app.workflows.resume`` in a
     thread, which calls :func:`resume_finished`) is called for each run

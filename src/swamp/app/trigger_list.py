@@ -9,15 +9,23 @@ datastore: serve lists those at start; here only the workflows' own."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
+from swamp.app.lifecycle import reading
+from swamp.app.schedules import workflow_triggers
 from swamp.errors import SwampError
+from swamp.util.cron import Cron
+from swamp.workflows import records
+from swamp.workflows.files import find_workflow
+from swamp.workflows.schema import workflow_id
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 def next_fire(cron_text: str, now: datetime | None = None) -> str | None:
     """The next tick of ``cron_text`` after ``now`` (UTC, ISO 8601), or None
     when the expression does not parse (serve ignores it and says so)."""
-    from swamp.util.cron import Cron
-
     try:
         tick = Cron.parse(cron_text).next_after(now or datetime.now(timezone.utc))
     except SwampError:
@@ -27,22 +35,15 @@ def next_fire(cron_text: str, now: datetime | None = None) -> str | None:
 
 def last_scheduled_run(ds, workflow_id: str, schedule_name: str) -> dict | None:
     """The newest run a schedule started (its initiatedBy is schedule:NAME)."""
-    from swamp.workflows import records
-
     for run in records.history(ds, workflow_id):
         if run.initiatedBy == f"schedule:{schedule_name}":
             return {"id": run.id, "status": run.status, "startedAt": run.startedAt}
     return None
 
 
-def trigger_rows(repo) -> list[dict]:
+def trigger_rows(repo: Repo) -> list[dict]:
     """``{name, workflow, schedule, inputs, source, nextFire, lastRun}`` for
     each workflow with a schedule in force, sorted by workflow."""
-    from swamp.app.lifecycle import reading
-    from swamp.app.schedules import workflow_triggers
-    from swamp.workflows.files import find_workflow
-    from swamp.workflows.schema import workflow_id
-
     found = workflow_triggers(repo)  # one pull
     now = datetime.now(timezone.utc)
     out = []

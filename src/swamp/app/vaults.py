@@ -10,24 +10,30 @@ datastore is unreachable. Each use case names itself to the audit log
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
 from swamp.util import clock
 from swamp.util.names import did_you_mean
 from swamp.vault import audit, service
 from swamp.vault.names import check_key_name, check_vault_name
 from swamp.vault.redact import register_secret
+from swamp.vault.registry import all_types, get_type
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 class VaultMigrationError(SwampError):
     code = "vault_migrate"
 
 
-def create(repo, vault_type: str, name: str, settings: dict | None = None) -> dict:
+def create(repo: Repo, vault_type: str, name: str, settings: dict | None = None) -> dict:
     with audit.acting("vault create"):
         return service.create_vault(repo, vault_type, name, settings)
 
 
-def search(repo, query: str | None = None) -> list[dict]:
+def search(repo: Repo, query: str | None = None) -> list[dict]:
     """Vaults whose name or type contains ``query`` (any case), by name."""
     vaults = service.list_vaults(repo)
     if query:
@@ -36,11 +42,9 @@ def search(repo, query: str | None = None) -> list[dict]:
     return vaults
 
 
-def describe(repo, name: str) -> dict:
+def describe(repo: Repo, name: str) -> dict:
     """The vault's config, its type, where its secrets live and its keys.
     A vault that cannot be reached is described all the same, with why."""
-    from swamp.vault.registry import get_type
-
     config, path = service.vault_config(repo, name)
     vtype = get_type(config.type, repo)
     out = {"name": config.name, "type": config.type, "createdAt": config.createdAt,
@@ -56,7 +60,7 @@ def describe(repo, name: str) -> dict:
     return out
 
 
-def validate(repo, name: str | None = None) -> dict:
+def validate(repo: Repo, name: str | None = None) -> dict:
     """Each vault's config read and checked, and the vault opened."""
     names = [name] if name is not None else [v["name"] for v in _configs_lenient(repo)]
     entries = []
@@ -75,60 +79,60 @@ def validate(repo, name: str | None = None) -> dict:
     return {"valid": all(e["valid"] for e in entries), "vaults": entries}
 
 
-def _configs_lenient(repo) -> list[dict]:
+def _configs_lenient(repo: Repo) -> list[dict]:
     # Names from the file names, so one broken config does not hide the others.
     root = repo.vaults_dir
     files = sorted(root.glob("*/*.yaml")) if root.is_dir() else []
     return [{"name": p.stem} for p in files]
 
 
-def config_path(repo, name: str):
+def config_path(repo: Repo, name: str):
     """The file `vault edit` opens."""
     return service.vault_config(repo, name)[1]
 
 
-def put(repo, vault: str, key: str, value: str) -> dict:
+def put(repo: Repo, vault: str, key: str, value: str) -> dict:
     with audit.acting("vault put"):
         return service.put_secret(repo, vault, key, value)
 
 
-def check_put(repo, vault: str, key: str) -> None:
+def check_put(repo: Repo, vault: str, key: str) -> None:
     """Refuse a put before its value is asked for: bad names, unknown vault."""
     check_vault_name(vault)
     check_key_name(key)
     service.vault_config(repo, vault)
 
 
-def read_secret(repo, vault: str, key: str, *, via: str = "vault read-secret") -> str:
+def read_secret(repo: Repo, vault: str, key: str, *, via: str = "vault read-secret") -> str:
     with audit.acting(via):
         return service.get_secret(repo, vault, key)
 
 
-def list_keys(repo, vault: str) -> list[str]:
+def list_keys(repo: Repo, vault: str) -> list[str]:
     return service.list_keys(repo, vault)
 
 
-def delete(repo, vault: str, key: str) -> dict:
+def delete(repo: Repo, vault: str, key: str) -> dict:
     with audit.acting("vault delete"):
         service.delete_secret(repo, vault, key)
     return {"vault": vault, "key": key, "deleted": True}
 
 
-def exists(repo, vault: str, key: str) -> bool:
+def exists(repo: Repo, vault: str, key: str) -> bool:
     check_key_name(key)
     return service.get_vault(repo, vault).exists(key)
 
 
-def inspect(repo, vault: str, key: str) -> dict:
+def inspect(repo: Repo, vault: str, key: str) -> dict:
     return service.inspect_secret(repo, vault, key)
 
 
-def annotate(repo, vault: str, key: str, note: str) -> dict:
+def annotate(repo: Repo, vault: str, key: str, note: str) -> dict:
     with audit.acting("vault annotate"):
         return service.annotate_secret(repo, vault, key, note)
 
 
-def audit_trail(repo, vault: str | None = None, key: str | None = None, *, limit: int | None = None) -> dict:
+def audit_trail(repo: Repo, vault: str | None = None, key: str | None = None, *, limit: int | None = None) -> dict:
     """Who read or changed which key, oldest first; never a value. A vault
     no longer configured still has its trail."""
     if vault is not None:
@@ -148,10 +152,8 @@ def audit_trail(repo, vault: str | None = None, key: str | None = None, *, limit
     return {"events": events, "unreadableLines": unreadable}
 
 
-def type_search(query: str | None = None, repo=None) -> dict:
+def type_search(query: str | None = None, repo: Repo | None = None) -> dict:
     """With ``repo``: its extensions' vault types too (pinned ones installed first)."""
-    from swamp.vault.registry import all_types
-
     loaded = all_types(repo)
     out = []
     for name, (vtype, source) in sorted(loaded.types.items()):
@@ -162,7 +164,7 @@ def type_search(query: str | None = None, repo=None) -> dict:
     return {"types": out, "errors": loaded.errors}
 
 
-def migrate(repo, source: str, dest: str, keys: list[str] | None = None) -> dict:
+def migrate(repo: Repo, source: str, dest: str, keys: list[str] | None = None) -> dict:
     """Move keys from ``source`` to ``dest``: copy each (with its notes),
     then read every copy back and compare it with the source, and only then
     remove the keys from ``source``. Refused before anything is written when
@@ -173,7 +175,7 @@ def migrate(repo, source: str, dest: str, keys: list[str] | None = None) -> dict
         return _migrate(repo, source, dest, keys)
 
 
-def _migrate(repo, source: str, dest: str, keys: list[str] | None) -> dict:
+def _migrate(repo: Repo, source: str, dest: str, keys: list[str] | None) -> dict:
     check_vault_name(source)
     check_vault_name(dest)
     if source == dest:

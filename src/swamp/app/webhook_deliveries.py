@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from swamp.app.lifecycle import changing, is_published
 from swamp.errors import ConflictError, SwampError, UnpublishedError, ValidationError
 from swamp.util import clock
 from swamp.util.names import check_name
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 DELIVERY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
@@ -51,7 +55,7 @@ class NotRecordedError(SwampError):
     code = "unavailable"
 
 
-def record(repo, webhook: str, delivery: str, timestamp: int, *, window_s: float) -> bool:
+def record(repo: Repo, webhook: str, delivery: str, timestamp: int, *, window_s: float) -> bool:
     """Record ``delivery`` of ``webhook`` as received now: True once the
     record is published. Raises ConflictError if it was received before (on
     any replica), and NotRecordedError when its push failed (the record is

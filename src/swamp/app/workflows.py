@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from swamp.app import one_lane_runs
 from swamp.app.lifecycle import changing, is_shared, reading, refresh
@@ -26,7 +27,10 @@ from swamp.workflows.files import find_workflow
 from swamp.workflows.placement import NoDispatcherError, Placement, StepJob, StepOutcome
 from swamp.workflows.records import WorkflowRun
 from swamp.workflows.schema import workflow_id
-from swamp.workflows.service import checked, fail_on_level
+from swamp.app.workflow_files import checked, fail_on_level
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 @dataclass
@@ -42,7 +46,7 @@ class RunResult:
     reports: list = field(default_factory=list)
 
 
-def _engine(repo, host, observer, checks, on_log=None) -> Engine:
+def _engine(repo: Repo, host, observer, checks, on_log=None) -> Engine:
     """The engine, its runner given the run's pre-flight check options
     (``checks``: (skip all, names to skip), or None), and ``on_log`` called
     with each line its steps' methods log (in the step's thread)."""
@@ -54,7 +58,7 @@ def _engine(repo, host, observer, checks, on_log=None) -> Engine:
     return engine
 
 
-def _reported(repo, result: RunResult, report_types) -> RunResult:
+def _reported(repo: Repo, result: RunResult, report_types) -> RunResult:
     """Run the finished run's reports (docs/reports.md); their failure
     never changes the run's outcome."""
     from swamp.app.reports import after_workflow
@@ -99,7 +103,7 @@ def _nested(outer, inner):
 class _Host:
     """The engine's RunHost: every session a run needs, opened here."""
 
-    def __init__(self, repo, *, placed: PlacedSteps | None = None) -> None:
+    def __init__(self, repo: Repo, *, placed: PlacedSteps | None = None) -> None:
         self.repo = repo
         self.sync = SyncCounts()
         self.unpublished: UnpublishedError | None = None
@@ -243,7 +247,7 @@ class _Host:
             self._add(counts)
 
 
-def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
+def run(repo: Repo, name: str, inputs: dict, *, fail_on: str | None = None,
         observer: Observer | None = None, placed: PlacedSteps | None = None,
         reports=None, checks=None, on_log=None, by: str | None = None,
         from_failed: str | None = None, run_id: str | None = None) -> RunResult:
@@ -272,7 +276,7 @@ def run(repo, name: str, inputs: dict, *, fail_on: str | None = None,
     return _reported(repo, RunResult(result, host.sync, is_shared(repo), host.unpublished), report_types)
 
 
-def failed_run(repo, wf, run_id: str, *, into=None) -> WorkflowRun:
+def failed_run(repo: Repo, wf, run_id: str, *, into=None) -> WorkflowRun:
     """The run of ``wf`` that ``--from-failed RUN_ID`` names (its id, or a
     unique start of it); a run of another workflow is not found."""
     from swamp.errors import ConflictError, NotFoundError
@@ -291,7 +295,7 @@ def failed_run(repo, wf, run_id: str, *, into=None) -> WorkflowRun:
                              "--status failed'")
 
 
-def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None,
+def resume(repo: Repo, name: str, run_id: str | None, inputs: dict, *, observer: Observer | None = None,
            from_step: str | None = None, reports=None, checks=None, on_log=None,
            by: str | None = None, placed: PlacedSteps | None = None) -> RunResult:
     """Continue a suspended run; with ``from_step``, restart a failed (or
@@ -336,7 +340,7 @@ def resume(repo, name: str, run_id: str | None, inputs: dict, *, observer: Obser
     return _reported(repo, RunResult(done, host.sync, is_shared(repo), host.unpublished), report_types)
 
 
-def decide(repo, name: str, step: str, decision: str, run_id: str | None, reason: str | None,
+def decide(repo: Repo, name: str, step: str, decision: str, run_id: str | None, reason: str | None,
            *, by: str | None = None) -> dict:
     """Record ``approved`` or ``rejected`` for a step waiting for approval
     (in the run, or in a suspended nested run it started), under the lease
@@ -367,7 +371,7 @@ def _decision(run, owner, job_name, step_name, decision, reason, s) -> dict:
     return out
 
 
-def cancel(repo, name: str, run_id: str | None, *, by: str | None = None) -> dict:
+def cancel(repo: Repo, name: str, run_id: str | None, *, by: str | None = None) -> dict:
     """Cancel a run as ``by`` (util/actors.py; default: this process's
     user), recorded as its ``cancelledBy``."""
     _, wf = find_workflow(repo, name)
@@ -376,7 +380,7 @@ def cancel(repo, name: str, run_id: str | None, *, by: str | None = None) -> dic
     return _cancel(repo, run, by or local_user())
 
 
-def _cancel(repo, run: WorkflowRun, by: str) -> dict:
+def _cancel(repo: Repo, run: WorkflowRun, by: str) -> dict:
     """Cancel a suspended run at once (with the nested runs it waits on);
     ask a running one to stop (or cancel it at once when its process is
     gone): its engine sees the request within about a second (``_Host.watch``,
@@ -403,7 +407,7 @@ def _cancel(repo, run: WorkflowRun, by: str) -> dict:
     return {"id": fresh.id, "workflowName": fresh.workflowName, "status": fresh.status, "cancelRequested": False}
 
 
-def history(repo, name: str, limit: int | None = None) -> list[dict]:
+def history(repo: Repo, name: str, limit: int | None = None) -> list[dict]:
     _, wf = find_workflow(repo, name)
     with reading(repo):
         found = records.history(repo.datastore, workflow_id(wf))
@@ -417,7 +421,7 @@ def history(repo, name: str, limit: int | None = None) -> list[dict]:
     return rows
 
 
-def get_run(repo, name: str, run_id: str | None) -> WorkflowRun:
+def get_run(repo: Repo, name: str, run_id: str | None) -> WorkflowRun:
     _, wf = find_workflow(repo, name)
     ds = repo.datastore
     with reading(repo):
@@ -426,13 +430,13 @@ def get_run(repo, name: str, run_id: str | None) -> WorkflowRun:
         return records.latest(ds, workflow_id(wf))
 
 
-def logs(repo, name: str, run_id: str | None) -> dict:
+def logs(repo: Repo, name: str, run_id: str | None) -> dict:
     run = get_run(repo, name, run_id)
     return {"id": run.id, "workflowName": run.workflowName, "status": run.status,
             "log": records.read_log(repo.datastore, run.workflowId, run.id)}
 
 
-def evaluate(repo, name: str, inputs: dict) -> dict:
+def evaluate(repo: Repo, name: str, inputs: dict) -> dict:
     from swamp.workflows.evaluate import evaluate_workflow
 
     from swamp.workflows.files import shown_path
@@ -452,7 +456,7 @@ def _row(r: WorkflowRun) -> dict:
             "initiatedBy": r.initiatedBy}
 
 
-def search_runs(repo, *, workflow: str | None = None, status: str | None = None,
+def search_runs(repo: Repo, *, workflow: str | None = None, status: str | None = None,
                 limit: int | None = None, query: str | None = None) -> list[dict]:
     """Runs of every workflow (or one), newest first. ``query`` keeps runs
     whose id starts with it or whose workflow's name contains it."""
@@ -465,7 +469,7 @@ def search_runs(repo, *, workflow: str | None = None, status: str | None = None,
     return rows[:limit] if limit else rows
 
 
-def _workflow_named(repo, ref: str):
+def _workflow_named(repo: Repo, ref: str):
     """The workflow whose file is named ``ref``, or None (no file read but its own)."""
     from swamp.util.names import is_workflow_name
     from swamp.workflows.files import workflow_path
@@ -477,7 +481,7 @@ def _workflow_named(repo, ref: str):
     return find_workflow(repo, ref)[1]
 
 
-def _find_run(repo, ref: str, or_workflow: bool) -> WorkflowRun:
+def _find_run(repo: Repo, ref: str, or_workflow: bool) -> WorkflowRun:
     """A run by its id, or with ``or_workflow`` (upstream's
     RUN_ID_OR_WORKFLOW) a workflow's name for its newest run. Call inside
     a session."""
@@ -487,19 +491,19 @@ def _find_run(repo, ref: str, or_workflow: bool) -> WorkflowRun:
     return records.latest(repo.datastore, workflow_id(wf))
 
 
-def run_by_id(repo, run_id: str, *, or_workflow: bool = False) -> WorkflowRun:
+def run_by_id(repo: Repo, run_id: str, *, or_workflow: bool = False) -> WorkflowRun:
     with reading(repo):
         return _find_run(repo, run_id, or_workflow)
 
 
-def run_log_by_id(repo, run_id: str, *, or_workflow: bool = False) -> dict:
+def run_log_by_id(repo: Repo, run_id: str, *, or_workflow: bool = False) -> dict:
     with reading(repo):
         run = _find_run(repo, run_id, or_workflow)
         log = records.read_log(repo.datastore, run.workflowId, run.id)
     return {"id": run.id, "workflowName": run.workflowName, "status": run.status, "log": log}
 
 
-def approvals(repo, name: str | None = None) -> list[dict]:
+def approvals(repo: Repo, name: str | None = None) -> list[dict]:
     """What suspended runs wait for: each approval, its prompt, since when."""
     wid = workflow_id(find_workflow(repo, name)[1]) if name else None
     ds = repo.datastore
@@ -516,7 +520,7 @@ def approvals(repo, name: str | None = None) -> list[dict]:
     return sorted(out, key=lambda a: (a["requestedAt"], a["runId"], a["job"], a["step"]))
 
 
-def delete(repo, name: str, *, force: bool = False) -> dict:
+def delete(repo: Repo, name: str, *, force: bool = False) -> dict:
     """Delete a workflow file and its run records. Refused while a run of it
     is running or waiting (suspended), unless ``force``."""
     from swamp.errors import ConflictError

@@ -15,6 +15,7 @@ import click
 
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import emit, say, table
+from swamp.cli.remote_handlers import runs_on_server
 
 _ACTIONS = "read, run, approve, write, admin"
 
@@ -253,26 +254,30 @@ def _show_check(state: CliState, result: dict) -> None:
         sys.exit(1)
 
 
-# ------------------------------------------------------------------ --server (cli/remote.py HANDLERS)
+# ------------------------------------------------------------------ --server (cli/remote_handlers.py)
 def _q(value: str) -> str:
     import urllib.parse
 
     return urllib.parse.quote(value, safe="")
 
 
+@runs_on_server("access grant create", {"subjects", "allow", "deny", "resources", "description", "when"})
 def remote_grant_create(client, state, p: dict) -> None:
     wanted = _new_grant(p["subjects"], p["allow"], p["deny"], p["resources"], p["description"], p["when"])
     _show_grant(state, client.call("POST", "/access/grants", {k: v for k, v in wanted.items() if v is not None})[1])
 
 
+@runs_on_server("access grant list", {"subject", "on"})
 def remote_grant_list(client, state, p: dict) -> None:
     _show_grants(state, client.call("GET", "/access/grants", query={"subject": p["subject"], "on": p["on"]})[1])
 
 
+@runs_on_server("access grant revoke", {"grant_id"})
 def remote_grant_revoke(client, state, p: dict) -> None:
     emit(state, client.call("DELETE", f"/access/grants/{_q(p['grant_id'])}")[1], f"revoked grant {p['grant_id']}")
 
 
+@runs_on_server("access group create", {"name", "description"})
 def remote_group_create(client, state, p: dict) -> None:
     body = {"name": p["name"], **({"description": p["description"]} if p["description"] else {})}
     _show_group(state, client.call("POST", "/access/groups", body)[1], f"created group {p['name']}")
@@ -285,14 +290,27 @@ def remote_membership(client, state, p: dict, add: bool) -> None:
                 f"{p['member']} left {p['group_name']}")
 
 
+@runs_on_server("access group add-member", {"group_name", "member"})
+def remote_add_member(client, state, p: dict) -> None:
+    remote_membership(client, state, p, True)
+
+
+@runs_on_server("access group remove-member", {"group_name", "member"})
+def remote_remove_member(client, state, p: dict) -> None:
+    remote_membership(client, state, p, False)
+
+
+@runs_on_server("access group list")
 def remote_group_list(client, state, p: dict) -> None:
     _show_groups(state, client.call("GET", "/access/groups")[1])
 
 
+@runs_on_server("access group members", {"name"})
 def remote_group_members(client, state, p: dict) -> None:
     _show_members(state, client.call("GET", f"/access/groups/{_q(p['name'])}")[1])
 
 
+@runs_on_server("access check", {"subjects", "action", "resource", "groups"})
 def remote_check(client, state, p: dict) -> None:
     from swamp.errors import UsageError
 

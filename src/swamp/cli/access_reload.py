@@ -7,6 +7,7 @@ import click
 
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import emit
+from swamp.cli.remote_handlers import runs_on_server
 
 
 def _text(doc: dict, where: str) -> str:
@@ -33,6 +34,7 @@ def reload(state: CliState):
     emit(state, doc, _text(doc, "checked"))
 
 
+@runs_on_server("access reload")
 def remote_reload(client, state, p: dict) -> None:
     _, doc = client.call("POST", "/access/reload", {})
     emit(state, doc, _text(doc, "reloaded on the server"))

@@ -61,11 +61,11 @@ def render(result: dict, diffs: dict[str, str]) -> None:
 
 
 def _ask_agents() -> list[str]:
-    from swamp.repo.agents import AGENTS, check_names
+    from swamp.app.repo_setup import AGENTS, check_agent_names
 
     say("No coding agent found here. Which do you use? " + ", ".join(sorted(AGENTS)) + ", or all")
     answer = click.prompt("Agents (comma-separated)", default="agents")
-    return check_names(a for a in answer.split(",") if a.strip())
+    return check_agent_names(a for a in answer.split(",") if a.strip())
 
 
 @agent.command("setup")
@@ -86,28 +86,28 @@ def setup(state: CliState, names: tuple[str, ...], force: bool, yes: bool):
     Example: swamp agent setup --agent claude --agent cursor"""
     import sys
 
-    from swamp.repo import agents
-    from swamp.repo.context import find_repo_root
+    from swamp.app import repo_setup
+    from swamp.app.repository import repo_root
 
-    root = find_repo_root(state.repo_dir)
+    root = repo_root(state.repo_dir)
     detected = False
     if names:
-        chosen = agents.check_names(names)
+        chosen = repo_setup.check_agent_names(names)
     else:
-        chosen = agents.detect(root)
+        chosen = repo_setup.detect_agents(root)
         detected = bool(chosen)
         if not chosen:
             chosen = _ask_agents() if not state.json and sys.stdin.isatty() else ["agents"]
-    changes = agents.plan(root, chosen)
+    changes = repo_setup.plan_agent_changes(root, chosen)
     ok, diffs = consent(state, changes, force, yes)
-    result = agents.apply(root, changes, ok)
+    result = repo_setup.apply_agent_changes(root, changes, ok)
     out = {"path": str(root), "agents": chosen, "detected": detected, **result,
            "files": [c.to_json() for c in changes]}
     if diffs:
         out["diffs"] = diffs
 
     def human():
-        say(f"Instructions for {', '.join(agents.AGENTS[n].title.split(' (')[0] for n in chosen)} in {root}")
+        say(f"Instructions for {', '.join(repo_setup.AGENTS[n].title.split(' (')[0] for n in chosen)} in {root}")
         render(result, diffs)
 
     emit(state, out, human)
@@ -121,18 +121,10 @@ def list_(state: CliState):
     whether it was found here, and whether swamp's part is in its file.
 
     Example: swamp agent list --json"""
-    from swamp.repo import agents
-    from swamp.repo.context import find_repo_root
+    from swamp.app.repo_setup import list_agents
+    from swamp.app.repository import repo_root
 
-    root = find_repo_root(state.repo_dir)
-    found = set(agents.detect(root))
-    present = set(agents.agents_present(root))
-    rows = []
-    for a in sorted(agents.AGENTS.values(), key=lambda a: a.name):
-        path = a.path or "AGENTS.md"
-        written = (a.name in present) if a.path else (root / "AGENTS.md").is_file()
-        rows.append({"name": a.name, "title": a.title, "file": path, "detected": a.name in found,
-                     "written": written})
+    rows = list_agents(repo_root(state.repo_dir))
     emit(state, rows, lambda: table(rows, ["name", "file", "detected", "written", "title"]))
 
 
@@ -150,15 +142,15 @@ def rm(state: CliState, name: str, yes: bool):
     Example: swamp agent rm cursor"""
     import sys
 
-    from swamp.repo import agent_removal
-    from swamp.repo.context import find_repo_root
+    from swamp.app.repo_setup import apply_agent_removal, plan_agent_removal
+    from swamp.app.repository import repo_root
 
-    root = find_repo_root(state.repo_dir)
-    change = agent_removal.plan(root, name)
+    root = repo_root(state.repo_dir)
+    change = plan_agent_removal(root, name)
     consent = yes
     if change["action"] == "ask" and not yes and not state.json and sys.stdin.isatty():
         consent = click.confirm(f"You edited swamp's part of {change['path']}; remove it anyway?", default=False)
-    result = agent_removal.apply(root, change, consent)
+    result = apply_agent_removal(root, change, consent)
     if result["result"] == "kept":
         from swamp.errors import ConflictError
 

@@ -48,8 +48,7 @@ def _shared_options(f):
 
 
 def _run_setup(state: CliState, **fields):
-    from swamp.repo.config import DatastoreConfig
-    from swamp.app.datastore import setup_object_store
+    from swamp.app.datastore import object_store_config, setup_object_store
     from swamp.util import locations
     from swamp.util.names import check_name
 
@@ -64,7 +63,7 @@ def _run_setup(state: CliState, **fields):
     from swamp.cli.progress import progress_for
 
     create_bucket = fields.pop("create_bucket")
-    result = setup_object_store(state.repo(), DatastoreConfig(**fields), progress=progress_for(state),
+    result = setup_object_store(state.repo(), object_store_config(**fields), progress=progress_for(state),
                                 create_bucket=create_bucket)
 
     def human():

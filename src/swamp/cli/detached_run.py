@@ -14,11 +14,15 @@ import json
 import subprocess
 import sys
 import tempfile
+from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError
 
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
-def start(state, repo, name: str, inputs: dict, fail_on: str) -> dict:
+
+def start(state, repo: Repo, name: str, inputs: dict, fail_on: str) -> dict:
     from swamp.app.detached_runs import check_startable, started_doc, wait_for_record
     from swamp.cli.remote import _cli_strings, _plain
     from swamp.util.ids import new_id
@@ -45,7 +49,7 @@ def start(state, repo, name: str, inputs: dict, fail_on: str) -> dict:
 def _with_cli_strings(values: dict, paths: list) -> dict:
     """The inputs typed as KEY=VALUE, marked again so that they are coerced
     to their declared type as they would be in the parent."""
-    from swamp.models.inputs import CliString
+    from swamp.util.cli_strings import CliString
 
     for path in paths:
         node = values
@@ -58,13 +62,11 @@ def _with_cli_strings(values: dict, paths: list) -> dict:
 
 def main() -> int:
     from swamp.app import workflows
+    from swamp.app.repository import open_repo
     from swamp.cli.state import _refresh_config
-    from swamp.repo.context import Repo
 
     spec = json.loads(sys.stdin.read())
-    repo = Repo.open(spec["root"])
-    repo.offline = spec["offline"]
-    repo.on_config_read = _refresh_config
+    repo = open_repo(spec["root"], offline=spec["offline"], on_config_read=_refresh_config)
     try:
         result = workflows.run(repo, spec["name"], _with_cli_strings(spec["inputs"], spec["cliStrings"]),
                                fail_on=spec["failOn"], run_id=spec["runId"])

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from swamp.errors import UsageError, ValidationError
-from swamp.models.inputs import CliString
+from swamp.util.cli_strings import CliString
 
 
 def input_options(f):

@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from swamp.cli.inputs import collect_batch, parse_pairs
 from swamp.cli.output import emit, say, show_failure_log
 from swamp.cli.run_reports import say_reports, selections
 from swamp.cli.state import CliState
 from swamp.errors import UsageError
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
 
 def run(state: CliState, model_name: str, method_name: str, direct_name: str | None, input_: tuple[str, ...],
@@ -69,7 +73,7 @@ def run(state: CliState, model_name: str, method_name: str, direct_name: str | N
         sys.exit(1)
 
 
-def _placed_run(repo, model_name, method_name, direct, batch, placement, scheduler, tags, on_log=None, link=None):
+def _placed_run(repo: Repo, model_name, method_name, direct, batch, placement, scheduler, tags, on_log=None, link=None):
     from swamp.app import placed_steps
     from swamp.app.remote_steps import Placement, run_method
     from swamp.workers.placement import parse_labels

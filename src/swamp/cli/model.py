@@ -33,7 +33,7 @@ def type_search(state: CliState, query):
     """List model types, builtin and local.
 
     Example: swamp model type search shell"""
-    from swamp.models.service import search_types
+    from swamp.app.model_definitions import search_types
 
     repo = _repo_or_none(state)
     result = search_types(repo, query)
@@ -50,7 +50,7 @@ def type_describe(state: CliState, type_name):
     """Show a type's arguments (JSON Schema), methods, resources and files.
 
     Example: swamp model type describe command/shell"""
-    from swamp.models.service import describe_type
+    from swamp.app.model_definitions import describe_type
 
     from swamp.cli.output import render_type
 
@@ -144,7 +144,7 @@ def search(state: CliState, query):
     """List definitions whose name or type contains QUERY.
 
     Example: swamp model search hello"""
-    from swamp.models.service import search_models
+    from swamp.app.model_definitions import search_models
 
     rows = search_models(state.repo(), query)
     emit(state, rows, lambda: table(rows, ["name", "type", "path"]))
@@ -278,7 +278,7 @@ def edit(state: CliState, name):
 
     Example: EDITOR=vi swamp model edit hello"""
     from swamp.app.models import validate as validate_models
-    from swamp.models.service import get_model
+    from swamp.app.model_definitions import get_model
 
     repo = state.repo()
     path = repo.root / get_model(repo, name)["path"]
@@ -301,7 +301,7 @@ def method_describe(state: CliState, model_name, method_name):
     the definition gives them.
 
     Example: swamp model method describe hello execute"""
-    from swamp.models.service import describe_method
+    from swamp.app.model_definitions import describe_method
     from swamp.util import yamlio
 
     result = describe_method(state.repo(), model_name, method_name)

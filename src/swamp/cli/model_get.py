@@ -9,7 +9,7 @@ from swamp.cli.state import CliState
 
 def run(state: CliState, name: str) -> None:
     """Show the definition NAME (YAML, or --json)."""
-    from swamp.models.service import get_model
+    from swamp.app.model_definitions import get_model
     from swamp.util import yamlio
 
     result = get_model(state.repo(), name)

@@ -32,7 +32,8 @@ def _traceparent(ctx, param, value):
 
 def _remote_aware(f):
     """Run the command on a server when --server (or SWAMP_SERVE_URL) says
-    so and swamp.cli.remote knows the command; the module loads only then."""
+    so and the command registered a handler (cli/remote_handlers.py); the
+    client, swamp.cli.remote, loads only then."""
     import functools
     import os
 
@@ -42,10 +43,8 @@ def _remote_aware(f):
         state = ctx.find_object(CliState)
         if (state is not None and (state.server or os.environ.get("SWAMP_SERVE_URL"))
                 and not isinstance(ctx.command, click.Group)):
-            import importlib
+            from swamp.cli import remote  # the client (urllib): loaded only when a command may go remote
 
-            # By name, as main.py loads groups: remote renders with cli.output, which imports this module.
-            remote = importlib.import_module("swamp.cli.remote")
             url, explicit = remote.target(state)
             if remote.dispatch(ctx, state, kwargs, url, explicit) is not NotImplemented:
                 return None
@@ -69,11 +68,11 @@ class _RemoteOption(click.Option):
 
     def get_help_record(self, ctx):
         if ctx is not None and not isinstance(ctx.command, click.Group):
-            import importlib
+            import swamp.cli.remote  # noqa: F401  (registers the handlers of its commands; only when help is shown)
+            from swamp.cli.remote_handlers import HANDLERS, command_key
 
-            remote = importlib.import_module("swamp.cli.remote")  # only when help is shown
-            key = remote.command_key(ctx)
-            if key not in remote.HANDLERS and key not in self.also:
+            key = command_key(ctx)
+            if key not in HANDLERS and key not in self.also:
                 return None
             record = super().get_help_record(ctx)
             return (record[0], self.help_for[key]) if record and key in self.help_for else record

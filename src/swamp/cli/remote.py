@@ -4,8 +4,10 @@ collected here (files and stdin are read on this machine), the server runs
 the use case, and the result is rendered here exactly as the command would
 render it locally, with the same exit codes.
 
-Commands that can run remotely are in HANDLERS. ``--server`` on any other
-command is a usage error; SWAMP_SERVE_URL is simply ignored by them (so a
+Commands that can run remotely are in cli/remote_handlers.py: this module
+registers the handlers of the model, workflow and data commands, and every
+other command's module its own. ``--server`` on any other command is a
+usage error; SWAMP_SERVE_URL is simply ignored by them (so a
 shell that exports it can still run local commands). Plain urllib: no
 client library, and nothing loaded unless a command goes remote."""
 
@@ -22,6 +24,7 @@ from typing import Any
 import click
 
 from swamp.cli.output import emit, say, show_failure_log, table
+from swamp.cli.remote_handlers import HANDLERS, SELF_SERVED, command_key, every_handler, explicit_only, runs_on_server
 from swamp.cli.run_summary import human_run as _human_run
 from swamp.errors import SwampError, UnpublishedError, UsageError
 
@@ -92,7 +95,7 @@ def _unpublished(doc: dict) -> UnpublishedError:
 
 def _cli_strings(values: dict, prefix: tuple = ()) -> list[list[str]]:
     """Paths of the values typed as KEY=VALUE (coerced by the server, as here)."""
-    from swamp.models.inputs import CliString
+    from swamp.util.cli_strings import CliString
 
     out = []
     for k, v in values.items():
@@ -112,6 +115,8 @@ def _q(value: str) -> str:
 
 
 # ------------------------------------------------------------------ handlers
+@runs_on_server("model method run", {"model_name", "method_name", "direct_name", "input_", "input_file",
+                                    "stdin_input", "tag"})
 def method_run(client: Client, state, p: dict) -> None:
     from swamp.cli.inputs import collect_batch, parse_pairs
 
@@ -158,6 +163,8 @@ def method_run(client: Client, state, p: dict) -> None:
         sys.exit(1)
 
 
+@runs_on_server("workflow resume", {"name", "run_id", "from_step", "input_", "input_file", "stdin_input",
+                                   "junit"})
 def workflow_resume(client: Client, state, p: dict) -> None:
     from swamp.cli.inputs import collect_inputs
 
@@ -180,6 +187,8 @@ def workflow_resume(client: Client, state, p: dict) -> None:
         sys.exit(1)
 
 
+@runs_on_server("workflow run", {"name", "input_", "input_file", "stdin_input", "junit", "fail_on", "detach",
+                                "from_failed"})
 def workflow_run(client: Client, state, p: dict) -> None:
     from swamp.cli.inputs import collect_batch
 
@@ -222,6 +231,7 @@ def workflow_run(client: Client, state, p: dict) -> None:
         sys.exit(1)
 
 
+@runs_on_server("workflow history get", {"run_id", "follow"})
 def workflow_history_get(client: Client, state, p: dict) -> None:
     fetch = lambda: client.call("GET", f"/runs/{_q(p['run_id'])}")[1]  # noqa: E731
     if p.get("follow"):
@@ -232,6 +242,7 @@ def workflow_history_get(client: Client, state, p: dict) -> None:
     emit(state, fetch())
 
 
+@runs_on_server("data get", {"model", "name", "version", "no_content", "workflow"})
 def data_get(client: Client, state, p: dict) -> None:
     _, result = client.call("GET", f"/data/{_q(p['model'])}/{_q(p['name'])}",
                             query={"version": p["version"], "content": False if p["no_content"] else None,
@@ -241,16 +252,20 @@ def data_get(client: Client, state, p: dict) -> None:
     show(state, result)
 
 
+@runs_on_server("data list", {"model"})
 def data_list(client: Client, state, p: dict) -> None:
     _, rows = client.call("GET", "/data", query={"model": p["model"]})
     emit(state, rows, lambda: table(rows, ["model", "name", "latestVersion", "versions", "kind", "updatedAt"]))
 
 
+@runs_on_server("data versions", {"model", "name"})
 def data_versions(client: Client, state, p: dict) -> None:
     _, rows = client.call("GET", f"/data/{_q(p['model'])}/{_q(p['name'])}/versions")
     emit(state, rows, lambda: table(rows, ["version", "createdAt", "size"]))
 
 
+@runs_on_server("workflow history", {"name", "limit"})
+@runs_on_server("workflow history list", {"name", "limit"})
 def workflow_history(client: Client, state, p: dict) -> None:
     _, rows = client.call("GET", f"/workflows/{_q(p['name'])}/runs", query={"limit": p["limit"]})
     emit(state, rows, lambda: table(rows, ["id", "status", "startedAt", "durationMs", "steps", "failedSteps"]))
@@ -275,6 +290,17 @@ def _decide(client: Client, state, p: dict, decision: str) -> None:
     emit(state, result, decision_line(result) + follow)
 
 
+@runs_on_server("workflow approve", {"name", "step", "run_id", "reason", "no_resume"})
+def workflow_approve(client: Client, state, p: dict) -> None:
+    _decide(client, state, p, "approved")
+
+
+@runs_on_server("workflow reject", {"name", "step", "run_id", "reason", "no_resume"})
+def workflow_reject(client: Client, state, p: dict) -> None:
+    _decide(client, state, p, "rejected")
+
+
+@runs_on_server("workflow cancel", {"name", "run_id"})
 def workflow_cancel(client: Client, state, p: dict) -> None:
     status, result = client.call("POST", f"/workflows/{_q(p['name'])}/cancel",
                                  {"runId": p["run_id"]} if p["run_id"] else {})
@@ -282,83 +308,6 @@ def workflow_cancel(client: Client, state, p: dict) -> None:
         raise UnpublishedError(result["error"], hint=result.get("hint"), value=result["value"])
     emit(state, result, f"run {result['id']}: " + ("cancel requested" if result["cancelRequested"]
                                                   else result["status"]))
-
-
-#: command -> (handler, the command's parameters it understands)
-HANDLERS = {
-    "model method run": (method_run, {"model_name", "method_name", "direct_name", "input_", "input_file",
-                                      "stdin_input", "tag"}),
-    "workflow run": (workflow_run, {"name", "input_", "input_file", "stdin_input", "junit", "fail_on", "detach", "from_failed"}),
-    "workflow resume": (workflow_resume, {"name", "run_id", "from_step", "input_", "input_file", "stdin_input",
-                                          "junit"}),
-    "workflow approve": (lambda c, s, p: _decide(c, s, p, "approved"), {"name", "step", "run_id", "reason",
-                                                                        "no_resume"}),
-    "workflow reject": (lambda c, s, p: _decide(c, s, p, "rejected"), {"name", "step", "run_id", "reason",
-                                                                       "no_resume"}),
-    "workflow cancel": (workflow_cancel, {"name", "run_id"}),
-    "data get": (data_get, {"model", "name", "version", "no_content", "workflow"}),
-    "data list": (data_list, {"model"}),
-    "data versions": (data_versions, {"model", "name"}),
-    "workflow history": (workflow_history, {"name", "limit"}),
-    "workflow history get": (workflow_history_get, {"run_id", "follow"}),
-    "workflow history list": (workflow_history, {"name", "limit"}),
-    "workflow signal": (lambda c, s, p: _signals_cli().remote_signal(c, s, p), {"name", "step", "data", "run_id"}),
-    "workflow signals": (lambda c, s, p: _signals_cli().remote_signals(c, s, p), {"name"}),
-    "access reload": (lambda c, s, p: _access_cli().remote_reload(c, s, p), set()),
-    "serve reload": (lambda c, s, p: _serve_reload_cli().remote_reload(c, s, p), set()),
-    "access grant create": (lambda c, s, p: _admin_cli().remote_grant_create(c, s, p),
-                            {"subjects", "allow", "deny", "resources", "description", "when"}),
-    "access grant list": (lambda c, s, p: _admin_cli().remote_grant_list(c, s, p), {"subject", "on"}),
-    "access grant revoke": (lambda c, s, p: _admin_cli().remote_grant_revoke(c, s, p), {"grant_id"}),
-    "access group create": (lambda c, s, p: _admin_cli().remote_group_create(c, s, p), {"name", "description"}),
-    "access group add-member": (lambda c, s, p: _admin_cli().remote_membership(c, s, p, True),
-                                {"group_name", "member"}),
-    "access group remove-member": (lambda c, s, p: _admin_cli().remote_membership(c, s, p, False),
-                                   {"group_name", "member"}),
-    "access group list": (lambda c, s, p: _admin_cli().remote_group_list(c, s, p), set()),
-    "access group members": (lambda c, s, p: _admin_cli().remote_group_members(c, s, p), {"name"}),
-    "access check": (lambda c, s, p: _admin_cli().remote_check(c, s, p), {"subjects", "action", "resource", "groups"}),
-}
-
-
-def _admin_cli():
-    from swamp.cli import access_admin
-
-    return access_admin
-
-
-def _serve_reload_cli():
-    from swamp.cli import serve_reload
-
-    return serve_reload
-
-
-#: commands that go to a server only when --server says so, never because SWAMP_SERVE_URL is set: a
-#: shell that exports it to run workflows there still administers access on its checkout
-EXPLICIT_ONLY = frozenset(k for k in HANDLERS if k.startswith(("access grant ", "access group ", "access check")))
-
-#: commands that read --server and --token themselves (cli/auth.py)
-SELF_SERVED = frozenset({"auth server-login", "auth logout", "auth whoami"})
-
-
-def _access_cli():
-    from swamp.cli import access_reload
-
-    return access_reload
-
-
-def _signals_cli():
-    from swamp.cli import workflow_signals
-
-    return workflow_signals
-
-
-def command_key(ctx: click.Context) -> str:
-    names = []
-    while ctx.parent is not None:
-        names.append(ctx.info_name)
-        ctx = ctx.parent
-    return " ".join(reversed(names))
 
 
 def target(state) -> tuple[str | None, bool]:
@@ -371,13 +320,13 @@ def target(state) -> tuple[str | None, bool]:
 def dispatch(ctx: click.Context, state, params: dict, url: str, explicit: bool):
     """Run the command on the server, or return NotImplemented to run it here."""
     key = command_key(ctx)
-    if key in SELF_SERVED or (key in EXPLICIT_ONLY and not explicit):
+    if key in SELF_SERVED or (explicit_only(key) and not explicit):
         return NotImplemented
-    handler, known = HANDLERS.get(key, (None, set()))
+    handler, known = HANDLERS.get(key, (None, frozenset()))
     if handler is None:
         if explicit:
             raise UsageError(f"'swamp {key}' runs only locally; --server is for: "
-                             + ", ".join(sorted(HANDLERS)))
+                             + ", ".join(sorted(every_handler(ctx))))
         return NotImplemented
     unsupported = [k for k, v in params.items() if k not in known and v not in (None, False, (), [])]
     if unsupported:

@@ -26,7 +26,7 @@ def init(state: CliState, path: str, force: bool, yes: bool):
     Example: swamp repo init my-infra"""
     import sys
 
-    from swamp.repo.init import agents_difference, init_repo
+    from swamp.app.repo_setup import agents_difference, init_repo
 
     replace = yes
     diff = agents_difference(path) if force and not yes else None
@@ -62,12 +62,11 @@ def upgrade(state: CliState, path: str | None, force: bool, yes: bool):
 
     Example: swamp repo upgrade --force"""
     from swamp.cli.agent import consent, render
-    from swamp.repo import agents
-    from swamp.repo.context import find_repo_root
-    from swamp.repo.init import upgrade_repo
+    from swamp.app.repo_setup import plan_upgrade, upgrade_repo
+    from swamp.app.repository import repo_root
 
-    root = find_repo_root(path or state.repo_dir)
-    changes = agents.plan(root, agents.agents_present(root))
+    root = repo_root(path or state.repo_dir)
+    changes = plan_upgrade(root)
     ok, diffs = consent(state, changes, force, yes)
     result = upgrade_repo(root, changes, ok)
     if diffs:

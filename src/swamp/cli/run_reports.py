@@ -8,11 +8,11 @@ from swamp.cli.output import say
 
 
 def selections(kwargs: dict):
-    """(reports.run.Selection, checks) from the options run_options added
+    """(the reports selected, the checks skipped) from the options run_options added
     (popped from ``kwargs``)."""
-    from swamp.reports.run import Selection
+    from swamp.app.reports import selection
 
-    reports = Selection(requested=tuple(kwargs.pop("report_", ()) or ()),
+    reports = selection(requested=tuple(kwargs.pop("report_", ()) or ()),
                         skip_all=bool(kwargs.pop("skip_reports", False)),
                         skip=tuple(kwargs.pop("skip_report", ()) or ()))
     checks = (bool(kwargs.pop("skip_checks", False)), tuple(kwargs.pop("skip_check", ()) or ()))

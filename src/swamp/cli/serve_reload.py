@@ -2,7 +2,7 @@
 grants, tokens and groups again and brings its extensions up to what the
 lockfile pins, without a restart (serve/reload.py). Registered on the
 ``serve`` group at the end of cli/serve.py; it runs on the server only
-(cli/remote.py HANDLERS)."""
+(registered in cli/remote_handlers.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import click
 
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import emit
+from swamp.cli.remote_handlers import runs_on_server
 
 
 @click.command("reload")
@@ -27,6 +28,7 @@ def reload(state: CliState):
                      hint="to check the grants and tokens here, without a server: swamp access reload")
 
 
+@runs_on_server("serve reload")
 def remote_reload(client, state, p: dict) -> None:
     _, doc = client.call("POST", "/serve/reload", {})
     access, ext = doc["access"], doc["extensions"]

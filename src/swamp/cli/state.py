@@ -4,6 +4,11 @@ lane (`swamp.cli.fast_lane`) builds one itself."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
+
 
 class CliState:
     """What the global options said. A plain class: start-up time matters."""
@@ -22,17 +27,14 @@ class CliState:
         self.token = token
 
     def repo(self):
+        from swamp.app.repository import open_repo
         from swamp.cli.logs import configure
-        from swamp.repo.context import Repo
 
         configure(json_mode=self.json)  # before anything that may log a warning
-        repo = Repo.open(self.repo_dir)
-        repo.offline = self.offline
-        repo.on_config_read = _refresh_config
-        return repo
+        return open_repo(self.repo_dir, offline=self.offline, on_config_read=_refresh_config)
 
 
-def _refresh_config(repo) -> None:
+def _refresh_config(repo: Repo) -> None:
     """Managed config: pull before the first read of the config tier."""
     from swamp.app.managed_config import refresh
 

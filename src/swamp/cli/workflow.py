@@ -1,15 +1,19 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from swamp.cli.inputs import collect_batch, collect_inputs, input_options
 from swamp.cli.options import CliState, global_options
-from swamp.cli.groups import CommandWithSubcommands, DefaultCommandGroup
+from swamp.cli.groups import CommandWithSubcommands
 from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, table
 from swamp.cli.report import run_options, say_reports, selections
 from swamp.cli.worker_links import link_options
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
 
 @click.group()
@@ -42,9 +46,9 @@ def get(state: CliState, name):
 
     Example: swamp workflow get deploy"""
     from swamp.util import yamlio
-    from swamp.workflows import service
+    from swamp.app import workflow_files
 
-    result = service.get(state.repo(), name)
+    result = workflow_files.get(state.repo(), name)
     emit(state, result, lambda: say(yamlio.dumps(result).rstrip()))
 
 
@@ -56,9 +60,9 @@ def search(state: CliState, query):
     """List workflows whose name or description contains QUERY.
 
     Example: swamp workflow search deploy"""
-    from swamp.workflows import service
+    from swamp.app import workflow_files
 
-    rows = service.search(state.repo(), query)
+    rows = workflow_files.search(state.repo(), query)
     emit(state, rows, lambda: table(rows, ["name", "jobs", "description", "path"]))
 
 
@@ -74,9 +78,9 @@ def validate(state: CliState, name):
     methods and workflows they name. Exits 1 when any is invalid.
 
     Example: swamp workflow validate deploy"""
-    from swamp.workflows import service
+    from swamp.app import workflow_files
 
-    result = service.validate(state.repo(), name)
+    result = workflow_files.validate(state.repo(), name)
     emit_validation(state, result, "workflows")
 
 
@@ -143,18 +147,17 @@ def _step_status(s) -> str:
     return f"{s.status} ({s.attempt_note})" if s.attempt_note else s.status
 
 
-def _finish(state: CliState, repo, result, junit: str | None, *, under: dict | None = None,
+def _finish(state: CliState, repo: Repo, result, junit: str | None, *, under: dict | None = None,
             failed_ok: bool = False) -> None:
     """Print a run (--json: its record; with ``under``, that document with
     the record as its "run") and exit 1 when it failed, unless ``failed_ok``."""
-    from swamp.workflows.service import run_json
+    from swamp.app.workflow_files import run_json, run_junit
 
     run = result.run
     if junit:
         from swamp.util.atomic import atomic_write
-        from swamp.workflows.junit import junit_xml
 
-        atomic_write(junit, junit_xml(run))
+        atomic_write(junit, run_junit(run))
     data = run_json(repo, run)
     if result.shared:
         data["sync"] = result.sync.to_json()  # every session of the run, added up
@@ -268,7 +271,7 @@ def run(state: CliState, name, input_, input_file, stdin_input, junit, fail_on, 
     _finish(state, repo, result, junit)
 
 
-def _detach(state: CliState, repo, name: str, batch: list[dict], fail_on: str, refused: dict) -> None:
+def _detach(state: CliState, repo: Repo, name: str, batch: list[dict], fail_on: str, refused: dict) -> None:
     """--detach: one run, started in a background process (cli/detached_run.py)."""
     from swamp.cli import detached_run
     from swamp.errors import UsageError
@@ -282,11 +285,11 @@ def _detach(state: CliState, repo, name: str, batch: list[dict], fail_on: str, r
     emit(state, doc, f"started run {doc['runId']} of {name} in the background; follow it: {doc['follow']}")
 
 
-def _run_batch(state: CliState, repo, name: str, batch: list[dict], fail_on: str, reports=None,
+def _run_batch(state: CliState, repo: Repo, name: str, batch: list[dict], fail_on: str, reports=None,
                checks=None, placed=None) -> None:
     from swamp.app import workflows
     from swamp.cli.activity import activity_for
-    from swamp.workflows.service import run_json
+    from swamp.app.workflow_files import run_json
 
     results = []
     for inputs in batch:
@@ -373,7 +376,7 @@ def _decision(decision: str):
     return command
 
 
-def _continue_here(state: CliState, repo, name: str, decided: dict) -> None:
+def _continue_here(state: CliState, repo: Repo, name: str, decided: dict) -> None:
     """Continue the run a decision settled, in this process, and print it as
     'workflow resume' does (--json: the decision, the run record as its "run")."""
     from swamp.app import workflows
@@ -391,29 +394,6 @@ def _continue_here(state: CliState, repo, name: str, decided: dict) -> None:
 
 approve = _decision("approved")
 reject = _decision("rejected")
-
-
-@workflow.group("history", cls=DefaultCommandGroup, default="list")
-def history():
-    """Runs: 'history NAME' lists NAME's runs; get, search and logs find runs by id.
-
-    Example: swamp workflow history deploy"""
-
-
-@history.command("list")
-@click.argument("name")
-@click.option("--limit", type=int, help="At most this many runs.")
-@global_options
-@click.pass_obj
-def history_list(state: CliState, name, limit):
-    """Runs of NAME, newest first.
-
-    Example: swamp workflow history deploy --limit 5"""
-    from swamp.app import workflows
-
-    rows = workflows.history(state.repo(), name, limit)
-    emit(state, rows, lambda: table(rows, ["id", "status", "startedAt", "durationMs", "steps", "failedSteps",
-                                                "initiatedBy"]))
 
 
 @run.subcommand("search")
@@ -434,65 +414,6 @@ def run_search(state: CliState, query, workflow_name, status, limit):
 
     rows = workflows.search_runs(state.repo(), workflow=workflow_name, status=status, limit=limit, query=query)
     emit(state, rows, lambda: table(rows, ["id", "workflowName", "status", "startedAt", "durationMs"]))
-
-
-@history.command("search")
-@click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled",
-                                            "interrupted"]),
-              help="Only runs in this status.")
-@click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
-@global_options
-@click.pass_obj
-def history_search(state: CliState, workflow_name, status, limit):
-    """Runs of every workflow, newest first.
-
-    Example: swamp workflow history search --status failed"""
-    from swamp.app import workflows
-
-    rows = workflows.search_runs(state.repo(), workflow=workflow_name, status=status, limit=limit)
-    emit(state, rows, lambda: table(rows, ["id", "workflowName", "status", "startedAt", "durationMs"]))
-
-
-@history.command("get")
-@click.argument("run_id", metavar="RUN_ID_OR_WORKFLOW")
-@click.option("--follow", is_flag=True, help="Print each step as it changes until the run ends or suspends "
-              "(--json: a JSON object a line, the run's record last); exits 1 when the run fails.")
-@global_options
-@click.pass_obj
-def history_get(state: CliState, run_id, follow=False):
-    """One run's record: by its id (or a unique start of it), or a
-    workflow's name for that workflow's newest run.
-
-    Example: swamp workflow history get deploy --follow"""
-    from swamp.app import workflows
-    from swamp.workflows.service import run_json
-
-    from swamp.cli.run_record import say_run_record
-
-    repo = state.repo()
-    if follow:
-        from swamp.cli.follow_run import follow as follow_run
-
-        follow_run(state, lambda: run_json(repo, workflows.run_by_id(repo, run_id, or_workflow=True)))
-        return
-    doc = run_json(repo, workflows.run_by_id(repo, run_id, or_workflow=True))
-    emit(state, doc, lambda: say_run_record(doc))
-
-
-@history.command("logs")
-@click.argument("run_id", metavar="RUN_ID_OR_WORKFLOW")
-@global_options
-@click.pass_obj
-def history_logs(state: CliState, run_id):
-    """One run's log: by its id (or a unique start of it), or a workflow's
-    name for that workflow's newest run.
-
-    Example: swamp workflow history logs deploy"""
-    from swamp.app import workflows
-
-    result = workflows.run_log_by_id(state.repo(), run_id, or_workflow=True)
-    emit(state, result, lambda: click.echo(result["log"], nl=False))
 
 
 @workflow.command("approvals")
@@ -536,14 +457,14 @@ def edit(state: CliState, name):
     """Open NAME's file in $EDITOR, then check it.
 
     Example: EDITOR=vi swamp workflow edit deploy"""
-    from swamp.workflows import service
+    from swamp.app import workflow_files
 
     repo = state.repo()
-    path = repo.root / service.get(repo, name)["path"]
+    path = repo.root / workflow_files.get(repo, name)["path"]
     open_in_editor(state, path, "workflow", name, managed=repo.managed_config)
     from swamp.app.managed_config import publish_edit
 
-    result = service.validate(repo, name)
+    result = workflow_files.validate(repo, name)
     if result["valid"]:
         publish_edit(repo, "workflow", name, path)  # managed config: publish it (only once it is valid)
     emit_validation(state, result, "workflows")
@@ -563,10 +484,10 @@ def schema_get(state: CliState):
     """Print the JSON Schema of a workflow file.
 
     Example: swamp workflow schema get > workflow.schema.json"""
+    from swamp.app.workflow_files import file_schema
     from swamp.util import yamlio
-    from swamp.workflows.schema import Workflow
 
-    doc = Workflow.model_json_schema(by_alias=True)
+    doc = file_schema()
     emit(state, doc, lambda: say(yamlio.dumps(doc).rstrip()))
 
 
@@ -600,6 +521,11 @@ def cancel(state: CliState, name, run_id):
     emit(state, result, f"run {result['id']}: " + ("cancel requested" if result["cancelRequested"]
                                                   else result["status"]))
 
+
+# workflow history list|search|get|logs
+from swamp.cli.workflow_history import history  # noqa: E402
+
+workflow.add_command(history)
 
 # workflow signal / signals (docs/signals.md)
 from swamp.cli.workflow_signals import signal as _signal, signals as _signals  # noqa: E402

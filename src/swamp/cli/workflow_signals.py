@@ -4,10 +4,32 @@ the ``workflow`` group at the end of cli/workflow.py."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import click
 
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import emit, say, table
+from swamp.cli.remote_handlers import runs_on_server
+from swamp.errors import UsageError, ValidationError
+
+
+def _parse_data(text: str) -> Any:
+    """``--data``: JSON text, or @FILE holding JSON."""
+    if text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            text = path.read_text()
+        except OSError as e:
+            # Like an unreadable --input @file: the command line was fine, the file it names was not.
+            raise ValidationError(f"--data {text}: cannot read {path}: {e.strerror}") from None
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise UsageError(f"--data is not JSON: {e}",
+                         hint="quote it for the shell, e.g. --data '{\"version\": \"1.2\"}', or --data @message.json")
 
 
 def _settled_text(result: dict, name: str) -> str:
@@ -32,9 +54,7 @@ def signal(state: CliState, name, step, data, run_id):
 
     Example: swamp workflow signal deploy release --data '{"version": "1.4.2"}'"""
     from swamp.app import signals as app_signals
-    from swamp.workflows.signals import parse_data
-
-    message = parse_data(data)
+    message = _parse_data(data)
     result = app_signals.signal(state.repo(), name, step, message, run_id)
     emit(state, result, _settled_text(result, name))
 
@@ -61,12 +81,12 @@ def _q(value: str) -> str:
     return urllib.parse.quote(value, safe="")
 
 
+@runs_on_server("workflow signal", {"name", "step", "data", "run_id"})
 def remote_signal(client, state, p: dict) -> None:
     """``swamp workflow signal --server URL``."""
     from swamp.errors import UnpublishedError
-    from swamp.workflows.signals import parse_data
 
-    body = {"step": p["step"], "message": parse_data(p["data"])}
+    body = {"step": p["step"], "message": _parse_data(p["data"])}
     if p.get("run_id"):
         body["runId"] = p["run_id"]
     status, result = client.call("POST", f"/workflows/{_q(p['name'])}/signal", body)
@@ -77,6 +97,7 @@ def remote_signal(client, state, p: dict) -> None:
         "the server resumes it")))
 
 
+@runs_on_server("workflow signals", {"name"})
 def remote_signals(client, state, p: dict) -> None:
     """``swamp workflow signals --server URL``."""
     _, rows = client.call("GET", "/signals", query={"workflow": p.get("name")})

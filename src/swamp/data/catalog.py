@@ -10,11 +10,15 @@ import json
 import os
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.data import layout
 from swamp.data.repository import DataRepository
 from swamp.data.walk import iter_models
 from swamp.datastore.base import Datastore
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: local only (under cache/), beside the repository's runtime state
 CATALOG = "cache/catalog.db"
@@ -131,7 +135,7 @@ class Catalog:
 _OLD = ("data/_catalog.db", "data/_catalog.db-wal", "data/_catalog.db-shm", "data/_catalog.db-journal")
 
 
-def open_catalog(repo) -> Catalog:
+def open_catalog(repo: Repo) -> Catalog:
     for rel in _OLD:
         with contextlib.suppress(FileNotFoundError):
             (repo.local_dir / rel).unlink()

@@ -7,13 +7,16 @@ definitions that name them live above it."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from swamp.data.records import record_json
 from swamp.data.repository import DataRecord, DataRepository
 from swamp.data.search import catalog_rows, matching
 from swamp.errors import NotFoundError
 from swamp.expr import ExpressionError, Function, Namespace
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 class DataProvider(Protocol):
@@ -80,7 +83,7 @@ class RepoDataProvider:
     ``ephemeral`` holds a workflow run's ephemeral data ({(model id, name):
     record}), seen before what is stored."""
 
-    def __init__(self, repo, models: ModelLookup, ephemeral: dict | None = None) -> None:
+    def __init__(self, repo: Repo, models: ModelLookup, ephemeral: dict | None = None) -> None:
         self.repo = repo
         self.models = models
         self._data = DataRepository(repo.datastore)

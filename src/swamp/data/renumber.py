@@ -18,6 +18,7 @@ import json
 from typing import Any, Iterable
 
 from swamp.data import layout
+from swamp.util import yamlio
 
 
 class DataVersions:
@@ -72,7 +73,6 @@ def _metadata(files, rel: str) -> dict | None:
     raw = files.read(rel)
     if raw is None:
         return None
-    from swamp.util import yamlio
 
     meta = yamlio.loads(raw.decode(), rel)
     return meta if isinstance(meta, dict) else None
@@ -122,8 +122,6 @@ def _follow(files, rel: str, name: str, old: int, new: int, output_id: str | Non
         if as_json:
             out = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         else:
-            from swamp.util import yamlio
-
             out = yamlio.dumps(doc)
         files.write(rel, out.encode())
     return hit

@@ -5,14 +5,19 @@ knows model ids, not the definitions that name them."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
+
+from swamp.expr import predicate as compile_predicate
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: the variables of a `data query` predicate: the fields of a row
 QUERY_FIELDS = ("model", "modelName", "modelType", "modelId", "name", "version", "specName", "kind",
                 "contentType", "lifetime", "size", "sha256", "createdAt", "tags", "owner")
 
 
-def catalog_rows(repo, model_names: Mapping[str, str], *, text: str | None = None,
+def catalog_rows(repo: Repo, model_names: Mapping[str, str], *, text: str | None = None,
                  model_id: str | None = None, all_versions: bool = False) -> list[dict]:
     """Versions (latest only unless ``all_versions``) whose name, spec, type
     or tags contain ``text``, each with its model's name (from
@@ -34,8 +39,6 @@ def matching(rows: list[dict], predicate: str, limit: int) -> list[dict]:
     """The first ``limit`` rows for which the CEL ``predicate`` is true; a
     row lacking a key it reads (a tag only some versions carry) is not one
     (upstream's data query matches the rows that have it)."""
-    from swamp.expr import predicate as compile_predicate
-
     test = compile_predicate(predicate, QUERY_FIELDS, source="data query", missing_is_false=True)
     out = []
     for r in rows:

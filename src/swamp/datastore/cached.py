@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from swamp.datastore.base import Datastore
 from swamp.datastore.sync.localonly import is_local_only
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.errors import LeaseLostError, NotFoundError, SwampError
 from swamp.util import tracing
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 class CachedDatastore(Datastore):
@@ -46,7 +49,7 @@ class CachedDatastore(Datastore):
         self.read_pull = SharedPull(self._pull_now)
 
     @classmethod
-    def from_config(cls, repo, cfg, rules) -> "CachedDatastore":
+    def from_config(cls, repo: Repo, cfg, rules) -> "CachedDatastore":
         """``rules``: how each path syncs (sync.rules.PathRules), declared
         by the paths' owners and assembled above this package."""
         from swamp.datastore.objectstore.factory import open_store

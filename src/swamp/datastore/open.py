@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
-def open_datastore(repo, rules):
+def open_datastore(repo: Repo, rules):
     """``rules`` (sync.rules.PathRules, or a function that returns them,
     called only for a shared datastore): how each path of a shared datastore
     syncs; the paths' owners declare them (see swamp.repo.datastores)."""

@@ -28,6 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from swamp.errors import NotFoundError
 from swamp.extensions.lockfile import Entry
+from swamp.util import clock
+from swamp.util.ids import holder, new_id
 
 DIR = "extensions/history"
 #: the shared setting that makes new pins and their changes wait for a second identity
@@ -116,8 +118,6 @@ def approval_required(settings: dict) -> bool:
 def identity() -> str:
     """Who this process acts as: the identity a run records as ``initiatedBy``
     (one function for both, so the two never disagree)."""
-    from swamp.util.ids import holder
-
     return holder()
 
 
@@ -139,9 +139,6 @@ def record_setting(ds, key: str, value, command: str) -> None:
 
 
 def new_change(action: str, by: str, **fields) -> Change:
-    from swamp.util import clock
-    from swamp.util.ids import new_id
-
     return Change(id=new_id(), at=clock.isoformat(), by=by, action=action, **fields)
 
 

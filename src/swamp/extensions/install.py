@@ -24,22 +24,26 @@ import uuid
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.extensions import install_integrity as integrity
 from swamp.extensions.errors import ExtensionError, HashMismatchError, IndexError_
 from swamp.extensions.index import Index, sha256_of
 from swamp.extensions.lockfile import Entry
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
+
 MARKER = ".swamp-install.json"
 #: wheels downloaded at once by one install
 PARALLEL = 8
 
 
-def root(repo) -> Path:
+def root(repo: Repo) -> Path:
     return repo.local_dir / "cache" / "extensions"
 
 
-def target(repo, name: str, entry: Entry) -> Path:
+def target(repo: Repo, name: str, entry: Entry) -> Path:
     return root(repo) / f"{name}-{entry.version}"
 
 
@@ -47,7 +51,7 @@ def _marker_doc(name: str, entry: Entry) -> dict:
     return {"name": name, "version": entry.version, "sha256": sorted(w.sha256 for w in entry.wheels)}
 
 
-def _read_marker(repo, name: str, entry: Entry) -> dict | None:
+def _read_marker(repo: Repo, name: str, entry: Entry) -> dict | None:
     """The install's marker when it is an install of exactly these pins, made
     by a swamp that seals installs (an older one recorded no files: such an
     install is simply made again)."""
@@ -60,11 +64,11 @@ def _read_marker(repo, name: str, entry: Entry) -> dict | None:
     return doc if {k: doc.get(k) for k in ("name", "version", "sha256")} == _marker_doc(name, entry) else None
 
 
-def is_installed(repo, name: str, entry: Entry) -> bool:
+def is_installed(repo: Repo, name: str, entry: Entry) -> bool:
     return _read_marker(repo, name, entry) is not None
 
 
-def verify(repo, name: str, entry: Entry) -> None:
+def verify(repo: Repo, name: str, entry: Entry) -> None:
     """Refuse an install whose files changed since it was made (see
     ``install_integrity``); call before importing anything from it."""
     doc = _read_marker(repo, name, entry)
@@ -74,14 +78,14 @@ def verify(repo, name: str, entry: Entry) -> None:
     integrity.check(target(repo, name, entry), doc["files"], MARKER, f"extension {name} {entry.version}")
 
 
-def changed_files(repo, name: str, entry: Entry) -> list[str]:
+def changed_files(repo: Repo, name: str, entry: Entry) -> list[str]:
     """What differs in an install from what was installed ([] when it is
     intact or not installed)."""
     doc = _read_marker(repo, name, entry)
     return integrity.problems(target(repo, name, entry), doc["files"], MARKER) if doc else []
 
 
-def ensure(repo, name: str, entry: Entry) -> Path:
+def ensure(repo: Repo, name: str, entry: Entry) -> Path:
     """The extension's directory, installed first if it is not (the pinned
     wheels, downloaded from the pinned index, hash-checked), and checked
     unchanged since."""
@@ -128,7 +132,7 @@ def _check_hash(filename: str, pinned: str, actual: str, where: str) -> None:
                  "ships under a new version number)")
 
 
-def install_files(repo, name: str, entry: Entry, files: dict[str, Path]) -> Path:
+def install_files(repo: Repo, name: str, entry: Entry, files: dict[str, Path]) -> Path:
     """Unpack the pinned wheels (``files``: filename -> local path) into the
     extension's directory, after checking every hash against the pin."""
     for w in entry.wheels:
@@ -159,7 +163,7 @@ def install_files(repo, name: str, entry: Entry, files: dict[str, Path]) -> Path
     return final
 
 
-def make_root(repo) -> Path:
+def make_root(repo: Repo) -> Path:
     """The folder of every install, not writable by others (whatever the
     umask it was first made under), nor is the cache folder that holds it."""
     base = root(repo)
@@ -171,7 +175,7 @@ def make_root(repo) -> Path:
     return base
 
 
-def _move_into_place(tmp: Path, final: Path, name: str, entry: Entry, repo) -> None:
+def _move_into_place(tmp: Path, final: Path, name: str, entry: Entry, repo: Repo) -> None:
     if final.exists():
         if is_installed(repo, name, entry):
             return  # another process installed the same pins meanwhile
@@ -250,7 +254,7 @@ def unpack(wheel: Path, dest: Path) -> None:
 class _scratch:
     """A staging directory under the repository's local state, removed after."""
 
-    def __init__(self, repo) -> None:
+    def __init__(self, repo: Repo) -> None:
         self.repo = repo
 
     def __enter__(self) -> Path:
@@ -262,11 +266,11 @@ class _scratch:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def scratch(repo) -> _scratch:
+def scratch(repo: Repo) -> _scratch:
     return _scratch(repo)
 
 
-def remove(repo, name: str, *, keep: str | None = None) -> list[str]:
+def remove(repo: Repo, name: str, *, keep: str | None = None) -> list[str]:
     """Remove every installed version of an extension (but the directory
     ``keep``); the names removed."""
     removed = []
@@ -279,7 +283,7 @@ def remove(repo, name: str, *, keep: str | None = None) -> list[str]:
     return sorted(removed)
 
 
-def prune(repo, pinned: dict[str, Entry]) -> list[str]:
+def prune(repo: Repo, pinned: dict[str, Entry]) -> list[str]:
     """Remove installed directories the lockfile no longer pins."""
     keep = {target(repo, n, e).name for n, e in pinned.items()}
     removed = []

@@ -21,11 +21,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swamp.errors import NotFoundError
+from swamp.errors import NotFoundError, ValidationError
+from swamp.util import documents
+from swamp.util.atomic import atomic_write
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: the same relative path in the repository and in the datastore
 PATH = "extensions/lockfile.json"
@@ -79,9 +84,6 @@ class Lockfile(BaseModel):
 
 
 def parse(raw: bytes, source: str) -> Lockfile:
-    from swamp.errors import ValidationError
-    from swamp.util import documents
-
     try:
         data = json.loads(raw or b"{}")
     except ValueError as e:
@@ -103,18 +105,18 @@ def dumps(lock: Lockfile) -> bytes:
     return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
 
 
-def is_shared(repo) -> bool:
+def is_shared(repo: Repo) -> bool:
     return repo.datastore.kind != "filesystem"
 
 
-def read(repo) -> Lockfile:
+def read(repo: Repo) -> Lockfile:
     """The lockfile as this checkout has it (in a session: as of its pull).
     A missing one is empty."""
     raw = _read_raw(repo)
     return parse(raw, PATH) if raw is not None else Lockfile()
 
 
-def _read_raw(repo) -> bytes | None:
+def _read_raw(repo: Repo) -> bytes | None:
     if is_shared(repo):
         try:
             return repo.datastore.read_bytes(PATH)
@@ -134,24 +136,23 @@ def _read_raw(repo) -> bytes | None:
         return None
 
 
-def write(repo, lock: Lockfile) -> None:
+def write(repo: Repo, lock: Lockfile) -> None:
     """Write it where it lives (call inside a ``changing`` session)."""
     data = dumps(lock)
     if is_shared(repo):
         repo.datastore.write_bytes(PATH, data)
         return
-    from swamp.util.atomic import atomic_write
 
     path = _repo_file(repo)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, data)
 
 
-def _repo_file(repo) -> Path:
+def _repo_file(repo: Repo) -> Path:
     return repo.root / PATH
 
 
-def location(repo) -> str:
+def location(repo: Repo) -> str:
     return f"datastore:{PATH}" if is_shared(repo) else PATH
 
 

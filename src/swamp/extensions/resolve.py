@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swamp.extensions.errors import ExtensionError, IndexError_
-from swamp.extensions.index import Index, parse_wheel_name, sha256_of
+from swamp.extensions.index import Index, parse_wheel_name, path_of, sha256_of
+from swamp.extensions.install import compatible
 from swamp.extensions.lockfile import Wheel
 from swamp.extensions.names import normalize
 from swamp.extensions.versions import latest
@@ -50,8 +51,6 @@ def stage(index: Index, name: str, version: str | None, dest: Path) -> Staged:
     if alone is not None:
         return alone
     if index.url.startswith("file:"):
-        from swamp.extensions.index import path_of
-
         where = ["--no-index", "--find-links", str(path_of(index.url))]
     else:
         where = ["--index-url", index.url]
@@ -86,8 +85,6 @@ def _without_dependencies(index: Index, name: str, version: str, dest: Path) -> 
     """Most extensions depend on nothing but swamp: download the one wheel
     that fits this interpreter and, when its metadata requires nothing,
     that is the whole resolution (no pip process). None: let pip resolve."""
-    from swamp.extensions.install import compatible
-
     files = [f for f in index.files(name) if f.version == version and compatible(f.filename)]
     if not files:
         return None

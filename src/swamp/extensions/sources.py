@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from swamp.extensions.install import make_root
 from swamp.extensions.install_integrity import OTHERS_WRITE
 from swamp.util.atomic import atomic_write
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def _file(repo) -> Path:
+
+def _file(repo: Repo) -> Path:
     return repo.local_dir / "cache" / "extensions" / "sources.json"
 
 
-def read(repo) -> dict[str, dict]:
+def read(repo: Repo) -> dict[str, dict]:
     """name -> {"path", "types"} (the types seen when it was added). A list
     that others could have written is refused: it says which code is loaded."""
     path = _file(repo)
@@ -34,9 +39,7 @@ def read(repo) -> dict[str, dict]:
     return doc if isinstance(doc, dict) else {}
 
 
-def write(repo, sources: dict[str, dict]) -> None:
-    from swamp.extensions.install import make_root
-
+def write(repo: Repo, sources: dict[str, dict]) -> None:
     path = _file(repo)
     make_root(repo)
     atomic_write(path, json.dumps(sources, indent=2, sort_keys=True) + "\n", mode=0o644)  # never the umask's

@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable
 
 from swamp.errors import ValidationError
+from swamp.models.checks import describe
 from swamp.models.specs import METHOD_KINDS, check_gc_policy, check_lifetime, infer_kind
 from swamp.util.fast_schema import LazySchema
 from swamp.util.names import check_type_name
@@ -306,8 +307,6 @@ class ModelType:
 
 
 def _describe_checks(model_type) -> dict:
-    from swamp.models.checks import describe
-
     return describe(model_type)
 
 

@@ -18,6 +18,7 @@ from swamp.util.names import check_name, check_type_name
 
 if TYPE_CHECKING:  # pydantic loads only when a definition is (names_by_id reads files on the fast path)
     from swamp.models.definition_schema import Definition
+    from swamp.repo.context import Repo
 
 ROOT = "auto-definitions"
 
@@ -32,7 +33,7 @@ def auto_id(type_name: str, name: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"swamp:auto-definition:{type_name}/{name}"))
 
 
-def iter_files(repo) -> list[Path]:
+def iter_files(repo: Repo) -> list[Path]:
     """The automatic definitions in this checkout's copy of the datastore."""
     try:
         root = repo.datastore.local_path(ROOT)
@@ -53,7 +54,7 @@ def load(path: Path) -> Definition:
     return d
 
 
-def find(repo, type_name: str, name: str) -> Definition | None:
+def find(repo: Repo, type_name: str, name: str) -> Definition | None:
     path = repo.datastore.local_path(rel_path(type_name, name))
     return load(path) if path.is_file() else None
 

@@ -18,11 +18,15 @@ returning False or a message. The runner skips every check with
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from swamp.errors import NotFoundError, SwampError, ValidationError
 from swamp.util.names import did_you_mean
 from swamp.util.plain import Plain
+from swamp.vault.redact import redact_text
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: the method kinds a check applies to unless it names its methods
 READ_KINDS = ("read", "list")
@@ -54,7 +58,7 @@ class CheckContext:
     """What a check may look at: the model, the method about to run, the
     latest content of the model's own data; and a log. It cannot write."""
 
-    def __init__(self, repo, definition, model_type, method: str, data) -> None:
+    def __init__(self, repo: Repo, definition, model_type, method: str, data) -> None:
         self.repo = repo
         self.definition = definition
         self.model_type = model_type
@@ -140,11 +144,9 @@ def check_skips(model_type, method: str, skip: set[str] | frozenset[str]) -> Non
                 or (f"its checks: {', '.join(sorted(checks))}" if checks else "it declares no checks"))
 
 
-def run_checks(repo, data, prepared, *, skip_all: bool = False, skip=frozenset()) -> list[dict]:
+def run_checks(repo: Repo, data, prepared, *, skip_all: bool = False, skip=frozenset()) -> list[dict]:
     """Run the checks guarding the prepared method, in name order; raise
     ``CheckFailed`` at the first that fails. Returns what each one did."""
-    from swamp.vault.redact import redact_text
-
     model_type, method, definition = prepared.model_type, prepared.method, prepared.definition
     results: list[dict] = []
     for check in for_method(model_type, method):

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from swamp.models.definition_schema import Definition
+    from swamp.repo.context import Repo
 
 
 class Artifact(Plain):
@@ -57,7 +58,7 @@ class RunInfo(Plain):
 
 
 class Context:
-    def __init__(self, repo, definition: Definition, model_type: ModelType, run: RunInfo,
+    def __init__(self, repo: Repo, definition: Definition, model_type: ModelType, run: RunInfo,
                  data: DataRepository) -> None:
         self.repo = repo
         self.definition = definition

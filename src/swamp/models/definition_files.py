@@ -7,15 +7,18 @@ the schema speaks for any other."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from swamp.errors import NotFoundError, SwampError, ValidationError
 from swamp.util import yamlio
 from swamp.util.documents import DocView
 from swamp.util.names import NAME_MAX, NAME_RE, TYPE_RE
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def iter_definition_files(repo) -> list[Path]:
+
+def iter_definition_files(repo: Repo) -> list[Path]:
     if not repo.models_dir.is_dir():
         return []
     return sorted(p for p in repo.models_dir.rglob("*.yaml") if not p.name.startswith("."))
@@ -146,7 +149,7 @@ def read_ref(path: Path) -> DocView:
     return doc
 
 
-def names_by_id(repo) -> dict[str, str]:
+def names_by_id(repo: Repo) -> dict[str, str]:
     """Each readable definition's name by its id (data knows models by id),
     automatic ones included."""
     from swamp.models import auto_definitions
@@ -161,7 +164,7 @@ def names_by_id(repo) -> dict[str, str]:
     return out
 
 
-def find(repo, name_or_id: str, load: Callable[[Path], Any] = read_ref) -> tuple[Path, Any]:
+def find(repo: Repo, name_or_id: str, load: Callable[[Path], Any] = read_ref) -> tuple[Path, Any]:
     """By name (the file name) first, then by id."""
     if NAME_RE.match(name_or_id):
         for p in iter_definition_files(repo):

@@ -13,11 +13,15 @@ misses walk as before."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from swamp.models.definition_files import find
 from swamp.util import file_stamps
 from swamp.util.documents import DocView
 from swamp.util.names import NAME_RE
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: names remembered at most (a bound, not a tuning knob: one entry per model read)
 MAX_ENTRIES = 4096
@@ -25,11 +29,9 @@ MAX_ENTRIES = 4096
 _entries: dict[tuple[str, str], tuple[list, str, Any, DocView]] = {}
 
 
-def find_ref(repo, name_or_id: str) -> DocView:
+def find_ref(repo: Repo, name_or_id: str) -> DocView:
     """``definition_files.find(repo, name_or_id)[1]``, remembered as above;
     a fresh copy each time (callers may change what they are given)."""
-    from swamp.models.definition_files import find
-
     if not NAME_RE.match(name_or_id):
         return find(repo, name_or_id)[1]
     models_dir = repo.models_dir

@@ -5,6 +5,7 @@ method runs (see arguments.py)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.models.definition_files import check_file_name, find, iter_definition_files, read_raw  # noqa: F401
 from swamp.models.definition_schema import Definition
@@ -12,8 +13,11 @@ from swamp.util import documents, yamlio
 from swamp.util.atomic import atomic_write
 from swamp.util.names import check_name, check_type_name
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def definition_path(repo, model_type: str, name: str) -> Path:
+
+def definition_path(repo: Repo, model_type: str, name: str) -> Path:
     check_type_name(model_type)
     check_name(name, "model name")
     return repo.models_dir / model_type / f"{name}.yaml"
@@ -25,12 +29,12 @@ def load_definition(path: Path) -> Definition:
     return d
 
 
-def find_definition(repo, name_or_id: str) -> tuple[Path, Definition]:
+def find_definition(repo: Repo, name_or_id: str) -> tuple[Path, Definition]:
     """By name (the file name) first, then by id; fully validated."""
     return find(repo, name_or_id, load_definition)
 
 
-def save_definition(path: Path, definition: Definition, repo=None) -> None:
+def save_definition(path: Path, definition: Definition, repo: Repo | None = None) -> None:
     """With ``repo``, written where the repository keeps its config (the
     datastore's config tier under managed config)."""
     data = definition.model_dump(exclude_none=True)

@@ -7,14 +7,20 @@ those two namespaces with the engine; the engine itself knows neither."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swamp import expr
-from swamp.data import provider as data_namespace
+from swamp.data import layout, provider as data_namespace
+from swamp.data.records import record_json
+from swamp.data.repository import DataRepository
 from swamp.errors import SwampError
 from swamp.models import shell_namespace
 from swamp.models.definition_files import find, iter_definition_files, names_by_id
+from swamp.models.definitions import load_definition
 from swamp.vault import expressions as vault_namespace
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
 
@@ -38,7 +44,7 @@ for _namespace in (data_namespace.NAMESPACE, vault_namespace.NAMESPACE, MODEL_NA
 class RepoModels:
     """The models of a repository, as the data namespace looks them up."""
 
-    def __init__(self, repo) -> None:
+    def __init__(self, repo: Repo) -> None:
         self.repo = repo
 
     def find(self, name_or_id: str):
@@ -53,7 +59,7 @@ class Expressions:
     With ``cache_data``, `data.*` answers are kept until ``data_changed``
     (a workflow run asks the same things for many steps and items)."""
 
-    def __init__(self, repo, *, cache_data: bool = False, ephemeral: dict | None = None, probe=None) -> None:
+    def __init__(self, repo: Repo, *, cache_data: bool = False, ephemeral: dict | None = None, probe=None) -> None:
         self.repo = repo
         self._cache_data = cache_data
         self._ephemeral = ephemeral
@@ -95,7 +101,7 @@ class Expressions:
         return expr.evaluate(text, self.context(variables), source=source, field=field)
 
 
-def renderer_for(repo):
+def renderer_for(repo: Repo):
     """The renderer of method arguments (models/arguments.Renderer)."""
 
     def render(value: Any, variables: dict, source: str, field: str) -> Any:
@@ -123,15 +129,13 @@ def _reads_model_data(text: str) -> bool:
     return bool(_MODEL_DATA.search(text))
 
 
-def model_namespace(repo, *, data: bool = False) -> dict:
+def model_namespace(repo: Repo, *, data: bool = False) -> dict:
     """``model.<name>``: each definition's identity and configuration, as
     ``{id, name, type, version, tags, input: {globalArguments}}``; with
     ``data``, also its latest data by spec and name:
     ``resource.<spec>.<name>`` and ``file.<spec>.<name>`` (each a record
     with ``attributes`` for a resource, ``path``/``size``/``contentType``
     for a file)."""
-    from swamp.models.definitions import load_definition
-
     out = {}
     for path in iter_definition_files(repo):
         try:
@@ -146,11 +150,7 @@ def model_namespace(repo, *, data: bool = False) -> dict:
     return out
 
 
-def _latest_data(repo, d) -> dict:
-    from swamp.data import layout
-    from swamp.data.records import record_json
-    from swamp.data.repository import DataRepository
-
+def _latest_data(repo: Repo, d) -> dict:
     repo_data = DataRepository(repo.datastore)
     found: dict = {"resource": {}, "file": {}}
     for name in sorted(repo_data.names(d.type, d.id)):

@@ -8,13 +8,8 @@ import json
 from typing import Any, Callable
 
 from swamp.errors import ValidationError
+from swamp.util.cli_strings import CliString
 from swamp.util.names import did_you_mean
-
-
-class CliString(str):
-    """A value typed as KEY=VALUE on the command line: coerced to the
-    schema's type where there is one, a string where there is none."""
-
 
 _TYPES = {
     "string": str, "integer": int, "number": (int, float), "boolean": bool,

@@ -4,11 +4,14 @@ the run log beside it.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from swamp.datastore.base import Datastore
 from swamp.errors import NotFoundError
 from swamp.util import documents, yamlio
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 OUTPUTS = "outputs"
 
@@ -185,7 +188,7 @@ def find_record(ds: Datastore, output_id: str) -> tuple[str, OutputRecord]:
     raise NotFoundError(f"no method run with id {output_id!r}", hint="list runs with 'swamp model output search'")
 
 
-def newest_record_of(repo, ref: str) -> tuple[str, OutputRecord]:
+def newest_record_of(repo: Repo, ref: str) -> tuple[str, OutputRecord]:
     """``ref`` as a model's name (a definition's file name, or the model of
     a past run) means that model's newest run; anything else is a run id
     or its start (find_record)."""

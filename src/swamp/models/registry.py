@@ -10,11 +10,15 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.errors import NotFoundError, SwampError
 from swamp.models.api import ModelType
 from swamp.util.names import did_you_mean
 from swamp.util.plain import Plain
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 BUILTINS = {
     "command/shell": "swamp.models.builtin.shell",
@@ -38,7 +42,7 @@ class TypeLoadError(SwampError):
 
 
 class Registry:
-    def __init__(self, extensions_dir: Path | None = None, repo=None) -> None:
+    def __init__(self, extensions_dir: Path | None = None, repo: Repo | None = None) -> None:
         self.extensions_dir = extensions_dir
         self.repo = repo  # whose lockfile pins extensions (None: no extensions)
         self._types: dict[str, ModelType] = {}
@@ -207,7 +211,7 @@ def types_of(obj) -> list[ModelType]:
     return _types_in(obj) if isinstance(obj, types.ModuleType) else []
 
 
-def local_type_names(repo) -> dict[str, str]:
+def local_type_names(repo: Repo) -> dict[str, str]:
     """Local type name -> the file in extensions/models that defines it."""
     reg = Registry(repo.extensions_dir)
     reg._load_locals()
@@ -246,5 +250,5 @@ def _load_error(path: Path, e: BaseException) -> LoadError:
     return LoadError(str(path), line, msg)
 
 
-def registry_for(repo) -> Registry:
+def registry_for(repo: Repo) -> Registry:
     return Registry(repo.extensions_dir if repo is not None else None, repo)

@@ -30,12 +30,13 @@ from swamp.vault.redact import redact_text
 
 if TYPE_CHECKING:
     from swamp.models.definition_schema import Definition
+    from swamp.repo.context import Repo
 
 
 class Runner:
     """Runs methods of one repository. Workflows hold one Runner per run."""
 
-    def __init__(self, repo, *, registry: Registry | None = None, renderer=None, on_log=None) -> None:
+    def __init__(self, repo: Repo, *, registry: Registry | None = None, renderer=None, on_log=None) -> None:
         self.repo = repo
         #: called with each line a method logs, as it logs it
         self.on_log = on_log
@@ -234,7 +235,7 @@ class Runner:
         ctx.artifacts.clear()
 
 
-def _lazy_renderer(repo):
+def _lazy_renderer(repo: Repo):
     """models/expressions.renderer_for(repo), loaded (with the expression
     engine and the namespaces it registers) only for a value holding an
     expression: a plain run never needs it."""

@@ -8,15 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from swamp.repo.context import Repo
 
 
-def _lookup(repo):
+def _lookup(repo: Repo):
     from swamp.vault.service import RepoVaults
 
     return RepoVaults(repo).get
 
 
-def resolve(repo, value: Any) -> Any:
+def resolve(repo: Repo, value: Any) -> Any:
     from swamp.vault import sentinel
 
     if not sentinel.find_sentinels(value):
@@ -24,7 +25,7 @@ def resolve(repo, value: Any) -> Any:
     return sentinel.resolve_sentinels(value, _lookup(repo))
 
 
-def resolve_arguments(repo, args: BaseModel, passthrough: set[str]) -> BaseModel:
+def resolve_arguments(repo: Repo, args: BaseModel, passthrough: set[str]) -> BaseModel:
     """Resolve vault references in every argument except those the type
     resolves itself."""
     from swamp.vault import sentinel
@@ -39,7 +40,7 @@ def resolve_arguments(repo, args: BaseModel, passthrough: set[str]) -> BaseModel
     return args.model_copy(update=updates)
 
 
-def shell_env(repo, command: str) -> tuple[str, dict[str, str]]:
+def shell_env(repo: Repo, command: str) -> tuple[str, dict[str, str]]:
     """Replace vault references in a shell command by environment variable
     references; return the command and the variables to set."""
     from swamp.vault import sentinel

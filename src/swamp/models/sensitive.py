@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swamp.errors import SwampError
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 REF_RE = re.compile(r"^\$\{\{ vault\.get\('([a-z0-9][a-z0-9_-]*)', '([A-Za-z0-9][A-Za-z0-9._-]*)'\) \}\}$")
 
@@ -31,7 +34,7 @@ def sensitive_fields(spec) -> set[str]:
     return out
 
 
-def _default_vault(repo) -> str:
+def _default_vault(repo: Repo) -> str:
     from swamp.vault.service import list_vaults
 
     if repo.config.defaultVault:
@@ -43,7 +46,7 @@ def _default_vault(repo) -> str:
     return vaults[0]["name"]
 
 
-def store_sensitive(repo, data: dict, fields: set[str], key_prefix: str) -> dict:
+def store_sensitive(repo: Repo, data: dict, fields: set[str], key_prefix: str) -> dict:
     """A copy of ``data`` whose sensitive values live in a vault."""
     if not fields:
         return data
@@ -64,7 +67,7 @@ def store_sensitive(repo, data: dict, fields: set[str], key_prefix: str) -> dict
     return out
 
 
-def reveal(repo, data: Any) -> Any:
+def reveal(repo: Repo, data: Any) -> Any:
     """Resolve vault references in data read back by a method."""
     if not isinstance(data, dict):
         return data

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from swamp.errors import SwampError
 from swamp.util.atomic import atomic_write
+from swamp.util.names import did_you_mean
 
 BEGIN = "<!-- swamp:begin"
 END = "<!-- swamp:end -->"
@@ -88,8 +89,6 @@ AGENTS: dict[str, Agent] = {a.name: a for a in (
 
 def check_names(names) -> list[str]:
     """The agents named (``all`` for every one), sorted; an unknown name is an error."""
-    from swamp.util.names import did_you_mean
-
     out: set[str] = set()
     for n in names:
         n = n.strip().lower()

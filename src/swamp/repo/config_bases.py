@@ -25,6 +25,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from swamp.errors import SwampError
+from swamp.util.atomic import atomic_write
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: the folders of the config tier that hold documents (managed_config.KINDS)
 _FOLDERS = ("models", "workflows", "vaults")
@@ -34,11 +41,11 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _dir(repo) -> Path:
+def _dir(repo: Repo) -> Path:
     return repo.local_dir / "cache" / "config-bases"
 
 
-def recorded(repo, rel: str) -> tuple[str | None, bytes | None]:
+def recorded(repo: Repo, rel: str) -> tuple[str | None, bytes | None]:
     """(sha256, bytes) of ``rel``'s base; bytes None when unknown (a record
     from before they were kept, or unreadable), both None without one."""
     where = _dir(repo)
@@ -53,12 +60,10 @@ def recorded(repo, rel: str) -> tuple[str | None, bytes | None]:
     return sha, (data if data is not None and sha is not None and _sha(data) == sha else None)
 
 
-def remember(repo, rel: str, data: bytes | None, sha: str | None = None) -> None:
+def remember(repo: Repo, rel: str, data: bytes | None, sha: str | None = None) -> None:
     """``rel``'s base is now ``data`` (or, bytes unknown, the version
     ``sha``); neither: no base. A hint for later checks, never worth
     failing a command over."""
-    from swamp.util.atomic import atomic_write
-
     where = _dir(repo)
     sha = _sha(data) if data is not None else sha
     with contextlib.suppress(OSError):
@@ -74,7 +79,7 @@ def remember(repo, rel: str, data: bytes | None, sha: str | None = None) -> None
         atomic_write(where / f"{rel}.sha256", sha.encode())
 
 
-def _recorded_paths(repo) -> set[str]:
+def _recorded_paths(repo: Repo) -> set[str]:
     where = _dir(repo)
     out = set()
     for folder in _FOLDERS:
@@ -83,13 +88,13 @@ def _recorded_paths(repo) -> set[str]:
     return out
 
 
-def watch(repo, ds) -> None:
+def watch(repo: Repo, ds) -> None:
     """Make the shared datastore ``ds`` of ``repo`` record bases before
     each pull (managed config only; repo/datastores.py opens it so)."""
     ds.before_pull = lambda: record_pulled(repo)
 
 
-def record_pulled(repo) -> None:
+def record_pulled(repo: Repo) -> None:
     """Before a pull: each committed document without a base gets the
     version its local file was pulled as (its bytes too when the file still
     holds them). Costs a listing of the records; a file is read only the
@@ -141,7 +146,7 @@ def undoes_or_touches_peers_change(base: bytes, current: bytes, edit: bytes) -> 
     return False
 
 
-def edit_is_stale(repo, rel: str, edit: bytes, committed: str | None) -> bool:
+def edit_is_stale(repo: Repo, rel: str, edit: bytes, committed: str | None) -> bool:
     """Whether an in-place edit of ``rel`` may have been made on an older
     version than ``committed`` (the sha256 this checkout's pull left as
     committed). Without a base (a document this checkout never held
@@ -153,7 +158,6 @@ def edit_is_stale(repo, rel: str, edit: bytes, committed: str | None) -> bool:
         return False
     if base is None:
         return True  # a peer changed it since our base, whose lines we do not know
-    from swamp.errors import SwampError
 
     try:
         current = repo.datastore.engine.committed_content(rel)

@@ -4,6 +4,11 @@ gc) are use cases of the application layer: swamp.app.datastore."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
+
 
 
 def path_rules():
@@ -19,7 +24,7 @@ def path_rules():
     return PathRules.of(data, models, workflows, settings, extensions)
 
 
-def open_datastore(repo):
+def open_datastore(repo: Repo):
     """The datastore the repository is configured for."""
     from swamp.datastore.open import open_datastore as open_configured
 

@@ -8,8 +8,11 @@ from pathlib import Path
 
 from swamp import __version__
 from swamp.errors import SwampError
+from swamp.repo import agents
+from swamp.repo.config import RepoConfig
 from swamp.repo.context import MARKER
-from swamp.util import clock
+from swamp.repo.swamp_version import refuse_newer
+from swamp.util import clock, yamlio
 from swamp.util.atomic import atomic_write
 from swamp.util.ids import new_id
 
@@ -24,8 +27,6 @@ GITIGNORE_BODY = """# runtime state, secrets and caches never go to git
 def _agents_change(root: Path):
     """What ``init --force`` would do to AGENTS.md: like ``agent setup``,
     except that consent replaces the file (it never appends)."""
-    from swamp.repo import agents
-
     change = agents.plan_file(root, "AGENTS.md", None)
     if change.action == "ask":
         change.new, change.how = agents.region(agents.shipped_agents()), "replace"
@@ -47,9 +48,6 @@ def init_repo(path: str | Path, *, force: bool = False, replace_agents: bool = F
     """Create (or, with ``force``, rewrite the managed files of) a
     repository. An AGENTS.md that differs from swamp's is replaced only
     with ``replace_agents``: it may hold the user's own edits."""
-    from swamp.repo.config import RepoConfig
-    from swamp.util import yamlio
-
     root = Path(path).absolute()
     marker = root / MARKER
     if marker.exists() and not force:
@@ -86,10 +84,6 @@ def upgrade_repo(path: str | Path, changes: list, consent: set[str]) -> dict:
     this one (the directory layout, the managed .gitignore block, the
     version in .swamp.yaml) and write the agents' files ``changes`` planned
     (swamp.repo.agents.plan), those to ask about only when in ``consent``."""
-    from swamp.repo import agents
-    from swamp.repo.config import RepoConfig
-    from swamp.util import yamlio
-
     root = Path(path).absolute()
     marker = root / MARKER
     if not marker.is_file():
@@ -104,7 +98,6 @@ def upgrade_repo(path: str | Path, changes: list, consent: set[str]) -> dict:
         migrated.append("updated the swamp block of .gitignore")
     config = RepoConfig.model_validate(yamlio.load(marker))
     before = config.swampVersion
-    from swamp.repo.swamp_version import refuse_newer
 
     refuse_newer(before, str(marker))  # never write an older version over a newer one
     if before != __version__:

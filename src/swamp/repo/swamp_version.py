@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from swamp import __version__
 from swamp.errors import SwampError
 
 #: the release part of a version: 1.2.3 of 1.2.3rc1, 1.2.3.dev4 or 1.2.3+local
@@ -32,8 +33,6 @@ def is_newer(recorded: str, running: str) -> bool:
 
 def refuse_newer(recorded: str, source: str) -> None:
     """Raise when the repository at ``source`` names a newer swamp than this one."""
-    from swamp import __version__
-
     if is_newer(recorded, __version__):
         raise SwampError(
             f"{source} names swamp {recorded}, newer than this swamp ({__version__})",

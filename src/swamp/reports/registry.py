@@ -11,10 +11,14 @@ import importlib
 import sys
 import types
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.errors import NotFoundError, SwampError
 from swamp.reports.api import ReportType
 from swamp.util.names import did_you_mean
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 BUILTIN_MODULES = ("swamp.reports.builtin",)
 
@@ -36,7 +40,7 @@ def reports_in(obj) -> list[ReportType]:
 
 
 class ReportRegistry:
-    def __init__(self, repo) -> None:
+    def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self._types: dict[str, ReportType] = {}
         self._sources: dict[str, str] = {}

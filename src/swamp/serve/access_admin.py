@@ -7,16 +7,21 @@ changed by editing their file."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import ConflictError, NotFoundError, UsageError, ValidationError
 from swamp.serve import grants as grant_rules
 from swamp.util.names import check_name
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
 #: who may be a member of a group: a person or a token (not another group: no cycles to follow)
 MEMBER_KINDS = ("user", "token")
 
 
 # ------------------------------------------------------------------ grants
-def create_grant(repo, *, subjects: list[str], effect: str, actions: list[str], resources: list[str],
+def create_grant(repo: Repo, *, subjects: list[str], effect: str, actions: list[str], resources: list[str],
                  description: str | None = None) -> dict:
     """A grant in the datastore; the same grant created again is not doubled."""
     from swamp.app.access import change
@@ -35,7 +40,7 @@ def create_grant(repo, *, subjects: list[str], effect: str, actions: list[str], 
     return change(repo, "grants", f"access grant create {grant.id}", edit, grant_rules.parse_entries)
 
 
-def list_grants(repo, *, subject: str | None = None, on: str | None = None) -> list[dict]:
+def list_grants(repo: Repo, *, subject: str | None = None, on: str | None = None) -> list[dict]:
     """Every grant (files' and datastore's), sorted by source then id;
     ``subject`` and ``on`` keep those naming exactly that subject or resource."""
     rows = [g.to_json() for g in grant_rules.load(repo)
@@ -43,7 +48,7 @@ def list_grants(repo, *, subject: str | None = None, on: str | None = None) -> l
     return sorted(rows, key=lambda r: (r["source"], r["id"]))
 
 
-def revoke_grant(repo, grant_id: str) -> dict:
+def revoke_grant(repo: Repo, grant_id: str) -> dict:
     from swamp.app.access import change, read
 
     if grant_id not in read(repo, "grants"):
@@ -88,7 +93,7 @@ def _group_row(name: str, group: dict) -> dict:
             "description": group.get("description"), "createdAt": group.get("createdAt")}
 
 
-def create_group(repo, name: str, *, description: str | None = None) -> dict:
+def create_group(repo: Repo, name: str, *, description: str | None = None) -> dict:
     from swamp.app.access import change
     from swamp.util import clock
 
@@ -105,7 +110,7 @@ def create_group(repo, name: str, *, description: str | None = None) -> dict:
     return change(repo, "groups", f"access group create {name}", edit, check_groups)
 
 
-def _membership(repo, group: str, member: str, add: bool) -> dict:
+def _membership(repo: Repo, group: str, member: str, add: bool) -> dict:
     from swamp.app.access import change
 
     check_member(member)
@@ -126,21 +131,21 @@ def _membership(repo, group: str, member: str, add: bool) -> dict:
     return change(repo, "groups", f"access group {verb} {group} {member}", edit, check_groups)
 
 
-def add_member(repo, group: str, member: str) -> dict:
+def add_member(repo: Repo, group: str, member: str) -> dict:
     return _membership(repo, group, member, add=True)
 
 
-def remove_member(repo, group: str, member: str) -> dict:
+def remove_member(repo: Repo, group: str, member: str) -> dict:
     return _membership(repo, group, member, add=False)
 
 
-def list_groups(repo) -> list[dict]:
+def list_groups(repo: Repo) -> list[dict]:
     from swamp.app.access import read
 
     return [_group_row(n, g) for n, g in sorted(read(repo, "groups").items())]
 
 
-def group_members(repo, name: str) -> dict:
+def group_members(repo: Repo, name: str) -> dict:
     from swamp.app.access import read
 
     groups = read(repo, "groups")
@@ -150,7 +155,7 @@ def group_members(repo, name: str) -> dict:
 
 
 # ------------------------------------------------------------------ explaining
-def explain(repo, *, subjects: list[str], action: str, resource: str) -> dict:
+def explain(repo: Repo, *, subjects: list[str], action: str, resource: str) -> dict:
     """Whether the grants allow ``action`` on ``resource`` for these
     subjects (and their groups), which grant decided, and every grant that
     matched."""

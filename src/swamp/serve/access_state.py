@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError
 from swamp.serve.background import Watch, log as _log
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
 #: how often a replica pulls the access documents of a shared datastore
 REFRESH_S = float(os.environ.get("SWAMP_SERVE_ACCESS_REFRESH_S", "2"))
@@ -24,7 +28,7 @@ class SharedDoc:
     """One access document's map, read again when its file changed. On the
     request path: two stats of paths worked out once."""
 
-    def __init__(self, repo, kind: str) -> None:
+    def __init__(self, repo: Repo, kind: str) -> None:
         self.repo = repo
         self.kind = kind
         self._stamp: tuple | None = ("never",)
@@ -33,12 +37,10 @@ class SharedDoc:
         self._dir = ""
 
     def current(self) -> dict:
-        from swamp.app.access import read_cached
+        from swamp.app.access import check_private, document_file, read_cached
 
         if self._file is None:
-            from swamp.repo.access_docs import PATHS
-
-            path = self.repo.datastore.local_path(PATHS[self.kind])
+            path = document_file(self.repo, self.kind)
             self._file, self._dir = str(path), str(path.parent)
         try:
             st = os.stat(self._file)
@@ -49,8 +51,6 @@ class SharedDoc:
             # every time: a mode changed later does not change the stamp
             if st.st_mode & stat.S_IWOTH or os.stat(self._dir).st_mode & stat.S_IWOTH:
                 from pathlib import Path
-
-                from swamp.repo.access_docs import check_private
 
                 check_private(Path(self._file))
         if stamp != self._stamp:

@@ -6,18 +6,23 @@ sight in its log."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import NotFoundError, UsageError
 
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
-def check_targets(repo, schedules, webhooks: dict) -> None:
+
+def check_targets(repo: Repo, schedules, webhooks: dict) -> None:
     """Refuse schedules and webhooks whose workflow is unknown, naming them all."""
-    from swamp.workflows.files import find_workflow
+    from swamp.app.workflow_files import require
 
     wrong = []
     for what, workflow in ([(f"--schedule {s.name}", s.workflow) for s in schedules]
                            + [(f"--webhook {h.name}", h.workflow) for h in webhooks.values()]):
         try:
-            find_workflow(repo, workflow)
+            require(repo, workflow)
         except NotFoundError as e:
             wrong.append(f"{what}: {e.message}" + (f" ({e.hint})" if e.hint else ""))
     if wrong:

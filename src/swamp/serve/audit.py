@@ -12,14 +12,18 @@ import os
 import re
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.util import clock
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
 _SECRET_KEY = re.compile(r"secret|password|passwd|token|credential|api[-_]?key|private", re.I)
 MASK = "***"
 
 
-def default_path(repo) -> Path:
+def default_path(repo: Repo) -> Path:
     # Under cache/: local to this replica, never synced.
     return repo.local_dir / "cache" / "serve" / "audit.jsonl"
 

@@ -25,9 +25,13 @@ import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError, ValidationError
 from swamp.util import file_stamps
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
 ACTIONS = ("read", "run", "approve", "write", "admin")
 KINDS = ("workflow", "model", "data", "vault", "access", "serve")  # access:reload, serve:reload: admin only
@@ -90,7 +94,7 @@ def grant_id(subjects, effect, actions, resources) -> str:
     return "g-" + hashlib.sha256(canon.encode()).hexdigest()[:12]
 
 
-def grants_dir(repo) -> Path:
+def grants_dir(repo: Repo) -> Path:
     return repo.root / "grants"
 
 
@@ -160,7 +164,7 @@ def check_subject(subject: str, where: str = "subject") -> str:
     return subject
 
 
-def load_files(repo) -> list[Grant]:
+def load_files(repo: Repo) -> list[Grant]:
     """The grants of grants/*.yaml."""
     from swamp.util import yamlio
 
@@ -172,7 +176,7 @@ def load_files(repo) -> list[Grant]:
     return out
 
 
-def load(repo) -> list[Grant]:
+def load(repo: Repo) -> list[Grant]:
     """Every grant a server of this checkout enforces: the files' and the
     datastore's (pulled first)."""
     from swamp.app.access import read
@@ -214,7 +218,7 @@ class GrantSet:
     (util/file_stamps.py). Stamps too fresh to trust mean the files are
     read again on the next request too."""
 
-    def __init__(self, repo) -> None:
+    def __init__(self, repo: Repo) -> None:
         from swamp.serve.access_state import SharedDoc
 
         self.repo = repo

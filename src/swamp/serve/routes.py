@@ -81,7 +81,7 @@ def _inputs(call: Call, values=None, key: str = "inputs") -> dict:
     """The inputs map, with the leaves listed in ``cliStrings`` treated as
     text typed on a command line (coerced to their declared type, as
     ``--input KEY=VALUE`` is): that is how ``--server`` sends ``--input``."""
-    from swamp.models.inputs import CliString
+    from swamp.util.cli_strings import CliString
 
     values = (call.body.get(key) or {}) if values is None else values
     if not isinstance(values, dict):
@@ -110,13 +110,13 @@ def _method_doc(result) -> dict:
 
 # ------------------------------------------------------------------- models
 def models_list(call: Call):
-    from swamp.models.service import search_models
+    from swamp.app.model_definitions import search_models
 
     return search_models(call.repo, call.query.get("q"))
 
 
 def model_get(call: Call):
-    from swamp.models.service import get_model
+    from swamp.app.model_definitions import get_model
 
     return get_model(call.repo, call.path["model"])
 
@@ -288,7 +288,7 @@ def _observer(call: Call, name: str, logs: "_StepLogs | None" = None):
 
 
 def _run_doc(call: Call, result):
-    from swamp.workflows.service import run_json
+    from swamp.app.workflow_files import run_json
 
     doc = run_json(call.repo, result.run)
     if result.shared:
@@ -438,7 +438,7 @@ def _run_id(call: Call) -> str | None:
 
 def workflow_run_get(call: Call):
     from swamp.app import workflows
-    from swamp.workflows.service import run_json
+    from swamp.app.workflow_files import run_json
 
     return run_json(call.repo, workflows.get_run(call.repo, call.path["workflow"], _run_id(call)))
 
@@ -448,8 +448,7 @@ def run_get(call: Call):
     name for its newest run, for whoever may read its workflow: what a
     detached run's starter follows."""
     from swamp.serve import run_refs
-    from swamp.workflows.service import run_json
-
+    from swamp.app.workflow_files import run_json
 
     return run_json(call.repo, run_refs.find(call, call.path["run"]))  # an id, or a workflow's name
 

@@ -11,8 +11,12 @@ cancels a run whose process is gone."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from swamp.errors import UsageError
+
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
@@ -24,7 +28,7 @@ def check_exposure(host: str, auth_mode: str, insecure: bool) -> None:
                               "or pass --insecure if a proxy in front of it authenticates")
 
 
-def serve(repo, *, host: str, port: int, settings, cert_file: str | None = None,
+def serve(repo: Repo, *, host: str, port: int, settings, cert_file: str | None = None,
           key_file: str | None = None, reuse_port: bool = False) -> None:
     import uvicorn
 

@@ -19,13 +19,17 @@ import json
 import os
 import secrets
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.errors import ConflictError, NotFoundError, SwampError
 from swamp.util import clock
 from swamp.util.names import check_name
 
+if TYPE_CHECKING:
+    from swamp.app.repository import Repo
 
-def store_path(repo) -> Path:
+
+def store_path(repo: Repo) -> Path:
     return repo.secrets_dir / "serve" / "tokens.json"
 
 
@@ -33,20 +37,20 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def _load_file(repo) -> dict:
+def _load_file(repo: Repo) -> dict:
     try:
         return json.loads(store_path(repo).read_text())
     except FileNotFoundError:
         return {}
 
 
-def _shared(repo) -> bool:
+def _shared(repo: Repo) -> bool:
     from swamp.app.access import shared
 
     return shared(repo)
 
 
-def _load(repo) -> dict:
+def _load(repo: Repo) -> dict:
     """Every token this checkout knows: the file's, then the datastore's over them."""
     tokens = _load_file(repo)
     if _shared(repo):
@@ -56,7 +60,7 @@ def _load(repo) -> dict:
     return tokens
 
 
-def _change(repo, name: str, command: str, edit):
+def _change(repo: Repo, name: str, command: str, edit):
     """Apply ``edit(tokens)`` where the token named ``name`` lives, and return its result."""
     if _shared(repo) and name not in _load_file(repo):
         from swamp.app.access import change
@@ -80,7 +84,7 @@ def _check_entries(tokens: dict) -> None:
             raise ValidationError(f"token {name!r} would be written without its hash or creation time")
 
 
-def _save(repo, tokens: dict) -> None:
+def _save(repo: Repo, tokens: dict) -> None:
     from swamp.util.atomic import atomic_write
 
     path = store_path(repo)
@@ -94,7 +98,7 @@ def _public(name: str, entry: dict) -> dict:
             "createdAt": entry["createdAt"], "revoked": entry.get("revoked", False)}
 
 
-def mint(repo, name: str, *, user: str | None = None, groups: list[str] | None = None,
+def mint(repo: Repo, name: str, *, user: str | None = None, groups: list[str] | None = None,
          replace: bool = False) -> dict:
     """A new token; the returned ``token`` is the only time its secret is seen."""
     check_name(name, "token name")
@@ -116,13 +120,13 @@ def mint(repo, name: str, *, user: str | None = None, groups: list[str] | None =
     return {**_change(repo, name, f"access token {verb} {name}", edit), "token": f"{name}.{secret}"}
 
 
-def rotate(repo, name: str) -> dict:
+def rotate(repo: Repo, name: str) -> dict:
     """A new secret for an existing token (same user and groups); the old one stops working."""
     old = _get(repo, name)
     return mint(repo, name, user=old.get("user"), groups=old.get("groups"), replace=True)
 
 
-def revoke(repo, name: str) -> dict:
+def revoke(repo: Repo, name: str) -> dict:
     def edit(tokens: dict) -> dict:
         if name not in tokens:
             raise NotFoundError(f"no token named {name!r}", hint="see them with 'swamp access token list'")
@@ -133,11 +137,11 @@ def revoke(repo, name: str) -> dict:
     return _change(repo, name, f"access token revoke {name}", edit)
 
 
-def list_tokens(repo) -> list[dict]:
+def list_tokens(repo: Repo) -> list[dict]:
     return [_public(n, e) for n, e in sorted(_load(repo).items())]
 
 
-def _get(repo, name: str) -> dict:
+def _get(repo: Repo, name: str) -> dict:
     entry = _load(repo).get(name)
     if entry is None or entry.get("revoked"):
         raise NotFoundError(f"no active token named {name!r}", hint="see them with 'swamp access token list'")
@@ -152,7 +156,7 @@ def subjects_of(name: str, entry: dict) -> list[str]:
     return out
 
 
-def subjects_for_name(repo, name: str) -> list[str]:
+def subjects_for_name(repo: Repo, name: str) -> list[str]:
     """The subjects a named token acts as (for ``access can-i --token``)."""
     return subjects_of(name, _get(repo, name))
 
@@ -161,7 +165,7 @@ class TokenStore:
     """Checks bearer tokens, re-reading the file when it changed (a mint,
     rotate or revoke by ``swamp access`` takes effect on the next request)."""
 
-    def __init__(self, repo) -> None:
+    def __init__(self, repo: Repo) -> None:
         from swamp.serve.access_state import SharedDoc
 
         self.repo = repo

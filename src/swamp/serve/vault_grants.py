@@ -4,7 +4,7 @@ its definition or workflow names with ``vault.get(VAULT, ...)`` only if
 the caller has ``read`` on ``vault:VAULT`` (and stores a sensitive output
 in a vault only with ``write`` there).
 
-The vault package asks (vault/access.py) where the secret is fetched;
+The vault package asks (vault/access.py, set through app/vault_access.py) where the secret is fetched;
 this module answers from the caller's grants, and records each refusal in
 serve's audit log, since the request that started the run may well answer
 200 (a workflow whose step failed). The local user's token, and a server
@@ -19,10 +19,10 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
+from swamp.app import vault_access as access
 from swamp.errors import NotFoundError
 from swamp.serve.errors import HttpError
 from swamp.util import actors
-from swamp.vault import access
 
 
 def check_for(state, subjects: list[str], op: str) -> access.VaultCheck | None:

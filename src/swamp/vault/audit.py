@@ -23,6 +23,7 @@ from typing import Iterator
 from swamp.errors import SwampError
 from swamp.util import clock
 from swamp.util.ids import hostname
+from swamp.vault.redact import redact_text
 
 AUDIT_FILE = "audit.jsonl"
 #: words of the command line kept for ``via`` (``model method run NAME METHOD``)
@@ -66,8 +67,6 @@ def who() -> str:
 
 def record(secrets_dir, op: str, vault: str, key: str | None = None, **extra) -> None:
     """Append one event. ``extra`` holds names only (another vault, a count)."""
-    from swamp.vault.redact import redact_text
-
     entry = {"at": clock.isoformat(), "by": who(), "op": op, "vault": vault}
     if key is not None:
         entry["key"] = key

@@ -18,10 +18,16 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError, ValidationError
+from swamp.extensions.lockfile import is_shared
+from swamp.extensions.runtime import load_pinned_vault_types, load_source_vault_types, pinned, sources, vault_provider
 from swamp.util.names import did_you_mean
 from swamp.vault.types import VaultType
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 #: the entry point group extensions declare their vault types in
 VAULT_TYPES_GROUP = "swamp.vault_types"
@@ -52,7 +58,7 @@ def unregister(name: str) -> None:
     _registered.pop(name, None)
 
 
-def get_type(name: str, repo=None) -> VaultType:
+def get_type(name: str, repo: Repo | None = None) -> VaultType:
     """The vault type ``name``; with ``repo``, its extensions are searched too."""
     if name in BUILTIN:
         return _load_ref(BUILTIN[name])
@@ -74,7 +80,7 @@ def get_type(name: str, repo=None) -> VaultType:
     raise ValidationError(f"unknown vault type {name!r}", hint=hint)
 
 
-def all_types(repo=None) -> Loaded:
+def all_types(repo: Repo | None = None) -> Loaded:
     """Every vault type (with ``repo``: its extensions' too, each pinned one
     installed if it is not yet), with its source."""
     loaded = _entry_points()
@@ -96,16 +102,13 @@ def all_types(repo=None) -> Loaded:
     return out
 
 
-def _is_shared(repo) -> bool:
-    from swamp.extensions.lockfile import is_shared
-
+def _is_shared(repo: Repo) -> bool:
     return is_shared(repo)
 
 
-def _pinned_names(repo) -> list[str]:
+def _pinned_names(repo: Repo) -> list[str]:
     if repo is None:
         return []
-    from swamp.extensions.runtime import pinned
 
     try:
         return sorted({t for e in pinned(repo).values() for t in e.vaultTypes})
@@ -113,10 +116,8 @@ def _pinned_names(repo) -> list[str]:
         return []
 
 
-def _from_extensions(repo, name: str) -> VaultType | None:
+def _from_extensions(repo: Repo, name: str) -> VaultType | None:
     """A local checkout's vault type, else the pinned extension's that lists it."""
-    from swamp.extensions.runtime import load_pinned_vault_types, sources, vault_provider
-
     local = sources(repo)
     for ext, src in sorted(local.items()):  # read afresh: a checkout's types change as it is edited
         got = _collect(*_source_objects(src), f"source {src.get('path')}")
@@ -141,14 +142,10 @@ def _from_extensions(repo, name: str) -> VaultType | None:
 
 
 def _source_objects(src: dict) -> tuple[list, list]:
-    from swamp.extensions.runtime import load_source_vault_types
-
     return load_source_vault_types(src.get("path", ""))
 
 
-def _extension_types(repo) -> Loaded:
-    from swamp.extensions.runtime import load_pinned_vault_types, pinned, sources
-
+def _extension_types(repo: Repo) -> Loaded:
     out = Loaded()
     try:
         local = sources(repo)

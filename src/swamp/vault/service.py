@@ -5,6 +5,7 @@ before anything is read or written."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,7 +15,11 @@ from swamp.util.names import did_you_mean
 from swamp.vault import access, audit
 from swamp.vault.names import check_key_name, check_vault_name
 from swamp.vault.redact import register_secret
+from swamp.vault.registry import get_type
 from swamp.vault.types import Vault, length_class
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 AUDIT_FILE = audit.AUDIT_FILE
 #: how many notes a key keeps, and how long one may be
@@ -37,9 +42,7 @@ class VaultConfig(BaseModel):
         return out
 
 
-def create_vault(repo, vault_type: str, name: str, settings: dict | None = None) -> dict:
-    from swamp.vault.registry import get_type
-
+def create_vault(repo: Repo, vault_type: str, name: str, settings: dict | None = None) -> dict:
     vtype = get_type(vault_type, repo)
     check_vault_name(name)
     existing = _config_path(repo, name)
@@ -54,23 +57,21 @@ def create_vault(repo, vault_type: str, name: str, settings: dict | None = None)
     return {**config.dump(), "path": _rel(repo, path)}
 
 
-def vault_config(repo, name: str) -> tuple[VaultConfig, Path]:
+def vault_config(repo: Repo, name: str) -> tuple[VaultConfig, Path]:
     config = _load_config(repo, name)
     return config, _config_path(repo, name)
 
 
-def open_vault(repo, config: VaultConfig) -> Vault:
-    from swamp.vault.registry import get_type
-
+def open_vault(repo: Repo, config: VaultConfig) -> Vault:
     vtype = get_type(config.type, repo)
     return vtype.open(config.name, vtype.check_settings(dict(config.settings)), repo.secrets_dir)
 
 
-def get_vault(repo, name: str) -> Vault:
+def get_vault(repo: Repo, name: str) -> Vault:
     return open_vault(repo, _load_config(repo, name))
 
 
-def list_vaults(repo) -> list[dict]:
+def list_vaults(repo: Repo) -> list[dict]:
     out = []
     for path in _config_files(repo):
         config = _read_config(repo, path)
@@ -78,7 +79,7 @@ def list_vaults(repo) -> list[dict]:
     return sorted(out, key=lambda v: v["name"])
 
 
-def put_secret(repo, vault: str, key: str, value: str) -> dict:
+def put_secret(repo: Repo, vault: str, key: str, value: str) -> dict:
     check_vault_name(vault)
     check_key_name(key)
     if not isinstance(value, str) or value == "":
@@ -101,7 +102,7 @@ def _touch_meta(backend: Vault, key: str, value: str, *, created: bool, extra: d
     backend.write_meta(key, meta)
 
 
-def get_secret(repo, vault: str, key: str) -> str:
+def get_secret(repo: Repo, vault: str, key: str) -> str:
     """The value, for the places that show it on request (`vault get`,
     `vault read-secret --reveal`). Not registered with the redactor:
     showing it is the point. Audited as a read."""
@@ -112,18 +113,18 @@ def get_secret(repo, vault: str, key: str) -> str:
     return value
 
 
-def list_keys(repo, vault: str) -> list[str]:
+def list_keys(repo: Repo, vault: str) -> list[str]:
     return get_vault(repo, vault).list_keys()
 
 
-def delete_secret(repo, vault: str, key: str) -> None:
+def delete_secret(repo: Repo, vault: str, key: str) -> None:
     check_key_name(key)
     access.require("write", vault)
     get_vault(repo, vault).delete(key)
     audit.record(repo.secrets_dir, "delete", vault, key)
 
 
-def inspect_secret(repo, vault: str, key: str) -> dict:
+def inspect_secret(repo: Repo, vault: str, key: str) -> dict:
     """What is known about a key, never its value."""
     check_key_name(key)
     config = _load_config(repo, vault)
@@ -139,7 +140,7 @@ def inspect_secret(repo, vault: str, key: str) -> dict:
             "notes": list(meta.get("notes") or [])}
 
 
-def annotate_secret(repo, vault: str, key: str, note: str) -> dict:
+def annotate_secret(repo: Repo, vault: str, key: str, note: str) -> dict:
     """Add a note (not secret) to a key's metadata."""
     check_key_name(key)
     if not isinstance(note, str) or not note.strip():
@@ -167,7 +168,7 @@ class RepoVaults:
     repository's vaults, registered with the redactor as they are read,
     each asked of the run's caller first (access.py)."""
 
-    def __init__(self, repo):
+    def __init__(self, repo: Repo):
         self.repo = repo
         self._vaults: dict[str, Vault] = {}
         # A worker holds no vault key: the dispatching side sends the values
@@ -201,14 +202,14 @@ class RepoVaults:
         return self._vaults[name]
 
 
-def _config_files(repo) -> list[Path]:
+def _config_files(repo: Repo) -> list[Path]:
     root = repo.vaults_dir
     if not root.is_dir():
         return []
     return sorted(p for p in root.glob("*/*.yaml") if p.is_file())
 
 
-def _config_path(repo, name: str) -> Path | None:
+def _config_path(repo: Repo, name: str) -> Path | None:
     found = [p for p in _config_files(repo) if p.stem == name]
     if len(found) > 1:
         raise ValidationError(f"vault {name!r} is configured twice: "
@@ -216,7 +217,7 @@ def _config_path(repo, name: str) -> Path | None:
     return found[0] if found else None
 
 
-def _load_config(repo, name: str) -> VaultConfig:
+def _load_config(repo: Repo, name: str) -> VaultConfig:
     check_vault_name(name)
     path = _config_path(repo, name)
     if path is None:
@@ -229,7 +230,7 @@ def _load_config(repo, name: str) -> VaultConfig:
     return config
 
 
-def _read_config(repo, path: Path) -> VaultConfig:
+def _read_config(repo: Repo, path: Path) -> VaultConfig:
     rel = _rel(repo, path)
     try:
         doc = yamlio.load(path)
@@ -241,10 +242,8 @@ def _read_config(repo, path: Path) -> VaultConfig:
     return config
 
 
-def check_config(repo, name: str) -> VaultConfig:
+def check_config(repo: Repo, name: str) -> VaultConfig:
     """The config read and its type's settings checked (no network)."""
-    from swamp.vault.registry import get_type
-
     config = _load_config(repo, name)
     rel = _rel(repo, _config_path(repo, name))
     try:
@@ -254,7 +253,7 @@ def check_config(repo, name: str) -> VaultConfig:
     return config
 
 
-def _rel(repo, path: Path) -> str:
+def _rel(repo: Repo, path: Path) -> str:
     try:
         return str(path.relative_to(repo.root))
     except ValueError:

@@ -5,19 +5,21 @@ input not given) stays as written and is listed under ``unresolved``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swamp.errors import SwampError
 from swamp.expr.template import has_expressions
 from swamp.workflows import foreach
+from swamp.workflows.engine import validate_workflow_inputs
 from swamp.workflows.expressions import UNSET, Scope
 from swamp.workflows.records import readable
 from swamp.workflows.schema import Step, Workflow, workflow_id
 
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
-def evaluate_workflow(repo, wf: Workflow, source: str, inputs: dict) -> dict:
-    from swamp.workflows.engine import validate_workflow_inputs
 
+def evaluate_workflow(repo: Repo, wf: Workflow, source: str, inputs: dict) -> dict:
     unresolved: list[dict] = []
     try:
         values = validate_workflow_inputs(wf, inputs)

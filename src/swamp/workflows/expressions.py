@@ -6,9 +6,12 @@ references stay sentinels; the runner resolves them only when a method runs."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swamp.expr.template import has_expressions
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 _MODEL_ROOT = re.compile(r"\bmodel\b")
 _UNSET = object()
@@ -18,7 +21,7 @@ class Scope:
     """The expression variables of one workflow run. Errors name the
     workflow file and the field."""
 
-    def __init__(self, repo, source: str, inputs: dict, run_info: dict, *, ephemeral: dict | None = None,
+    def __init__(self, repo: Repo, source: str, inputs: dict, run_info: dict, *, ephemeral: dict | None = None,
                  probe=None) -> None:
         from swamp.models.expressions import Expressions
 

@@ -5,16 +5,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
 from swamp.util import documents, yamlio
+from swamp.util.ids import new_id
 from swamp.util.names import SCOPED_NAME_RE, check_workflow_name, did_you_mean, is_workflow_name
-from swamp.workflows.schema import Workflow
+from swamp.workflows.schema import Workflow, workflow_id
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 PREFIX = "workflow-"
 
 
-def workflow_path(repo, name: str) -> Path:
+def workflow_path(repo: Repo, name: str) -> Path:
     check_workflow_name(name)
     scoped = SCOPED_NAME_RE.match(name)
     if scoped:
@@ -22,7 +27,7 @@ def workflow_path(repo, name: str) -> Path:
     return repo.workflows_dir / f"{PREFIX}{name}.yaml"
 
 
-def iter_workflow_files(repo) -> list[Path]:
+def iter_workflow_files(repo: Repo) -> list[Path]:
     if not repo.workflows_dir.is_dir():
         return []
     return sorted([*repo.workflows_dir.glob(f"{PREFIX}*.yaml"), *repo.workflows_dir.glob(f"@*/{PREFIX}*.yaml")])
@@ -53,31 +58,30 @@ def _relative_file(name: str) -> str:
     return f"@{scoped.group(1)}/{PREFIX}{scoped.group(2)}.yaml" if scoped else f"{PREFIX}{name}.yaml"
 
 
-def shown_path(repo, path: Path) -> str:
+def shown_path(repo: Repo, path: Path) -> str:
     """A workflow file as records and output name it: relative to the
     repository, or the whole path of one an extension ships."""
     return str(path.relative_to(repo.root)) if path.is_relative_to(repo.root) else str(path)
 
 
-def shipped_by_extension(repo, path: Path) -> bool:
+def shipped_by_extension(repo: Repo, path: Path) -> bool:
     """Whether the file is an extension's (swamp.extensions.workflows), not
     the repository's: read-only here."""
     return not Path(path).resolve().is_relative_to(Path(repo.workflows_dir).resolve())
 
 
-def find_workflow(repo, name_or_id: str) -> tuple[Path, Workflow]:
+def find_workflow(repo: Repo, name_or_id: str) -> tuple[Path, Workflow]:
     """By name first, then by id."""
     path = find_workflow_file(repo, name_or_id)
     return path, load_workflow(path, repo.root)
 
 
-def find_workflow_file(repo, name_or_id: str) -> Path:
+def find_workflow_file(repo: Repo, name_or_id: str) -> Path:
     """The file of a workflow, by name (without reading it), else by id."""
     if is_workflow_name(name_or_id):
         path = workflow_path(repo, name_or_id)
         if path.is_file():
             return path
-    from swamp.workflows.schema import workflow_id
 
     for p in iter_workflow_files(repo):
         try:
@@ -122,11 +126,10 @@ jobs:
 """
 
 
-def create_workflow(repo, name: str) -> tuple[Path, Workflow]:
+def create_workflow(repo: Repo, name: str) -> tuple[Path, Workflow]:
     path = workflow_path(repo, name)
     if path.exists():
         raise ConflictError(f"a workflow named {name!r} already exists at {path.relative_to(repo.root)}")
-    from swamp.util.ids import new_id
 
     import json
 
@@ -137,12 +140,10 @@ def create_workflow(repo, name: str) -> tuple[Path, Workflow]:
     return path, wf
 
 
-def workflows_using_model(repo, name: str, model_id: str) -> list[str]:
+def workflows_using_model(repo: Repo, name: str, model_id: str) -> list[str]:
     """The names of the workflows with a step that runs the model named
     ``name`` (or with id ``model_id``), written literally. A workflow file
     that does not load is skipped: `workflow validate` reports it."""
-    from swamp.errors import SwampError
-
     out = []
     for path in iter_workflow_files(repo):
         try:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from swamp.errors import ValidationError
+from swamp.expr.template import to_text
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,6 @@ def expand(name: str, value: Any, render_name: Callable[[Any], Any] | None) -> l
         if render_name is not None:
             new = render_name(item)
             if not isinstance(new, str):
-                from swamp.expr.template import to_text
-
                 new = to_text(new)
         else:
             new = f"{name}-{suffix}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from swamp.vault.redact import redact_text
 from swamp.workflows.records import StepRun, WorkflowRun, readable
 
 
@@ -16,8 +17,6 @@ def _seconds(ms: int | None) -> str:
 
 
 def junit_xml(run: WorkflowRun) -> str:
-    from swamp.vault.redact import redact_text
-
     suites = ET.Element("testsuites", name=run.workflowName)
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for job in run.jobs:

@@ -13,8 +13,10 @@ from typing import Any, Iterator, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from swamp.datastore.base import Datastore
-from swamp.errors import NotFoundError
+from swamp.errors import ConflictError, NotFoundError
 from swamp.util import documents, yamlio
+from swamp.vault.redact import redact_text
+from swamp.vault.sentinel import describe_sentinels
 
 RUNS = "workflow-runs"
 
@@ -228,9 +230,6 @@ def dump(run: WorkflowRun) -> bytes:
     for a thousand steps where JSON takes ten milliseconds."""
     import json
 
-    from swamp.vault.redact import redact_text
-    from swamp.vault.sentinel import describe_sentinels
-
     return redact_text(describe_sentinels(json.dumps(run.to_json(), indent=2, ensure_ascii=False))).encode() + b"\n"
 
 
@@ -245,8 +244,6 @@ def _parse(text: str, rel: str) -> Any:
 
 def readable(value: Any) -> Any:
     """``value`` with vault references shown as expressions, for output."""
-    from swamp.vault.sentinel import describe_sentinels
-
     if isinstance(value, str):
         return describe_sentinels(value)
     if isinstance(value, dict):
@@ -259,8 +256,6 @@ def readable(value: Any) -> Any:
 def write(ds: Datastore, workflow_id: str, run_id: str, record: bytes, log_text: str | None = None) -> None:
     """Write a dumped record (and the log when given), each atomically; the
     log first, so a record never names a log that is not there."""
-    from swamp.vault.redact import redact_text
-
     if log_text is not None:
         ds.write_bytes(log_path(workflow_id, run_id), redact_text(log_text).encode())
     ds.write_bytes(record_path(workflow_id, run_id), record)
@@ -317,8 +312,6 @@ def all_runs(ds: Datastore) -> list[WorkflowRun]:
 
 def find_run(ds: Datastore, run_id: str) -> WorkflowRun:
     """A run of any workflow by its id, or by the one id that starts with it."""
-    from swamp.errors import ConflictError
-
     if len(run_id) < 4:
         raise NotFoundError(f"no workflow run with id {run_id!r}",
                             hint="give the id, or at least its first 4 characters")

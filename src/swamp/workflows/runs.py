@@ -177,7 +177,6 @@ def reset_from(wf, run: WorkflowRun, step: str) -> list[str]:
     go back to pending; the rest keeps its outcome. Returns the reset steps
     as ``job/step``. A forEach step is expanded again; one of its items,
     named as the record shows it, restarts the whole step."""
-    from swamp.workflows.records import StepRun
     from swamp.workflows.step_names import declared_step
 
     step = declared_step(run, step)  # a forEach item by the name its record shows: its whole step again

@@ -29,7 +29,9 @@ from typing import Any
 
 from swamp.datastore.base import Datastore
 from swamp.errors import ConflictError, NotFoundError, ValidationError
+from swamp.models.inputs import _check
 from swamp.util import clock
+from swamp.util.names import did_you_mean
 from swamp.workflows import records
 from swamp.workflows.records import JobRun, StepRun, WorkflowRun
 
@@ -131,8 +133,6 @@ def waiting(ds: Datastore, run: WorkflowRun) -> list[tuple[WorkflowRun, JobRun, 
 def find_wait(ds: Datastore, run: WorkflowRun, step: str) -> tuple[WorkflowRun, str, str]:
     """The open wait named ``step`` (STEP or JOB/STEP) in ``run`` or a
     nested run it waits on: (owner run, job, step)."""
-    from swamp.util.names import did_you_mean
-
     found = waiting(ds, run)
     for owner, j, s in found:
         if step in (s.name, f"{j.name}/{s.name}"):
@@ -165,8 +165,6 @@ def step_definition(wf, job: str, step: StepRun):
 def check_message(schema: dict | None, message: Any, where: str) -> None:
     """Refuse a message that does not match the step's schema, with the
     schema's own words."""
-    from swamp.models.inputs import _check
-
     if not isinstance(message, dict):
         raise ValidationError(f"the message for {where} must be a JSON object, not {_json_kind(message)}",
                               hint="e.g. --data '{\"version\": \"1.4.2\"}'; nothing was recorded")
@@ -182,26 +180,6 @@ def check_message(schema: dict | None, message: Any, where: str) -> None:
 def _json_kind(value: Any) -> str:
     return {list: "a list", str: "a string", bool: "true or false", int: "a number", float: "a number",
             type(None): "null"}.get(type(value), type(value).__name__)
-
-
-def parse_data(text: str) -> Any:
-    """``--data``: JSON text, or @FILE holding JSON."""
-    from pathlib import Path
-
-    from swamp.errors import UsageError
-
-    if text.startswith("@"):
-        path = Path(text[1:])
-        try:
-            text = path.read_text()
-        except OSError as e:
-            # Like an unreadable --input @file: the command line was fine, the file it names was not.
-            raise ValidationError(f"--data {text}: cannot read {path}: {e.strerror}") from None
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise UsageError(f"--data is not JSON: {e}",
-                         hint="quote it for the shell, e.g. --data '{\"version\": \"1.2\"}', or --data @message.json")
 
 
 # ----------------------------------------------------------- validation
@@ -233,8 +211,6 @@ def review(wf, step_texts) -> list[str]:
     for field, text in step_texts:
         for name in sorted({a or b for a, b in _STEPS_REF.findall(text)}):
             if name not in waits:
-                from swamp.util.names import did_you_mean
-
                 hint = did_you_mean(name, waits) or (f"steps that wait for a signal: {', '.join(sorted(waits))}"
                                                       if waits else "this workflow has no wait_for_signal step")
                 problems.append(f"{field}: steps.{name} names no wait_for_signal step ({hint})")

@@ -6,23 +6,31 @@ workflows, input keys) exist."""
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-from swamp.errors import SwampError
+from swamp.errors import NotFoundError, SwampError
 from swamp.expr.template import has_expressions
+from swamp.models.definitions import find_definition
+from swamp.models.registry import registry_for
+from swamp.models.shell_injection import warning
 from swamp.util.names import did_you_mean
-from swamp.workflows import dag
+from swamp.workflows import dag, signals
+from swamp.workflows.files import find_workflow
+from swamp.workflows.gates import ungated_warnings
 from swamp.workflows.schema import Step, Workflow, workflow_id
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 _SELF = re.compile(r"\bself\b(?:\.([A-Za-z_]\w*))?")
 
 
-def check_workflow(repo, wf: Workflow) -> list[str]:
+def check_workflow(repo: Repo, wf: Workflow) -> list[str]:
     """The errors that keep ``wf`` from running."""
     return review_workflow(repo, wf)[0]
 
 
-def review_workflow(repo, wf: Workflow) -> tuple[list[str], list[str]]:
+def review_workflow(repo: Repo, wf: Workflow) -> tuple[list[str], list[str]]:
     """(errors, warnings). A step naming a model that does not exist (yet)
     is a warning: the workflow may be written before the model, and a run
     fails only that step."""
@@ -31,17 +39,14 @@ def review_workflow(repo, wf: Workflow) -> tuple[list[str], list[str]]:
     problems += input_reference_problems(wf)
     problems += signal_problems(wf)
     errors, warnings = reference_problems(repo, wf)
-    from swamp.workflows.gates import ungated_warnings
 
     return problems + errors, warnings + shell_warnings(repo, wf) + ungated_warnings(wf)
 
 
-def shell_warnings(repo, wf: Workflow) -> list[str]:
+def shell_warnings(repo: Repo, wf: Workflow) -> list[str]:
     """A step handing a command/shell model a `run` that pastes a value
     (an input, data, a forEach item) into the command
     (models/shell_injection.py)."""
-    from swamp.models.shell_injection import warning
-
     out = []
     for i, job in enumerate(wf.jobs):
         for k, step in enumerate(job.steps):
@@ -56,12 +61,11 @@ def shell_warnings(repo, wf: Workflow) -> list[str]:
     return out
 
 
-def _type_of(repo, t) -> str | None:
+def _type_of(repo: Repo, t) -> str | None:
     if t.modelType is not None:
         return t.modelType if _literal(t.modelType) else None
     if not _literal(t.modelIdOrName):
         return None
-    from swamp.models.definitions import find_definition
 
     try:
         return find_definition(repo, t.modelIdOrName)[1].type
@@ -95,8 +99,6 @@ def input_reference_problems(wf: Workflow) -> list[str]:
 def signal_problems(wf: Workflow) -> list[str]:
     """wait_for_signal steps (their schema, their default) and the
     ``steps.NAME`` references that read their messages."""
-    from swamp.workflows import signals
-
     texts = []
     for i, job in enumerate(wf.jobs):
         for k, step in enumerate(job.steps):
@@ -165,9 +167,7 @@ def _self_problems(step: Step, field: str, value: Any, is_in: bool) -> list[str]
     return out
 
 
-def reference_problems(repo, wf: Workflow) -> tuple[list[str], list[str]]:
-    from swamp.models.registry import registry_for
-
+def reference_problems(repo: Repo, wf: Workflow) -> tuple[list[str], list[str]]:
     registry = registry_for(repo)
     problems, warnings = [], []
     for i, job in enumerate(wf.jobs):
@@ -196,11 +196,7 @@ def _literal(value: Any) -> bool:
     return isinstance(value, str) and not has_expressions(value)
 
 
-def _method_problems(repo, registry, t, where: str) -> list[str]:
-    from swamp.models.definitions import find_definition
-
-    from swamp.errors import NotFoundError
-
+def _method_problems(repo: Repo, registry, t, where: str) -> list[str]:
     if t.modelType is not None:
         return _direct_problems(registry, t, where)
     if not _literal(t.modelIdOrName):
@@ -260,12 +256,9 @@ def _direct_problems(registry, t, where: str) -> list[str]:
     return out
 
 
-def _override_problems(repo, registry, wf: Workflow, step, where: str) -> list[str]:
+def _override_problems(repo: Repo, registry, wf: Workflow, step, where: str) -> list[str]:
     """dataOutputOverrides name specs the model's type declares, and vary
     names inputs of the step or of the workflow."""
-    from swamp.errors import NotFoundError
-    from swamp.models.definitions import find_definition
-
     if not step.dataOutputOverrides:
         return []
     out = []
@@ -307,9 +300,7 @@ def _input_problems(schema: dict, given: set[str], where: str, what: str) -> lis
     return out
 
 
-def _workflow_problems(repo, wf: Workflow, t, where: str) -> list[str]:
-    from swamp.workflows.files import find_workflow
-
+def _workflow_problems(repo: Repo, wf: Workflow, t, where: str) -> list[str]:
     if not _literal(t.workflowIdOrName):
         return []
     _, child = find_workflow(repo, t.workflowIdOrName)
@@ -322,11 +313,9 @@ def _workflow_problems(repo, wf: Workflow, t, where: str) -> list[str]:
     return out
 
 
-def nesting_cycle(repo, root: Workflow, child: Workflow) -> list[str] | None:
+def nesting_cycle(repo: Repo, root: Workflow, child: Workflow) -> list[str] | None:
     """A path of literal nested-workflow references from ``child`` back to
     ``root``, as names, or None."""
-    from swamp.workflows.files import find_workflow
-
     root_id = workflow_id(root)
     seen: set[str] = set()
 

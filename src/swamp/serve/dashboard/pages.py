@@ -81,10 +81,11 @@ class Dashboard:
         """Compile every template and import what the pages use, before the
         server takes requests, so the first page does not pay for it (it
         would cost the first runs page more than reading its runs)."""
-        import swamp.app.dashboard_queries  # noqa: F401
         import swamp.serve.dashboard.views  # noqa: F401
         import swamp.vault.redact  # noqa: F401
-        from swamp.workflows import dag, engine  # noqa: F401
+        from swamp.app.dashboard_queries import preload
+
+        preload()
 
         for template in sorted((HERE / "templates").glob("*.html")):
             self.env.get_template(template.name)
@@ -347,7 +348,9 @@ def routes(state) -> list:
 
     def warm() -> None:
         try:
-            dash.index.warm(state.repo)
+            from swamp.app.dashboard_queries import warm as read_every_run
+
+            read_every_run(state.repo, dash.index)
         except SwampError as e:
             print(f"swamp serve: dashboard: could not read the runs ahead: {e.message}", flush=True)
 

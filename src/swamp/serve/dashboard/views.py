@@ -103,10 +103,10 @@ def run(c: Ctx) -> Page:
 
 
 def _rerunnable(doc: dict) -> bool:
-    """Whether the run page offers "Re-run from failure" (workflows/rerun.py)."""
-    from swamp.workflows.rerun import RERUNNABLE
+    """Whether the run page offers "Re-run from failure"."""
+    from swamp.app.workflow_files import can_rerun
 
-    return doc["status"] in RERUNNABLE and not doc.get("parentRunId")
+    return can_rerun(doc)
 
 
 def _route(op: str):
@@ -307,7 +307,7 @@ def approvals(c: Ctx) -> Page:
 # --------------------------------------------------------------------- data
 def models(c: Ctx) -> Page:
     from swamp.app import data
-    from swamp.models.service import search_models
+    from swamp.app.model_definitions import search_models
 
     found = [m for m in search_models(c.repo, None) if c.allowed("read", f"model:{m['name']}")]
     rows = [r for r in data.list_names(c.repo, None) if c.allowed("read", f"data:{r['model']}/{r['name']}")]

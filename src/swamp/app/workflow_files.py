@@ -1,34 +1,45 @@
-"""Workflow files: create, read, search and validate them, and the run
-record as commands print it. Running, resuming, deciding and cancelling
-runs are use cases of the application layer (swamp.app.workflows)."""
+"""Workflow files: create, read, search and validate them, check one before
+a run, and the run record as commands print it. Running, resuming,
+deciding and cancelling runs are ``app.workflows``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from swamp.errors import SwampError, UsageError, ValidationError
-from swamp.workflows import records, runs
+from swamp.workflows import records, runs, signals
+from swamp.workflows.rerun import RERUNNABLE
+from swamp.workflows.junit import junit_xml
 from swamp.workflows.files import (create_workflow, file_name, find_workflow, find_workflow_file,
-                                   iter_workflow_files, load_workflow)
+                                   iter_workflow_files, load_workflow, shown_path)
 from swamp.workflows.records import WorkflowRun
 from swamp.workflows.schema import SEVERITIES, Workflow, workflow_id
+from swamp.workflows.validation import check_workflow, review_workflow
+
+if TYPE_CHECKING:
+    from swamp.repo.context import Repo
 
 
-def _rel(repo, path) -> str:
-    from swamp.workflows.files import shown_path
-
+def _rel(repo: Repo, path) -> str:
     return shown_path(repo, path)  # an extension's workflow is outside the repository
 
 
-def create(repo, name: str) -> dict:
+def create(repo: Repo, name: str) -> dict:
     path, wf = create_workflow(repo, name)
     return {"id": wf.id, "name": wf.name, "path": _rel(repo, path)}
 
 
-def get(repo, name: str) -> dict:
+def get(repo: Repo, name: str) -> dict:
     path, wf = find_workflow(repo, name)
     return {**wf.model_dump(exclude_none=True, by_alias=True), "id": workflow_id(wf), "path": _rel(repo, path)}
 
 
-def search(repo, query: str | None) -> list[dict]:
+def require(repo: Repo, name: str) -> None:
+    """Raise NotFoundError unless a workflow NAME exists (by name or id)."""
+    find_workflow(repo, name)
+
+
+def search(repo: Repo, query: str | None) -> list[dict]:
     q = (query or "").lower()
     out = []
     for p in iter_workflow_files(repo):
@@ -43,9 +54,7 @@ def search(repo, query: str | None) -> list[dict]:
     return sorted(out, key=lambda r: r["name"])
 
 
-def validate(repo, name: str | None) -> dict:
-    from swamp.workflows.validation import review_workflow
-
+def validate(repo: Repo, name: str | None) -> dict:
     files = [find_workflow_file(repo, name)] if name else iter_workflow_files(repo)
     results = []
     for p in files:
@@ -59,10 +68,8 @@ def validate(repo, name: str | None) -> dict:
     return {"valid": all(r["valid"] for r in results), "workflows": results}
 
 
-def checked(repo, name: str) -> tuple[str, Workflow]:
+def checked(repo: Repo, name: str) -> tuple[str, Workflow]:
     """Load and check a workflow before a run writes anything."""
-    from swamp.workflows.validation import check_workflow
-
     path, wf = find_workflow(repo, name)
     source = _rel(repo, path)
     problems = check_workflow(repo, wf)
@@ -70,6 +77,11 @@ def checked(repo, name: str) -> tuple[str, Workflow]:
         raise ValidationError(f"{source} is not valid: " + "; ".join(problems),
                               hint=f"see 'swamp workflow validate {wf.name}'")
     return source, wf
+
+
+def file_schema() -> dict:
+    """The JSON Schema of a workflow file (`workflow schema get`)."""
+    return Workflow.model_json_schema(by_alias=True)
 
 
 def fail_on_level(value: str | None) -> str:
@@ -80,7 +92,14 @@ def fail_on_level(value: str | None) -> str:
     return value
 
 
-def run_json(repo, run: WorkflowRun) -> dict:
+def can_rerun(run: dict) -> bool:
+    """Whether a run (its record as ``run_json`` prints it) can be re-run
+    from its failure: a top-level run that failed, was cancelled or was
+    interrupted (workflows/rerun.py; a nested run is not re-run on its own)."""
+    return run["status"] in RERUNNABLE and not run.get("parentRunId")
+
+
+def run_json(repo: Repo, run: WorkflowRun) -> dict:
     """The run record as commands print it: without the process details,
     and with the approvals and signals a suspended run waits for (nested
     runs' too)."""
@@ -92,8 +111,6 @@ def run_json(repo, run: WorkflowRun) -> dict:
             {"job": j.name, "step": s.name, "prompt": s.approval.prompt,
              **({"workflowName": owner.workflowName, "runId": owner.id} if owner.id != run.id else {})}
             for owner, j, s in runs.waiting_steps(repo.datastore, run)])
-        from swamp.workflows import signals
-
         waits = signals.waiting(repo.datastore, run)
         if waits:  # docs/signals.md
             data["signalRequired"] = records.readable([
@@ -102,3 +119,8 @@ def run_json(repo, run: WorkflowRun) -> dict:
                  **({"workflowName": owner.workflowName, "runId": owner.id} if owner.id != run.id else {})}
                 for owner, j, s in waits])
     return data
+
+
+def run_junit(run: WorkflowRun) -> str:
+    """The run as JUnit XML (`workflow run --junit FILE`): a test case per step."""
+    return junit_xml(run)
