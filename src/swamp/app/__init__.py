@@ -12,7 +12,9 @@ Every use case, by what it is about (module: functions):
   repository   repository: open_repo repo_root
                repo_setup: init_repo upgrade_repo plan_upgrade list_agents plan_agent_changes
                            apply_agent_changes plan_agent_removal apply_agent_removal
-               doctor: run                      settings: list_settings get_setting set_setting unset_setting
+               doctor: run    doctor_audit: run    local_type_files: local_type_problems
+               summarise: summarise             doc_topics: list_topics show_topic
+               settings: list_settings get_setting set_setting unset_setting
                names: models methods model_types data workflows vaults steps run_ids  (completion)
   models       model_definitions: search_types describe_type create_model get_model describe_method
                                   search_models validate_models
@@ -26,7 +28,10 @@ Every use case, by what it is about (module: functions):
                approvals: waiting_run continuable decision_line
                signals: signal waiting settle_timeout ready claim_resume resume_ready resume_finished
                detached_runs: check_startable wait_for_record started_doc
-               remote_steps: dispatch run_step run_method  (placed steps; a worker's session)
+               remote_steps: run_step run_method  (a placed step's session on a worker)
+               placed_steps: open_placed_steps attach attached close  (where a run's placed steps go)
+               publishing_leases: PublishingLeases  (a step's model lease, only while it publishes)
+               one_lane_runs: qualifies OneLane  (a chain's lease kept, its end in its last commit)
                run_history: index_for history_page    runs: history collect doctor
                interrupted_runs: find_orphaned_runs mark_interrupted reap heartbeat replicas
   schedules    schedules: claim claims get_trigger set_trigger remove_trigger workflow_triggers
@@ -48,6 +53,7 @@ Every use case, by what it is about (module: functions):
                namespaces: list_namespaces set_namespace unset migrate
                managed_config: attach status publish publish_edit edit_privately migrate refresh
   access       access: read change shared       daemons: enable disable status  (user services)
+  workers      worker_tokens: create list_tokens revoke redeem lookup  (enrolment tokens)
   dashboard    dashboard_queries: workflow_runs workflows_overview approvals run_state workflow_graph
                                   input_form inputs_from_form data_version_text data_diff datastore_overview
 
