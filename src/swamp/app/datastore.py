@@ -82,7 +82,7 @@ def setup_object_store(repo, cfg, *, progress=None, create_bucket: bool = False)
     only then write the datastore section of .swamp.yaml. Every step is
     idempotent: a setup that failed half-way is simply run again. It is
     also how a repository attaches again to a remote its commands refuse as
-    another one (identity.RemoteChangedError)."""
+    another one (RemoteChangedError)."""
     from swamp.datastore.cached import location_of, store_config
     from swamp.datastore.objectstore.buckets import ensure_bucket
     from swamp.datastore.objectstore.factory import open_store
@@ -208,7 +208,7 @@ def sync(repo, *, pull: bool, push: bool, progress=None) -> dict:
     ds = repo.datastore
     if not hasattr(ds, "sync"):
         return SyncCounts().to_json()  # a filesystem datastore has nothing to sync
-    from swamp.datastore.sync.errors import SyncConflictError
+    from swamp.errors import SyncConflictError
 
     try:
         return ds.sync(pull=pull, push=push, progress=progress).to_json()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from swamp.errors import SwampError
+from swamp.errors import RemoteChangedError, SwampError
 
 AREAS = ("datastores", "extensions", "vaults", "workflows", "secrets", "install")
 #: files larger than this are not scanned for secrets (data content is read in full)
@@ -161,7 +161,7 @@ def _sync_state(repo, engine) -> Check:
     from swamp.datastore.sync.commitlog import list_from
 
     name = "datastore.sync-state"
-    hint = identity.ATTACH_HINT
+    hint = RemoteChangedError.ATTACH_HINT
     cfg = repo.config.datastore
     marker = repo.local_dir / ".sync" / "remote.json"
     if cfg is not None and marker.is_file():
@@ -186,7 +186,7 @@ def _sync_state(repo, engine) -> Check:
         if head > 0:
             identity.check_listing(engine.state, f"{engine.store.name}{engine.layout.namespace}", head,
                                    list_from(engine.store, engine.layout, head))
-    except identity.RemoteChangedError as e:
+    except RemoteChangedError as e:
         return Check(name, "fail", e.message, e.hint)
     except SwampError as e:
         return Check(name, "fail", e.message, e.hint)

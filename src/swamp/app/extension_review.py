@@ -13,15 +13,9 @@ from __future__ import annotations
 from swamp.app.extensions import _change, _check_types_free
 from swamp.app.lifecycle import reading
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import ConflictError, NotFoundError, SwampError
+from swamp.errors import ApprovalRefusedError, ConflictError, NotFoundError
 from swamp.extensions import history, lockfile
 from swamp.extensions.names import check_name
-
-
-class ApprovalRefusedError(SwampError):
-    """The one who proposed a change (or someone swamp cannot name) cannot approve it."""
-
-    code = "approval_refused"
 
 
 def history_of(repo, name: str | None = None) -> dict:

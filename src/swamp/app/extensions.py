@@ -20,9 +20,8 @@ from pathlib import Path
 
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import ConflictError, NotFoundError, UnpublishedError, UsageError
+from swamp.errors import ConflictError, ExtensionError, NotFoundError, UnpublishedError, UsageError
 from swamp.extensions import history, install, lockfile
-from swamp.extensions.errors import ExtensionError
 from swamp.extensions.index import Index, normalize_url
 from swamp.extensions.lockfile import Entry
 from swamp.extensions.names import check_name, parse_spec

@@ -39,18 +39,6 @@ from swamp.util import tracing
 from swamp.util.actors import local_user
 
 
-class WorkerLostError(SwampError):
-    code = "worker_lost"
-
-
-class NoWorkerError(SwampError):
-    code = "no_worker"
-
-
-class StepCancelledError(SwampError):
-    code = "cancelled"
-
-
 @dataclass(frozen=True)
 class Placement:
     """Where a step may run: workers carrying every label, or the named one;

@@ -10,16 +10,12 @@ datastore is unreachable. Each use case names itself to the audit log
 
 from __future__ import annotations
 
-from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
+from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError, VaultMigrationError
 from swamp.util import clock
 from swamp.util.names import did_you_mean
 from swamp.vault import audit, service
 from swamp.vault.names import check_key_name, check_vault_name
 from swamp.vault.redact import register_secret
-
-
-class VaultMigrationError(SwampError):
-    code = "vault_migrate"
 
 
 def create(repo, vault_type: str, name: str, settings: dict | None = None) -> dict:

@@ -22,7 +22,7 @@ import json
 import re
 
 from swamp.app.lifecycle import changing, is_published
-from swamp.errors import ConflictError, SwampError, UnpublishedError, ValidationError
+from swamp.errors import ConflictError, NotRecordedError, UnpublishedError, ValidationError
 from swamp.util import clock
 from swamp.util.names import check_name
 
@@ -42,13 +42,6 @@ def check_delivery(delivery: str) -> str:
         raise ValidationError(f"delivery id {delivery!r} is not valid",
                               hint="1 to 128 letters, digits, '_', '-', '.', ':' (a UUID will do)")
     return delivery
-
-
-class NotRecordedError(SwampError):
-    """The delivery's record could not be published: it was taken back, and
-    the delivery must be sent again (serve: 503, Retry-After)."""
-
-    code = "unavailable"
 
 
 def record(repo, webhook: str, delivery: str, timestamp: int, *, window_s: float) -> bool:

@@ -25,8 +25,8 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from swamp.errors import ExtensionError, HashMismatchError, IndexError_
 from swamp.extensions import install_integrity as integrity
-from swamp.extensions.errors import ExtensionError, HashMismatchError, IndexError_
 from swamp.extensions.index import Index, sha256_of
 from swamp.extensions.lockfile import Entry
 

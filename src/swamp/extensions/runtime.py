@@ -6,9 +6,9 @@ hash-checked)."""
 
 from __future__ import annotations
 
+from swamp.errors import ExtensionError
 from swamp.extensions import install, lockfile
 from swamp.extensions.environment import VAULT_TYPES_GROUP, Failure, load
-from swamp.extensions.errors import ExtensionError
 from swamp.extensions.lockfile import Entry
 
 

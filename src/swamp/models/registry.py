@@ -11,7 +11,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from swamp.errors import NotFoundError, SwampError
+from swamp.errors import NotFoundError, SwampError, TypeLoadError
 from swamp.models.api import ModelType
 from swamp.util.names import did_you_mean
 from swamp.util.plain import Plain
@@ -31,10 +31,6 @@ class LoadError(Plain):
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         return f"{where}: {self.message}"
-
-
-class TypeLoadError(SwampError):
-    code = "type_load_error"
 
 
 class Registry:

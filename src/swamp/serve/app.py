@@ -26,9 +26,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route as StarletteRoute
 
-from swamp.errors import SwampError
+from swamp.errors import HttpError, SwampError
 from swamp.util import actors
-from swamp.serve.errors import HttpError, error_doc, status_of
+from swamp.serve.errors import error_doc, status_of
 from swamp.serve.request_tracing import request_span
 from swamp.serve.routes import ROUTES, Call, Reply, Route
 from swamp.serve.wire import KEEPALIVE_S, _check_segments, _frame, _log, _read_raw  # noqa: F401  (used by the dashboard too)

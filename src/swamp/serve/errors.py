@@ -62,8 +62,3 @@ def error_doc(e: SwampError) -> dict:
     return doc
 
 
-class HttpError(SwampError):
-    """An error raised by serve itself (auth, limits, malformed requests)."""
-
-    def __init__(self, code: str, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint, code=code)

@@ -193,7 +193,7 @@ def _authorize_method_inputs(call: Call, inputs_list: list[dict]) -> None:
     leaves open; replacing an argument it fixes, or running a ``type``
     directly (which writes an automatic definition with the caller's
     values), needs ``write`` on the model (app/run_grants.py)."""
-    from swamp.serve.errors import HttpError
+    from swamp.errors import HttpError
 
     model = call.path["model"]
     if call.body.get("type"):
@@ -369,8 +369,7 @@ def _continue_decided(call: Call, doc: dict) -> dict:
     the run in the background (as the CLI continues it in its process),
     if the caller may run the workflow; ``resumed`` says whether it does."""
     from swamp.app.approvals import continuable
-    from swamp.errors import SwampError
-    from swamp.serve.errors import HttpError
+    from swamp.errors import HttpError, SwampError
 
     name = call.path["workflow"]
     if call.body.get("resume") is False or call.resume_later is None:

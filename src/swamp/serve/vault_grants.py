@@ -19,8 +19,7 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from swamp.errors import NotFoundError
-from swamp.serve.errors import HttpError
+from swamp.errors import HttpError, NotFoundError
 from swamp.util import actors
 from swamp.vault import access
 

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
-from .errors import (BackendRefused, ObjectNotFound, ObjectStoreError, PreconditionFailed,  # noqa: F401
-                     SourceChanged, TransientError)
+from swamp.errors import SourceChanged
+
 from .streams import Download
 
 

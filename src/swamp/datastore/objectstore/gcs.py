@@ -30,16 +30,10 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator
 
+from swamp.errors import ObjectNotFound, ObjectStoreError, PreconditionFailed, TransientError
+
 from . import diagnose
-from .base import (
-    ObjectMeta,
-    ObjectNotFound,
-    ObjectStore,
-    ObjectStoreError,
-    PreconditionFailed,
-    TransientError,
-    check_key,
-)
+from .base import ObjectMeta, ObjectStore, check_key
 from .streams import (
     MIN_RATE,
     Download,

@@ -35,7 +35,9 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from .base import ObjectMeta, ObjectStore, PreconditionFailed, TransientError
+from swamp.errors import PreconditionFailed, TransientError
+
+from .base import ObjectMeta, ObjectStore
 from .streams import Download, file_sha256
 
 T = TypeVar("T")

@@ -28,15 +28,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .base import (
-    ObjectMeta,
-    ObjectNotFound,
-    ObjectStore,
-    ObjectStoreError,
-    PreconditionFailed,
-    TransientError,
-    check_key,
-)
+from swamp.errors import ObjectNotFound, ObjectStoreError, PreconditionFailed, TransientError
+
+from .base import ObjectMeta, ObjectStore, check_key
 from .streams import (
     MIN_RATE,
     Download,

@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 from typing import Iterable
 
-from swamp.datastore.objectstore.base import ObjectStoreError, PreconditionFailed
-from swamp.errors import SwampError, ValidationError
+from swamp.errors import CorruptRemoteError, ObjectStoreError, PreconditionFailed, SwampError, ValidationError
 from swamp.util import clock
 from swamp.util.ids import uuid4_hex
 from swamp.util.names import check_rel_path
@@ -29,7 +28,6 @@ from .compare import content_id as _sha
 from .compare import parents as _parents
 from .blobs import upload_blob
 from .counting import Session
-from .errors import CorruptRemoteError
 from .localonly import is_synced
 from .localtree import FileState
 

@@ -31,9 +31,10 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
+from swamp.datastore.objectstore.base import ObjectStore
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import SwampError, ValidationError
+from swamp.errors import (CorruptRemoteError, ObjectNotFound, PreconditionFailed, SwampError,
+                          SyncConflictError, ValidationError)
 from swamp.util import clock
 from swamp.util.ids import hostname, uuid4_hex
 from swamp.util.names import check_rel_path
@@ -42,7 +43,6 @@ from . import checkpoint, commitlog
 from .blobs import fetch_blob
 from .commit import Committer, _Contended
 from .counting import Session
-from .errors import CorruptRemoteError, SyncConflictError
 from .fencing import Fencing, _LeaseScope
 from .gc import DEFAULT_GRACE_S, gc
 from .held import HeldLocks

@@ -12,15 +12,13 @@ import contextlib
 import re
 from typing import Iterator
 
-from swamp.datastore.objectstore.base import ObjectStoreError
-from swamp.errors import LeaseLostError, ValidationError
+from swamp.errors import CorruptRemoteError, LeaseLostError, ObjectStoreError, ValidationError
 from swamp.util import clock
 from swamp.util.plain import Plain
 
 from . import scopes
 from .compare import parents as _parents
 from .counting import Session
-from .errors import CorruptRemoteError
 from .lease import DEFAULT_TTL_MS, Lease, force_release, read_lease
 from .localtree import BlockedPath
 from .renumber import Move

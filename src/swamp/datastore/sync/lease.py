@@ -40,8 +40,9 @@ from typing import Callable
 
 from swamp.datastore.locks import holder_exited
 from swamp.datastore.locks import lock_timeout_ms, machine_identity
-from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, ObjectStoreError, PreconditionFailed
-from swamp.errors import LeaseLostError, LockTimeoutError
+from swamp.datastore.objectstore.base import ObjectStore
+from swamp.errors import (LeaseLostError, LockTimeoutError, ObjectNotFound, ObjectStoreError,
+                          PreconditionFailed)
 from swamp.util import clock
 from swamp.util.ids import holder, hostname
 from swamp.util.ids import uuid4_hex

@@ -202,7 +202,7 @@ def rerun(c: Ctx) -> Response:
     name, old = c.path["workflow"], c.path["run"]
     c.require("run", f"workflow:{name}")
     if c.dash.state.shutting_down:
-        from swamp.serve.errors import HttpError
+        from swamp.errors import HttpError
 
         raise HttpError("shutting_down", "the server is shutting down")
     run_id = start_in_background(c, name, {}, from_failed=old)
@@ -225,7 +225,7 @@ def start_run(c: Ctx) -> Response:
         return c.dash.render(c.request, page, c.subjects, 400)
     state = c.dash.state
     if state.shutting_down:
-        from swamp.serve.errors import HttpError
+        from swamp.errors import HttpError
 
         raise HttpError("shutting_down", "the server is shutting down")
     run_id = start_in_background(c, name, inputs)
