@@ -41,9 +41,10 @@ from __future__ import annotations
 import os
 import sys
 
-#: global flags: option -> CliState field
-_GLOBAL_FLAGS = {"--json": "json", "--offline": "offline", "-q": "quiet", "--quiet": "quiet",
-                 "-v": "verbose", "--verbose": "verbose", "--no-color": "color"}
+from swamp.cli.option_table import fast_flags
+
+#: global flags: option -> CliState field (the table click's options are made from)
+_GLOBAL_FLAGS = fast_flags()
 
 
 class _Spec:
