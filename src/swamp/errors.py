@@ -56,7 +56,11 @@ and ``tests/unit/test_error_tree.py`` lists each with its reason.
 ``tests/unit/test_error_tree.py`` also checks that this drawing names every
 class below under its real base, so it cannot go stale.
 
-This module imports nothing of swamp's: every layer may import it.
+This module imports nothing of swamp's: every layer may import it. A few
+modules re-export the errors of their interface, so that code written
+against them keeps importing (``datastore/objectstore/base.py`` and
+``errors.py``, ``datastore/sync/errors.py``, ``serve/errors.py``); new
+code imports from here.
 """
 
 from __future__ import annotations

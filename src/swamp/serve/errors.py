@@ -33,7 +33,7 @@ returned, with ``"published": false``."""
 
 from __future__ import annotations
 
-from swamp.errors import SwampError
+from swamp.errors import HttpError, SwampError  # noqa: F401  (HttpError: importable from here too)
 
 STATUS = {
     "usage": 400, "validation": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404,
