@@ -48,7 +48,7 @@ _GLOBAL_FLAGS = fast_flags()
 
 
 class _Spec:
-    def __init__(self, words, positionals, flags=None, values=None, multiple=None, required=None):
+    def __init__(self, words, positionals, flags=None, values=None, multiple=None, required=None, defaults=None):
         self.words = tuple(words)
         self.positionals = tuple(positionals)
         #: how many positional arguments must be given (the others are optional: None)
@@ -56,6 +56,8 @@ class _Spec:
         self.flags = flags or {}  # option -> parameter (True when given)
         self.values = values or {}  # option -> (parameter, converter): the last one given wins
         self.multiple = multiple or {}  # option -> parameter (a tuple of every value given, in order)
+        #: only for a parameter its body gives no default (the body's own defaults are read off it)
+        self.defaults = defaults or {}
 
 
 #: the commands the lane runs; the parameters are the click commands' own names. What
@@ -170,7 +172,7 @@ def parse(args: list, environ=os.environ) -> Parsed | None:
         return None
     if spec.words == ("model", "method", "run") and "/" in positionals[0]:
         return None  # a type run directly (MODEL|TYPE METHOD NAME): click
-    out = _defaults(_body(spec.words))
+    out = {**_defaults(_body(spec.words)), **spec.defaults}
     out.update(zip(spec.positionals, positionals))
     out.update(params)
     out.update({k: tuple(v) for k, v in multi.items()})
