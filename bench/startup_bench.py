@@ -2,7 +2,7 @@
 same run, on a repository with 20 definitions and a custom model type.
 
     .venv/bin/python bench/startup_bench.py [--runs 21] [--baseline /tmp/perf-base/src]
-        [--importtime] [--floor]
+        [--importtime] [--floor] [--through-click]
 
 Commands (issue 17's targets, as multiples of `python -c pass`):
 
@@ -21,7 +21,10 @@ dataclasses and logging each command loaded (the fast paths keep them off
 interleaved run, processes that only import those libraries (click;
 click, ruamel.yaml and pathlib; these and pydantic with one model built and
 validated): what these commands cost when they went through click,
-ruamel.yaml and pydantic, before the fast paths.
+ruamel.yaml and pydantic, before the fast paths. ``--through-click`` also
+times this checkout's commands with ``SWAMP_NO_FAST_LANE=1`` (``swamp
+--help`` and the fast lane's commands parsed by click, as every other
+command is): what dropping the second parser and help renderer would cost.
 """
 
 from __future__ import annotations
@@ -150,10 +153,14 @@ def main() -> None:
     ap.add_argument("--baseline", type=Path, help="another checkout's src/, run as swamp-base")
     ap.add_argument("--importtime", action="store_true")
     ap.add_argument("--floor", action="store_true", help="also time the libraries alone (click, ruamel.yaml, pydantic)")
+    ap.add_argument("--through-click", action="store_true",
+                    help="also time this checkout with SWAMP_NO_FAST_LANE=1 (no fast lane, no fast help)")
     args = ap.parse_args()
     srcs = {"swamp": ROOT / "src"}
     if args.baseline:
         srcs["swamp-base"] = args.baseline.resolve()
+    if args.through_click:
+        srcs["swamp-click"] = srcs["swamp"]
     tmp = Path(tempfile.mkdtemp(prefix="swamp-startup-bench-"))
     try:
         repo = tmp / "repo"
@@ -162,8 +169,9 @@ def main() -> None:
                   "method run": ["model", "method", "run", "m00", "execute"]}
         commands: dict[str, tuple[list[str], dict]] = {"python": ([PYTHON, "-c", "pass"], env_for(None))}
         for name, src in srcs.items():
+            env = env_for(src) if name != "swamp-click" else {**env_for(src), "SWAMP_NO_FAST_LANE": "1"}
             for shape, tail in shapes.items():
-                commands[f"{name} {shape}"] = (swamp(src, *tail), env_for(src))
+                commands[f"{name} {shape}"] = (swamp(src, *tail), env)
         if args.floor:
             for shape, code in FLOORS.items():
                 commands[f"floor {shape}"] = ([PYTHON, "-c", code], env_for(None))

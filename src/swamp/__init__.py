@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "ModelType": "swamp.models.api",
     "Context": "swamp.models.context",
-    "CheckFailed": "swamp.models.checks",
+    "CheckFailed": "swamp.errors",
     "CheckContext": "swamp.models.checks",
     "ReportType": "swamp.reports.api",
     "Report": "swamp.reports.api",

@@ -53,7 +53,7 @@ def test_a_new_version_replaces_the_old_install(repo, pypi):
 
 def test_a_wheel_for_another_platform_is_refused(repo, tmp_path):
     from swamp.extensions import install
-    from swamp.extensions.errors import ExtensionError
+    from swamp.errors import ExtensionError
     from swamp.extensions.index import sha256_of
     from swamp.extensions.lockfile import Entry, Wheel
 

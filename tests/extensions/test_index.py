@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from swamp.extensions.errors import HashMismatchError
+from swamp.errors import HashMismatchError
 from swamp.extensions.index import JSON_TYPE, Index
 
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from swamp.errors import HashMismatchError
 from swamp.extensions import install, lockfile
-from swamp.extensions.errors import HashMismatchError
 from swamp.extensions.index import Index, sha256_of
 from swamp.extensions.lockfile import Entry, Lockfile, Wheel
 from swamp.repo.context import Repo
@@ -70,7 +70,7 @@ def test_a_tampered_wheel_is_refused_and_nothing_is_installed(repo, tmp_path):
 def test_a_wheel_escaping_its_directory_is_refused(repo, tmp_path):
     import zipfile
 
-    from swamp.extensions.errors import ExtensionError
+    from swamp.errors import ExtensionError
 
     bad = tmp_path / "bad-1.0-py3-none-any.whl"
     with zipfile.ZipFile(bad, "w") as z:

@@ -20,17 +20,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from swamp.datastore.objectstore.base import (
-    BackendRefused,
-    ObjectMeta,
-    ObjectNotFound,
-    ObjectStore,
-    PreconditionFailed,
-)
+from swamp.datastore.objectstore.base import ObjectMeta, ObjectStore
 from swamp.datastore.objectstore.factory import open_store
 from swamp.datastore.objectstore.local import LocalDirObjectStore
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.objectstore.probe import probe_conditional_writes
+from swamp.errors import BackendRefused, ObjectNotFound, PreconditionFailed
 
 RACERS = 4
 
@@ -377,7 +372,7 @@ def test_put_file_refuses_a_file_that_changed_after_it_was_hashed(backend: Backe
                                                                   multipart: bool) -> None:
     """The caller hashed the file, then it changed: nothing is stored under
     the key (a blob's key is its hash), whatever the upload's size."""
-    from swamp.datastore.objectstore.base import SourceChanged
+    from swamp.errors import SourceChanged
 
     s = backend.store
     size = 2 * _small_parts(s) + 12345 if multipart else 4096

@@ -9,9 +9,9 @@ from typing import Iterator
 
 import pytest
 
-from swamp.datastore.objectstore.base import PreconditionFailed, TransientError
 from swamp.datastore.objectstore.retry import RetryingObjectStore
 from swamp.datastore.objectstore.s3 import S3ObjectStore
+from swamp.errors import PreconditionFailed, TransientError
 from tests.fixtures.faultproxy import Fault, FaultProxy
 from tests.fixtures.servers import S3Server
 

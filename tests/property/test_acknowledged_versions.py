@@ -37,11 +37,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from swamp.datastore.objectstore.base import ObjectStoreError, PreconditionFailed
-from swamp.datastore.sync import SyncConflictError, SyncEngine, identity
-from swamp.datastore.sync.identity import RemoteChangedError
+from swamp.datastore.sync import SyncEngine, identity
 from swamp.datastore.sync.localonly import is_conflict_copy, is_synced
-from swamp.errors import LeaseLostError
+from swamp.errors import (LeaseLostError, ObjectStoreError, PreconditionFailed, RemoteChangedError,
+                          SyncConflictError)
 from swamp.repo.datastores import path_rules
 from swamp.util.atomic import atomic_write
 

@@ -45,14 +45,13 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from swamp.datastore.objectstore.local import LocalDirObjectStore
 from swamp.datastore.objectstore.memory import MemoryObjectStore
-from swamp.datastore.sync import SyncConflictError, SyncEngine
+from swamp.datastore.sync import SyncEngine
 from swamp.datastore.sync import identity
 from swamp.datastore.sync import lease as lease_mod
 from swamp.datastore.sync.commitlog import add_fence, fenced_out, fetch_one, list_seqs
 from swamp.datastore.sync.gc import MIN_RETENTION_S
-from swamp.datastore.sync.identity import RemoteChangedError
 from swamp.datastore.sync.localonly import is_conflict_copy, is_synced
-from swamp.errors import LeaseLostError
+from swamp.errors import LeaseLostError, RemoteChangedError, SyncConflictError
 from swamp.util import clock
 from swamp.util.atomic import atomic_write
 from swamp.repo.datastores import path_rules
@@ -526,7 +525,7 @@ def test_a_push_trusting_a_recent_listing_is_refused_on_an_emptied_remote(tmp_pa
     log/<head+1> onto an emptied and re-created remote: a gap every peer
     refused. Fixed: a commit's create follows a LIST made in the same
     operation, after its uploads (HeadSeen.listed_since)."""
-    from swamp.datastore.sync.errors import CorruptRemoteError
+    from swamp.errors import CorruptRemoteError
 
     store = MemoryObjectStore()
 

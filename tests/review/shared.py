@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swamp.datastore.objectstore.base import TransientError
 from swamp.datastore.objectstore.memory import MemoryObjectStore
+from swamp.errors import TransientError
 
 
 class SwitchableStore(MemoryObjectStore):

@@ -18,7 +18,7 @@ import os
 
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.sync import SyncEngine
-from swamp.datastore.sync.errors import CorruptRemoteError
+from swamp.errors import CorruptRemoteError
 from swamp.repo.datastores import path_rules
 from swamp.util.atomic import atomic_write
 

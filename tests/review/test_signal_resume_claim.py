@@ -60,7 +60,7 @@ def test_a_claimed_resume_that_failed_before_claiming_the_run_is_tried_again(tmp
     stays suspended with its `resumed` marker published, which every
     replica's next look takes for "resumed": nobody tries again."""
     from swamp.app import signals, workflows
-    from swamp.datastore.objectstore.base import TransientError
+    from swamp.errors import TransientError
 
     store = SwitchableStore()
     a = shared_repo(tmp_path / "a", store, "replica-a", {"gate": GATE})

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from swamp.errors import ConflictError
+from swamp.errors import ConflictError, NotRecordedError
 from tests.review.shared import SwitchableStore, shared_repo
 
 
@@ -31,7 +31,7 @@ def test_a_delivery_whose_record_is_not_published_is_refused_and_its_retry_runs_
     stamp = int(clock.now())
     try:
         store.down = True  # replica a's commit fails: serve answers 503 and runs nothing
-        with pytest.raises(webhook_deliveries.NotRecordedError) as refused:
+        with pytest.raises(NotRecordedError) as refused:
             webhook_deliveries.record(a, "deploy", "evt-1", stamp, window_s=300)
         assert refused.value.code == "unavailable"
         store.down = False

@@ -4,8 +4,8 @@ knows it, the position in the expression."""
 import pytest
 
 from swamp.data.provider import NAMESPACE as DATA
-from swamp.errors import NotFoundError, SwampError
-from swamp.expr import ExprContext, ExpressionError, evaluate, register_namespace, render, validate
+from swamp.errors import ExpressionError, NotFoundError, SwampError
+from swamp.expr import ExprContext, evaluate, register_namespace, render, validate
 from swamp.vault.expressions import NAMESPACE as VAULT
 
 register_namespace(DATA)

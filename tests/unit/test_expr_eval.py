@@ -5,8 +5,9 @@ import threading
 import pytest
 
 from swamp.data.provider import NAMESPACE as DATA
-from swamp.expr import (ExprContext, ExpressionError, Function, Namespace, evaluate, predicate, register_namespace,
-                        render, validate)
+from swamp.errors import ExpressionError
+from swamp.expr import (ExprContext, Function, Namespace, evaluate, predicate, register_namespace, render,
+                        validate)
 
 register_namespace(DATA)
 

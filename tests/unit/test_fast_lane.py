@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from swamp.cli import data_get, data_list, datastore_sync, fast_lane, method_run, model_get
 from swamp.cli.errors import run_cli
+from swamp.cli.run_reports import selections
 
 REAL = {"data get": data_get.run, "model method run": method_run.run, "data list": data_list.run,
         "model get": model_get.run, "datastore sync": datastore_sync.run}
@@ -36,7 +37,8 @@ def _bound(command: str, args: tuple, kwargs: dict) -> tuple[dict, dict]:
     b.apply_defaults()
     params = dict(b.arguments)
     state = params.pop("state")
-    params.update(params.pop("options", {}))
+    if "options" in params:  # the report and check options, as the body reads them (absent: click's defaults)
+        params["selections"] = selections(dict(params.pop("options")))
     return vars(state).copy(), params
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from swamp.datastore.objectstore import local
-from swamp.datastore.objectstore.base import PreconditionFailed, TransientError
 from swamp.datastore.objectstore.local import LocalDirObjectStore
+from swamp.errors import PreconditionFailed, TransientError
 
 
 @pytest.fixture

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from swamp.datastore.objectstore.base import BackendRefused, ObjectStore
+from swamp.datastore.objectstore.base import ObjectStore
 from swamp.datastore.objectstore.local import LocalDirObjectStore
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.objectstore.probe import probe_conditional_writes
+from swamp.errors import BackendRefused
 
 
 class Broken(MemoryObjectStore):

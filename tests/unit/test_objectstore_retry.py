@@ -7,15 +7,10 @@ from typing import Iterator
 
 import pytest
 
-from swamp.datastore.objectstore.base import (
-    ObjectMeta,
-    ObjectNotFound,
-    ObjectStore,
-    PreconditionFailed,
-    TransientError,
-)
+from swamp.datastore.objectstore.base import ObjectMeta, ObjectStore
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.objectstore.retry import RetryingObjectStore
+from swamp.errors import ObjectNotFound, PreconditionFailed, TransientError
 
 
 class Flaky(ObjectStore):

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from swamp.datastore.objectstore.base import PreconditionFailed, TransientError
 from swamp.datastore.objectstore.local import LocalDirObjectStore
 from swamp.datastore.objectstore.retry import RetryingObjectStore
 from swamp.datastore.objectstore.s3 import MAX_PARTS, S3ObjectStore
 from swamp.datastore.objectstore.streams import HashingReader, transfer_timeout_s
+from swamp.errors import PreconditionFailed, TransientError
 
 GIB = 1 << 30
 

@@ -5,8 +5,8 @@ import stat
 
 import pytest
 
-from swamp.errors import ConflictError, NotFoundError, ValidationError
-from swamp.vault.local import FORMAT_VERSION, LocalEncryptionVault, VaultError
+from swamp.errors import ConflictError, NotFoundError, ValidationError, VaultError
+from swamp.vault.local import FORMAT_VERSION, LocalEncryptionVault
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import subprocess
 
 import pytest
 
-from swamp.errors import ValidationError
-from swamp.expr import ExprContext, ExpressionError, register_namespace, render
+from swamp.errors import ExpressionError, ValidationError
+from swamp.expr import ExprContext, register_namespace, render
 from swamp.vault import expressions, redact
 from swamp.vault.sentinel import find_sentinels, make_sentinel, resolve_sentinels, to_env
 

@@ -5,8 +5,8 @@ import os
 
 import pytest
 
-from swamp.errors import NotFoundError, SwampError, ValidationError
-from swamp.expr import ExprContext, ExpressionError, register_namespace, render
+from swamp.errors import ExpressionError, NotFoundError, SwampError, ValidationError
+from swamp.expr import ExprContext, register_namespace, render
 from swamp.repo.context import Repo
 from swamp.repo.init import init_repo
 from swamp.vault import expressions, redact, service

@@ -18,9 +18,8 @@ from swamp.datastore.objectstore.factory import open_store
 from swamp.datastore.objectstore.probe import probe_conditional_writes
 from swamp.datastore.sync.counts import SyncCounts
 from swamp.datastore.sync.engine import SyncEngine
-from swamp.datastore.sync.errors import SyncConflictError
 from swamp.datastore.sync.localonly import is_local_only
-from swamp.errors import NotFoundError, SwampError
+from swamp.errors import NotFoundError, SwampError, SyncConflictError
 from swamp.repo.config import DatastoreConfig
 from swamp.repo.datastores import path_rules
 from swamp.util.atomic import atomic_write, sweep_temp_files
@@ -96,7 +95,7 @@ def setup_object_store(repo: Repo, cfg, *, progress=None, create_bucket: bool = 
     only then write the datastore section of .swamp.yaml. Every step is
     idempotent: a setup that failed half-way is simply run again. It is
     also how a repository attaches again to a remote its commands refuse as
-    another one (identity.RemoteChangedError)."""
+    another one (RemoteChangedError)."""
     previous = current_location(repo)
     store = open_store(store_config(cfg))
     created = ensure_bucket(store, create=create_bucket)  # before any write could create it

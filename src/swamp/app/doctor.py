@@ -32,7 +32,7 @@ from swamp.datastore.locks import holder_exited
 from swamp.datastore.objectstore.probe import probe_conditional_writes
 from swamp.datastore.sync import identity
 from swamp.datastore.sync.commitlog import list_from
-from swamp.errors import SwampError, UsageError
+from swamp.errors import RemoteChangedError, SwampError, UsageError
 from swamp.extensions import install, lockfile
 from swamp.repo.init import _write_gitignore
 from swamp.util.names import did_you_mean
@@ -167,7 +167,7 @@ def _conditional_writes(store) -> Check:
 
 def _sync_state(repo: Repo, engine) -> Check:
     name = "datastore.sync-state"
-    hint = identity.ATTACH_HINT
+    hint = RemoteChangedError.ATTACH_HINT
     cfg = repo.config.datastore
     marker = repo.local_dir / ".sync" / "remote.json"
     if cfg is not None and marker.is_file():
@@ -190,7 +190,7 @@ def _sync_state(repo: Repo, engine) -> Check:
         if head > 0:
             identity.check_listing(engine.state, f"{engine.store.name}{engine.layout.namespace}", head,
                                    list_from(engine.store, engine.layout, head))
-    except identity.RemoteChangedError as e:
+    except RemoteChangedError as e:
         return Check(name, "fail", e.message, e.hint)
     except SwampError as e:
         return Check(name, "fail", e.message, e.hint)

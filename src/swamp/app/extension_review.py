@@ -15,19 +15,13 @@ from typing import TYPE_CHECKING
 from swamp.app.extensions import _change, _check_types_free
 from swamp.app.lifecycle import reading
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import ConflictError, NotFoundError, SwampError
+from swamp.errors import ApprovalRefusedError, ConflictError, NotFoundError
 from swamp.extensions import history, lockfile
 from swamp.extensions.names import check_name
 from swamp.repo import shared_config
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
-
-
-class ApprovalRefusedError(SwampError):
-    """The one who proposed a change (or someone swamp cannot name) cannot approve it."""
-
-    code = "approval_refused"
 
 
 def history_of(repo: Repo, name: str | None = None) -> dict:

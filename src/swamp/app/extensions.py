@@ -8,21 +8,20 @@ the repository's local state and the check that its types load; then ONE
 this extension's entry, writes it and publishes one commit. An entry that a
 peer changed since this command looked at it is a named conflict, never
 overwritten. A failed publish raises UnpublishedError with the result
-attached; the next command that changes state publishes it."""
+attached; the next command that changes state publishes it.
+
+An author's use cases (new, check, fmt, publish, source) are
+extension_authoring.py; whether an extension's types load, extension_probe.py."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
+from swamp.app.extension_probe import probe
 from swamp.app.lifecycle import changing, reading
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import ConflictError, NotFoundError, UnpublishedError, UsageError
+from swamp.errors import ConflictError, ExtensionError, NotFoundError, UnpublishedError, UsageError
 from swamp.extensions import history, install, lockfile
-from swamp.extensions.errors import ExtensionError
 from swamp.extensions.index import Index, normalize_url
 from swamp.extensions.lockfile import Entry
 from swamp.extensions.names import check_name, parse_spec
@@ -32,7 +31,7 @@ SEARCH_LIMIT = 50
 
 
 # ---------------------------------------------------------------- reading
-def _current(repo, counts: SyncCounts | None = None) -> lockfile.Lockfile:
+def current_lockfile(repo, counts: SyncCounts | None = None) -> lockfile.Lockfile:
     with reading(repo, into=counts):
         return lockfile.read(repo)
 
@@ -55,7 +54,7 @@ def _indexes(lock: lockfile.Lockfile, index: str | None) -> list[Index]:
 
 def list_extensions(repo) -> dict:
     counts = SyncCounts()
-    lock = _current(repo, counts)
+    lock = current_lockfile(repo, counts)
     rows = [{"name": n, "version": e.version, "index": e.index, "types": e.types, "vaultTypes": e.vaultTypes,
              "reportTypes": e.reportTypes, "wheels": len(e.wheels),
              "installed": install.is_installed(repo, n, e)} for n, e in sorted(lock.extensions.items())]
@@ -103,7 +102,7 @@ def _check_unchanged(name: str, seen: Entry | None, now: Entry | None, wanted: E
 def pull(repo, spec: str, *, index: str | None = None, move: bool = False) -> dict:
     name, version = parse_spec(spec)
     counts = SyncCounts()
-    lock = _current(repo, counts)
+    lock = current_lockfile(repo, counts)
     seen = lock.extensions.get(name)
     entry = _stage(repo, name, version, _source_index(lock, name, seen, index, move))
     value = {"name": name, "version": entry.version, "index": entry.index, "types": entry.types,
@@ -160,7 +159,7 @@ def _stage(repo, name: str, version: str | None, chosen: Index) -> Entry:
     report = probe(target, name)
     if report["errors"]:
         raise ExtensionError(f"{name} {entry.version}: its types do not load: "
-                             + "; ".join(_where(f) for f in report["errors"]),
+                             + "; ".join(described_failure(f) for f in report["errors"]),
                              hint="fix the extension and publish a new version, or pin another version")
     if not (report["types"] or report["vaultTypes"] or report["reportTypes"]):
         raise ExtensionError(f"{name} {entry.version} provides no model type, vault type or report type",
@@ -170,7 +169,7 @@ def _stage(repo, name: str, version: str | None, chosen: Index) -> Entry:
                                     "reportTypes": sorted(report["reportTypes"])})
 
 
-def _where(f: dict) -> str:
+def described_failure(f: dict) -> str:
     return f"{f['file']}:{f['line']}: {f['message']}" if f.get("line") else f"{f['file']}: {f['message']}"
 
 
@@ -236,7 +235,7 @@ def install_all(repo, *, reinstall: bool = False) -> dict:
     since is refused (``reinstall``: every pinned extension is installed
     again from its pinned wheels)."""
     counts = SyncCounts()
-    lock = _current(repo, counts)
+    lock = current_lockfile(repo, counts)
     if reinstall:
         for n in sorted(lock.extensions):
             install.remove(repo, n)
@@ -273,14 +272,14 @@ def _updates(repo, lock: lockfile.Lockfile, name: str | None) -> list[dict]:
 
 def outdated(repo) -> dict:
     counts = SyncCounts()
-    lock = _current(repo, counts)
+    lock = current_lockfile(repo, counts)
     rows = _updates(repo, lock, None)
     return {"extensions": rows, "outdated": any(r["outdated"] for r in rows), "sync": counts.to_json()}
 
 
 def update(repo, name: str | None = None, *, check: bool = False) -> dict:
     counts = SyncCounts()
-    lock = _current(repo, counts)
+    lock = current_lockfile(repo, counts)
     rows = [r for r in _updates(repo, lock, name) if r["outdated"]]
     updated, proposed = [], []
     if not check:
@@ -304,7 +303,7 @@ def _counts_fields(doc: dict) -> dict:
 def search(repo, query: str | None = None, *, index: str | None = None) -> dict:
     from swamp.extensions.versions import latest
 
-    lock = _current(repo)
+    lock = current_lockfile(repo)
     found = []
     for ix in _indexes(lock, index):
         if ix.url.startswith(("https://pypi.org/", "https://test.pypi.org/")):
@@ -332,7 +331,7 @@ def info(repo, name: str, *, index: str | None = None) -> dict:
     from swamp.extensions.versions import latest
 
     name = check_name(name)
-    lock = _current(repo)
+    lock = current_lockfile(repo)
     pinned = lock.extensions.get(name)
     indexes = [Index(index)] if index else ([Index(pinned.index)] if pinned else _indexes(lock, None))
     for ix in indexes:
@@ -364,7 +363,7 @@ def _sorted_versions(versions) -> list[str]:
 
 # ---------------------------------------------------------------- trust
 def trust_list(repo) -> dict:
-    return {"trusted": sorted(_current(repo).trustedIndexes)}
+    return {"trusted": sorted(current_lockfile(repo).trustedIndexes)}
 
 
 def trust_add(repo, url: str) -> dict:
@@ -397,301 +396,3 @@ def trust_rm(repo, url: str) -> dict:
 
     _change(repo, "extension trust rm", edit, {"index": url}, counts, records)
     return {"index": url, "trusted": False, "sync": counts.to_json()}
-
-
-# ---------------------------------------------------------------- authoring
-def new(name: str, path: str | None = None, *, vault: bool = False) -> dict:
-    from swamp.extensions.authoring import scaffold
-
-    dest = Path(path) if path else Path.cwd() / check_name(name)
-    files = scaffold(name, dest, vault=vault)
-    return {"name": check_name(name), "path": str(dest.absolute()), "files": files}
-
-
-def _published_on(repo, index: str | None) -> list[Index]:
-    if index:
-        return [Index(index)]
-    if repo is None:
-        return []
-    return [Index(u) for u in sorted(_current(repo).trustedIndexes)]
-
-
-def check(repo, path: str | None = None, *, index: str | None = None) -> dict:
-    """The quality gate: it builds, imports in a clean environment (with its
-    dependencies), every type loads, schemas are valid, methods are
-    described, and the version is not already on the index."""
-    import tempfile
-
-    from swamp.extensions.authoring import read_project
-
-    project = read_project(Path(path or ".").absolute())
-    with tempfile.TemporaryDirectory(prefix="swamp-check-") as tmp:
-        report = _check_built(project, Path(tmp), _published_on(repo, index))
-    report.pop("_wheel")
-    return report
-
-
-def _check_built(project, tmp: Path, indexes: list[Index]) -> dict:
-    from swamp.extensions.authoring import build_wheel, source_of
-
-    dist = tmp / "dist"
-    wheel = build_wheel(project, dist)
-    target = tmp / "target"
-    target.mkdir()
-    for w in sorted(dist.glob("*.whl")):
-        install.unpack(w, target)
-    report = probe(target, project.name)
-    errors = [{**e, "file": source_of(e["file"], target, project.path)} for e in report["errors"]]
-    if not (report["types"] or report["vaultTypes"] or report["reportTypes"]) and not errors:
-        errors.append({"file": str(project.path / "pyproject.toml"), "line": None,
-                       "message": "no type: declare model types under [project.entry-points.\"swamp.model_types\"] "
-                                  "(or vault types under \"swamp.vault_types\", report types under "
-                                  "\"swamp.report_types\")"})
-    for ix in indexes:
-        if any(f.version == project.version for f in ix.files(project.name)):
-            errors.append({"file": str(project.path / "pyproject.toml"), "line": None,
-                           "message": f"version {project.version} is already on {ix.url}: raise the version"})
-    return {"name": project.name, "version": project.version, "path": str(project.path), "wheel": wheel.name,
-            "types": report["types"], "vaultTypes": report["vaultTypes"], "reportTypes": report["reportTypes"],
-            "errors": errors, "valid": not errors,
-            "indexes": [ix.url for ix in indexes], "_wheel": wheel}
-
-
-def fmt(path: str | None = None, *, check: bool = False) -> dict:
-    from swamp.extensions.authoring import fmt as fmt_
-
-    return fmt_(Path(path or ".").absolute(), check=check)
-
-
-def publish(repo, path: str | None = None, *, index: str | None = None) -> dict:
-    """Check, then upload the wheel (credentials from the environment or the
-    usual config files; swamp writes none)."""
-    import shutil
-    import tempfile
-
-    from swamp.extensions.authoring import read_project, upload, upload_url
-
-    indexes = _published_on(repo, index)
-    if len(indexes) != 1:
-        raise UsageError("which index to publish to?" if not indexes else "more than one index is trusted",
-                         hint="pass --index URL")
-    project = read_project(Path(path or ".").absolute())
-    with tempfile.TemporaryDirectory(prefix="swamp-publish-") as tmp:
-        report = _check_built(project, Path(tmp), indexes)
-        if not report["valid"]:
-            raise ExtensionError(f"{project.name} {project.version} does not pass 'swamp extension check': "
-                                 + "; ".join(_where(e) for e in report["errors"]),
-                                 hint="fix it, then publish again")
-        url = upload_url(indexes[0].url)
-        if url.startswith("file:"):  # a directory of wheels: publishing is copying into it
-            from swamp.extensions.index import path_of
-
-            url = str(path_of(url))
-            Path(url).mkdir(parents=True, exist_ok=True)
-            shutil.copy2(report["_wheel"], Path(url) / report["wheel"])
-        else:
-            upload(report["_wheel"], project, url)
-        kept = project.path / "dist"
-        kept.mkdir(exist_ok=True)
-        shutil.copy2(report["_wheel"], kept / report["wheel"])
-    return {"name": project.name, "version": project.version, "wheel": report["wheel"], "types": report["types"],
-            "vaultTypes": report["vaultTypes"], "reportTypes": report["reportTypes"],
-            "index": indexes[0].url, "uploadedTo": url}
-
-
-# ---------------------------------------------------------------- sources
-def source_add(repo, path: str) -> dict:
-    """Load a local checkout's types in this repository, without publishing
-    (ahead of a pinned version of the same extension, on this machine only)."""
-    from swamp.extensions import sources
-    from swamp.extensions.authoring import read_project
-
-    project = read_project(Path(path).resolve())
-    report = probe_source(project.path)
-    if report["errors"]:
-        raise ExtensionError(f"{project.name} at {project.path}: its types do not load: "
-                             + "; ".join(_where(f) for f in report["errors"]),
-                             hint="fix it, then add it again")
-    current = sources.read(repo)
-    taken = {t: n for n, s in current.items() if n != project.name for t in s.get("types", [])}
-    clashes = sorted(f"{t} (source {taken[t]})" for t in report["types"] if t in taken)
-    if clashes:
-        raise ExtensionError(f"{project.name} provides types another source provides: " + ", ".join(clashes))
-    current[project.name] = {"path": str(project.path), "types": report["types"],
-                             "vaultTypes": report["vaultTypes"]}
-    sources.write(repo, current)
-    return {"name": project.name, "path": str(project.path), "types": report["types"],
-            "vaultTypes": report["vaultTypes"], "reportTypes": report["reportTypes"]}
-
-
-def source_list(repo) -> dict:
-    from swamp.extensions import sources
-
-    return {"sources": [{"name": n, **s} for n, s in sorted(sources.read(repo).items())]}
-
-
-def source_rm(repo, name_or_path: str) -> dict:
-    from swamp.extensions import sources
-
-    current = sources.read(repo)
-    as_path = str(Path(name_or_path).resolve())
-    for n, s in sorted(current.items()):
-        if n == name_or_path or s.get("path") == as_path:
-            del current[n]
-            sources.write(repo, current)
-            return {"name": n, "path": s.get("path")}
-    raise NotFoundError(f"no source {name_or_path!r}", hint="see 'swamp extension source list'")
-
-
-def probe_source(path: Path) -> dict:
-    return _run_probe(["--source", str(path)], path)
-
-
-# ---------------------------------------------------------------- probing
-def probe(target: Path, name: str) -> dict:
-    """Load an installed extension's types in a clean Python process (its
-    directory on the path, nothing else of the repository's) and check
-    them: every entry point loads, schemas valid, methods described.
-    Returns {"types", "errors": [{"file", "line", "message"}]}."""
-    return _run_probe([str(target), name], target)
-
-
-def _run_probe(args: list[str], target: Path) -> dict:
-    import swamp
-
-    # -I: no PYTHONPATH, no user site, not the current directory; only swamp
-    # itself is put back, wherever this swamp was imported from.
-    home = str(Path(swamp.__file__).resolve().parent.parent)
-    code = f"import sys; sys.path.insert(0, {home!r}); from swamp.app.extensions import _probe_main; _probe_main()"
-    proc = subprocess.run([sys.executable, "-I", "-c", code, *args], capture_output=True, text=True,
-                          env=_probe_environment())
-    try:
-        return json.loads(proc.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        return {"types": [], "errors": [{"file": str(target), "line": None,
-                                         "message": "loading it crashed: " + " / ".join(tail)}]}
-
-
-#: all the probe gets of this process's environment: what a Python needs to
-#: start and import, never this process's tokens, keys or webhook secrets
-#: (an extension's import-time code runs in the probe, before anyone used it)
-PROBE_ENVIRONMENT = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "SYSTEMROOT")
-
-
-def _probe_environment() -> dict[str, str]:
-    import os
-
-    return {k: v for k, v in os.environ.items() if k in PROBE_ENVIRONMENT}
-
-
-def _probe_here(target: Path, name: str | None) -> dict:
-    """``name`` None: ``target`` is a local checkout, not an install."""
-    from dataclasses import asdict
-
-    from swamp.extensions.environment import (MODEL_TYPES_GROUP, REPORT_TYPES_GROUP, VAULT_TYPES_GROUP, load,
-                                              load_source)
-    from swamp.models.registry import types_of
-
-    def objects_of(group):
-        return load(target, name, (group,)) if name is not None else load_source(target, (group,))
-
-    objects, failures = objects_of(MODEL_TYPES_GROUP)
-    errors = [asdict(f) for f in failures]
-    vault = _probe_vault_types(*objects_of(VAULT_TYPES_GROUP), target)
-    reports = _probe_report_types(objects, *objects_of(REPORT_TYPES_GROUP), target)
-    errors += vault["errors"] + reports["errors"]
-    types = []
-    for obj in objects:
-        found = types_of(obj)
-        if not found:
-            errors.append({"file": str(getattr(obj, "__file__", target)), "line": None,
-                           "message": f"{obj!r} is neither a ModelType nor a module holding one"[:300]})
-        for t in found:
-            try:
-                t.describe()  # every schema turns into JSON schema
-            except Exception as e:
-                errors.append({"file": _file_of(t), "line": None,
-                               "message": f"type {t.type}: invalid schema: {type(e).__name__}: {e}"})
-                continue
-            for m in sorted(t.methods.values(), key=lambda m: m.name):
-                if not (m.description or "").strip():
-                    errors.append({"file": _file_of(t), "line": _line_of(m.fn),
-                                   "message": f"type {t.type}: method {m.name} has no description"})
-            types.append(t.type)
-    unique = list({json.dumps(e, sort_keys=True): e for e in errors}.values())  # each group says "declares nothing"
-    return {"types": sorted(set(types)), "vaultTypes": vault["types"], "reportTypes": reports["types"],
-            "errors": unique}
-
-
-def _probe_vault_types(objects: list, failures: list, target: Path) -> dict:
-    """Each ``swamp.vault_types`` entry point names a vault type whose
-    description and settings describe themselves."""
-    from dataclasses import asdict
-
-    from swamp.errors import SwampError
-    from swamp.vault.registry import as_vault_type
-
-    errors, types = [asdict(f) for f in failures], []
-    for obj in objects:
-        where = str(getattr(obj, "__file__", None) or getattr(sys.modules.get(getattr(obj, "__module__", "")),
-                                                               "__file__", None) or target)
-        what = getattr(obj, "__name__", None) or type(obj).__name__
-        try:
-            vt = as_vault_type(obj, f"vault type {what}")
-            vt.describe()
-        except SwampError as e:
-            errors.append({"file": where, "line": _class_line(obj), "message": e.message})
-            continue
-        except Exception as e:
-            errors.append({"file": where, "line": _class_line(obj),
-                           "message": f"vault type {what}: {type(e).__name__}: {e}"})
-            continue
-        types.append(vt.name)
-    return {"types": sorted(set(types)), "errors": errors}
-
-
-def _class_line(obj) -> int | None:
-    import inspect
-
-    try:
-        return inspect.getsourcelines(obj if isinstance(obj, type) else type(obj))[1]
-    except (OSError, TypeError):
-        return None
-
-
-def _probe_report_types(model_objects: list, objects: list, failures: list, target: Path) -> dict:
-    """The report types: those ``swamp.report_types`` names, and those in a
-    model type's module (as the report registry finds them)."""
-    from dataclasses import asdict
-
-    from swamp.reports.registry import reports_in
-
-    errors, names = [asdict(f) for f in failures], []
-    for obj in objects:
-        found = reports_in(obj)
-        if not found:
-            errors.append({"file": str(getattr(obj, "__file__", target)), "line": None,
-                           "message": f"{obj!r} is neither a ReportType nor a module holding one"[:300]})
-        names += [r.name for r in found]
-    for obj in model_objects:
-        names += [r.name for r in reports_in(obj)]
-    return {"types": sorted(set(names)), "errors": errors}
-
-
-def _file_of(t) -> str:
-    for m in t.methods.values():
-        return m.fn.__code__.co_filename
-    return "?"
-
-
-def _line_of(fn) -> int | None:
-    return getattr(getattr(fn, "__code__", None), "co_firstlineno", None)
-
-
-def _probe_main() -> None:
-    """The clean process ``probe`` starts."""
-    if sys.argv[1] == "--source":
-        print(json.dumps(_probe_here(Path(sys.argv[2]), None)))
-    else:
-        print(json.dumps(_probe_here(Path(sys.argv[1]), sys.argv[2])))

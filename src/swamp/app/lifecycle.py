@@ -18,9 +18,8 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Iterator, Sequence
 
-from swamp.datastore.objectstore.errors import TransientError
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import ConflictError, LeaseLostError, SwampError, UnpublishedError
+from swamp.errors import ConflictError, LeaseLostError, SwampError, TransientError, UnpublishedError
 from swamp.util.tracing import span
 
 if TYPE_CHECKING:

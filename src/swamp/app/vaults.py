@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
+from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError, VaultMigrationError
 from swamp.util import clock
 from swamp.util.names import did_you_mean
 from swamp.vault import audit, service
@@ -22,10 +22,6 @@ from swamp.vault.registry import all_types, get_type
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
-
-
-class VaultMigrationError(SwampError):
-    code = "vault_migrate"
 
 
 def create(repo: Repo, vault_type: str, name: str, settings: dict | None = None) -> dict:

@@ -23,7 +23,7 @@ import re
 from typing import TYPE_CHECKING
 
 from swamp.app.lifecycle import changing, is_published
-from swamp.errors import ConflictError, SwampError, UnpublishedError, ValidationError
+from swamp.errors import ConflictError, NotRecordedError, UnpublishedError, ValidationError
 from swamp.util import clock
 from swamp.util.names import check_name
 
@@ -46,13 +46,6 @@ def check_delivery(delivery: str) -> str:
         raise ValidationError(f"delivery id {delivery!r} is not valid",
                               hint="1 to 128 letters, digits, '_', '-', '.', ':' (a UUID will do)")
     return delivery
-
-
-class NotRecordedError(SwampError):
-    """The delivery's record could not be published: it was taken back, and
-    the delivery must be sent again (serve: 503, Retry-After)."""
-
-    code = "unavailable"
 
 
 def record(repo: Repo, webhook: str, delivery: str, timestamp: int, *, window_s: float) -> bool:

@@ -329,7 +329,7 @@ def new(state: CliState, name, path, vault):
     """Create a new extension package: pyproject, one model type (or with --vault a vault type), a test, a README.
 
     Example: swamp extension new acme-tools"""
-    from swamp.app.extensions import new as new_
+    from swamp.app.extension_authoring import new as new_
 
     r = new_(name, path, vault=vault)
     emit(state, r, lambda: [say(f"created {r['path']}")] + [say(f"  {f}") for f in r["files"]])
@@ -346,7 +346,7 @@ def check(state: CliState, path, index):
     any problem.
 
     Example: swamp extension check acme-tools --index https://pypi.example.com/simple/"""
-    from swamp.app.extensions import check as check_
+    from swamp.app.extension_authoring import check as check_
 
     r = check_(_repo_or_none(state), path, index=index)
 
@@ -369,7 +369,7 @@ def fmt(state: CliState, path, check):
     """Format the extension's code with ruff (skipped, saying so, without it).
 
     Example: swamp extension fmt acme-tools --check"""
-    from swamp.app.extensions import fmt as fmt_
+    from swamp.app.extension_authoring import fmt as fmt_
 
     r = fmt_(path, check=check)
     emit(state, r, r["message"] or ("formatted" if r["formatted"] else "nothing to change"))
@@ -387,7 +387,7 @@ def publish(state: CliState, path, index):
     TWINE_USERNAME/TWINE_PASSWORD, ~/.pypirc or ~/.netrc).
 
     Example: swamp extension publish acme-tools --index https://pypi.example.com/simple/"""
-    from swamp.app.extensions import publish as publish_
+    from swamp.app.extension_authoring import publish as publish_
 
     r = publish_(_repo_or_none(state), path, index=index)
     emit(state, r, f"published {r['wheel']} to {r['uploadedTo']}")
@@ -408,7 +408,7 @@ def source_add(state: CliState, path):
     """Load the extension checked out at PATH (ahead of its pinned version).
 
     Example: swamp extension source add ../acme-tools"""
-    from swamp.app.extensions import source_add as add
+    from swamp.app.extension_authoring import source_add as add
 
     r = add(state.repo(), path)
     emit(state, r, f"loading {r['name']} from {r['path']} ({_kinds(r)})")
@@ -421,7 +421,7 @@ def source_list(state: CliState):
     """The local checkouts loaded here.
 
     Example: swamp extension source list"""
-    from swamp.app.extensions import source_list as list_sources
+    from swamp.app.extension_authoring import source_list as list_sources
 
     r = list_sources(state.repo())
     emit(state, r, lambda: table([{**x, "types": _kinds(x)} for x in r["sources"]], ["name", "path", "types"]) if r["sources"] else say("no source"))
@@ -435,7 +435,7 @@ def source_rm(state: CliState, name_or_path):
     """Stop loading a local checkout.
 
     Example: swamp extension source rm acme-tools"""
-    from swamp.app.extensions import source_rm as rm_
+    from swamp.app.extension_authoring import source_rm as rm_
 
     r = rm_(state.repo(), name_or_path)
     emit(state, r, f"no longer loading {r['name']} from {r['path']}")

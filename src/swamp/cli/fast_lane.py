@@ -42,13 +42,14 @@ from __future__ import annotations
 import os
 import sys
 
-#: global flags: option -> CliState field
-_GLOBAL_FLAGS = {"--json": "json", "--offline": "offline", "-q": "quiet", "--quiet": "quiet",
-                 "-v": "verbose", "--verbose": "verbose", "--no-color": "color"}
+from swamp.cli.option_table import fast_flags
+
+#: global flags: option -> CliState field (the table click's options are made from)
+_GLOBAL_FLAGS = fast_flags()
 
 
 class _Spec:
-    def __init__(self, words, positionals, flags=None, values=None, multiple=None, defaults=None, required=None):
+    def __init__(self, words, positionals, flags=None, values=None, multiple=None, required=None, defaults=None):
         self.words = tuple(words)
         self.positionals = tuple(positionals)
         #: how many positional arguments must be given (the others are optional: None)
@@ -56,20 +57,19 @@ class _Spec:
         self.flags = flags or {}  # option -> parameter (True when given)
         self.values = values or {}  # option -> (parameter, converter): the last one given wins
         self.multiple = multiple or {}  # option -> parameter (a tuple of every value given, in order)
+        #: only for a parameter its body gives no default (the body's own defaults are read off it)
         self.defaults = defaults or {}
 
 
-#: the commands the lane runs; the parameters are the click commands' own names
+#: the commands the lane runs; the parameters are the click commands' own names. What
+#: an option not given means is the command body's own default (_defaults), the same
+#: value click passes for it (test_fast_lane.py compares the two), never a copy here.
 COMMANDS = (
     _Spec(("data", "get"), ("model", "name"), flags={"--no-content": "no_content"},
-          values={"--version": ("version", int), "--workflow": ("workflow", str)},
-          defaults={"version": None, "no_content": False, "workflow": None}),
+          values={"--version": ("version", int), "--workflow": ("workflow", str)}),
     _Spec(("model", "method", "run"), ("model_name", "method_name"),
-          multiple={"--input": "input_", "--tag": "tag"},
-          defaults={"direct_name": None, "input_": (), "input_file": None, "stdin_input": False, "tag": (),
-                    "placement": (), "scheduler": None, "link": None, "report_": (), "skip_reports": False,
-                    "skip_report": (), "skip_checks": False, "skip_check": ()}),
-    _Spec(("data", "list"), ("model",), required=0, defaults={"model": None}),
+          multiple={"--input": "input_", "--tag": "tag"}),
+    _Spec(("data", "list"), ("model",), required=0),
     _Spec(("model", "get"), ("name",)),
     _Spec(("datastore", "sync"), (), flags={"--pull": "pull_only", "--push": "push_only"},
           defaults={"pull_only": False, "push_only": False}),
@@ -175,7 +175,7 @@ def parse(args: list, environ=os.environ) -> Parsed | None:
         return None
     if spec.words == ("model", "method", "run") and "/" in positionals[0]:
         return None  # a type run directly (MODEL|TYPE METHOD NAME): click
-    out = dict(spec.defaults)
+    out = {**_defaults(_body(spec.words)), **spec.defaults}
     out.update(zip(spec.positionals, positionals))
     out.update(params)
     out.update({k: tuple(v) for k, v in multi.items()})
@@ -185,6 +185,18 @@ def parse(args: list, environ=os.environ) -> Parsed | None:
                          quiet=state.get("quiet", False), offline=state.get("offline", False),
                          verbose=state.get("verbose", False), color=not state.get("color", False))
     return Parsed(spec.words, cli_state, out)
+
+
+def _defaults(fn) -> dict:
+    """A command body's keyword defaults, read off the function (inspect
+    would cost start-up): what each option not given means."""
+    code = fn.__code__
+    names = code.co_varnames[:code.co_argcount]
+    values = fn.__defaults__ or ()
+    out = dict(zip(names[len(names) - len(values):], values))
+    out.update(fn.__kwdefaults__ or {})
+    out.pop("state", None)
+    return out
 
 
 def _body(words: tuple):

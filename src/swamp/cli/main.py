@@ -98,7 +98,7 @@ def main(argv=None) -> None:
     args = sys.argv[1:] if argv is None else argv
     tracing = any(k.startswith("OTEL_") for k in os.environ) or any(str(a).startswith("--traceparent") for a in args)
     completing = "_SWAMP_COMPLETE" in os.environ  # the shell asks for completions (swamp completions)
-    if not tracing and not completing:
+    if not tracing and not completing and "SWAMP_NO_FAST_LANE" not in os.environ:  # that: click for all
         from swamp.cli.fast_help import try_print
 
         code = try_print(list(args), GROUPS)  # `swamp --help`, `-h` or nothing: no click

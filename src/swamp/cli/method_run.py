@@ -16,12 +16,14 @@ if TYPE_CHECKING:
     from swamp.app.repository import Repo
 
 
-def run(state: CliState, model_name: str, method_name: str, direct_name: str | None, input_: tuple[str, ...],
-        input_file: str | None, stdin_input: bool, tag: tuple[str, ...], placement: tuple[str, ...] = (),
-        scheduler: str | None = None, link=None, **options) -> None:
+def run(state: CliState, model_name: str, method_name: str, direct_name: str | None = None,
+        input_: tuple[str, ...] = (), input_file: str | None = None, stdin_input: bool = False,
+        tag: tuple[str, ...] = (), placement: tuple[str, ...] = (), scheduler: str | None = None, link=None,
+        **options) -> None:
     """Run METHOD of MODEL (or a TYPE directly as NAME) and print its output
     record(s); exits 1 if a run fails. ``options``: run_options' report and
-    check selections."""
+    check selections (absent: none asked for). The defaults are click's: the
+    fast lane passes only what a command line gives."""
     from swamp.app.methods import run_batch, run_direct
     from swamp.cli.activity import activity_for
 

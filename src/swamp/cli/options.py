@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from swamp.cli.option_table import GLOBAL_OPTIONS, GlobalOption
 from swamp.cli.state import CliState  # noqa: F401  (re-exported: it lives without click, for the fast lane)
 
 
@@ -99,34 +100,28 @@ class _RepoOption(click.Option):
         return super().get_help_record(ctx)
 
 
-#: --token of `worker enrol|start`, which read it themselves (cli/worker_tokens.py)
-_ENROL_TOKEN_HELP = ("The enrolment token 'swamp worker token create' printed ('-': read it from stdin; "
-                     "else $SWAMP_WORKER_TOKEN).")
+def _click_option(o: GlobalOption):
+    """The click option of a row of swamp.cli.option_table."""
+    kw: dict = {"expose_value": False, "help": o.help,
+                "callback": _traceparent if o.field == "traceparent" else _set(o.field)}
+    if o.field == "color":
+        kw.update(flag_value=False, default=None)  # given: False; else unset (colour when a terminal)
+    elif o.metavar is None:
+        kw["is_flag"] = True
+    elif o.field == "repo_dir":
+        kw["type"] = click.Path(file_okay=False)  # whose metavar is the table's DIRECTORY
+    else:
+        kw["metavar"] = o.metavar
+    if o.shown == "repo":
+        kw["cls"] = _RepoOption
+    elif o.shown == "remote":
+        kw.update(cls=_RemoteOption, also=o.also, help_for=o.help_for)
+    return click.option(*o.names, o.field, **kw)
 
 
 def global_options(f):
+    """The options of swamp.cli.option_table, on command ``f``."""
     f = _remote_aware(f)
-    opts = [
-        click.option("--json", "json_", is_flag=True, expose_value=False, callback=_set("json"),
-                     help="One JSON document on stdout; errors as JSON on stderr."),
-        click.option("--repo-dir", type=click.Path(file_okay=False), expose_value=False, cls=_RepoOption,
-                     callback=_set("repo_dir"), help="Repository root (else SWAMP_REPO_DIR, else search upward)."),
-        click.option("--offline", is_flag=True, expose_value=False, callback=_set("offline"), cls=_RepoOption,
-                     help="Work from the local cache of a shared datastore: no pull, no push."),
-        click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set("quiet"), help="Errors only."),
-        click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=_set("verbose"), help="More detail."),
-        click.option("--no-color", "color", flag_value=False, default=None, expose_value=False,
-                     callback=_set("color"), help="No colour, even on a terminal (as NO_COLOR set to anything)."),
-        click.option("--server", metavar="URL", expose_value=False, callback=_set("server"), cls=_RemoteOption,
-                     also=("auth server-login", "auth logout", "auth whoami"),
-                     help="Run on this swamp serve (else SWAMP_SERVE_URL) where the command supports it."),
-        click.option("--token", metavar="TOKEN", expose_value=False, callback=_set("token"), cls=_RemoteOption,
-                     also=("access can-i", "access check", "auth server-login", "auth whoami", "worker enrol", "worker start"),
-                     help_for=dict.fromkeys(("worker enrol", "worker start"), _ENROL_TOKEN_HELP),
-                     help="The token for --server (else SWAMP_SERVE_TOKEN)."),
-        click.option("--traceparent", metavar="W3C", expose_value=False, callback=_traceparent,
-                     help="Trace as a child of this W3C traceparent (else TRACEPARENT); see swamp docs tracing."),
-    ]
-    for opt in reversed(opts):
-        f = opt(f)
+    for o in reversed(GLOBAL_OPTIONS):
+        f = _click_option(o)(f)
     return f

@@ -26,19 +26,9 @@ import click
 from swamp.cli.output import emit, say, show_failure_log, table
 from swamp.cli.remote_handlers import HANDLERS, SELF_SERVED, command_key, every_handler, explicit_only, runs_on_server
 from swamp.cli.run_summary import human_run as _human_run
-from swamp.errors import SwampError, UnpublishedError, UsageError
+from swamp.errors import RemoteError, SwampError, UnpublishedError, UsageError
 
-#: the exit code the command line gives each error code (everything else: 1)
-_EXIT = {"usage": 2, "lock_timeout": 75}
 TIMEOUT_S = 3600.0  # a method or a workflow may run long
-
-
-class RemoteError(SwampError):
-    """An error document from the server, re-raised here as the same error."""
-
-    def __init__(self, doc: dict) -> None:
-        super().__init__(doc.get("error", "error"), hint=doc.get("hint"), code=doc.get("code", "error"))
-        self.exit_code = _EXIT.get(self.code, 1)
 
 
 def _traceparent() -> str | None:

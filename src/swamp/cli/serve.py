@@ -98,7 +98,7 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
             raise UsageError(f"--allow-origin {origin!r} is not an origin",
                              hint="an origin is scheme://host[:port], e.g. https://ops.example.com")
     try:
-        from swamp.serve.app import Settings
+        from swamp.serve.state import Settings
         from swamp.serve.runner import serve as run
     except ImportError as e:
         from swamp.errors import SwampError

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from swamp.data.records import record_json
 from swamp.data.repository import DataRecord, DataRepository
 from swamp.data.search import catalog_rows, matching
-from swamp.errors import NotFoundError
-from swamp.expr import ExpressionError, Function, Namespace
+from swamp.errors import ExpressionError, NotFoundError
+from swamp.expr import Function, Namespace
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping
 
+from swamp.errors import ExpressionError
 from swamp.expr import template
 from swamp.expr.context import ExprContext
-from swamp.expr.errors import ExpressionError
 
 
 def evaluate(expression: str, ctx: ExprContext, *, source: str | None = None,

@@ -25,8 +25,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings
 
+from swamp.errors import ExpressionError
 from swamp.expr.context import ROOTS, ExprContext
-from swamp.expr.errors import ExpressionError
 from swamp.expr.namespaces import Function, Namespace, registered
 
 _DYN, _STR, _INT = cel.Type.DYN, cel.Type.STRING, cel.Type.INT

@@ -23,9 +23,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from swamp.errors import UsageError
+from swamp.errors import ExtensionError, IndexError_, UsageError
 from swamp.extensions.environment import MODEL_TYPES_GROUP, VAULT_TYPES_GROUP
-from swamp.extensions.errors import ExtensionError, IndexError_
 from swamp.extensions.names import check_name, module_name, normalize
 
 

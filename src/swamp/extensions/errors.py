@@ -1,47 +1,9 @@
-"""The errors a user meets around extensions."""
+"""Which hint an extension that failed to load shows (its errors are in
+swamp/errors.py)."""
 
 from __future__ import annotations
 
-from swamp.errors import SwampError
-
-
-class ExtensionError(SwampError):
-    code = "extension"
-
-
-class IndexError_(SwampError):
-    """The package index could not be read, or does not have what was asked."""
-
-    code = "index"
-
-
-class HashMismatchError(SwampError):
-    """A downloaded wheel is not the one the lockfile pins: never installed."""
-
-    code = "hash_mismatch"
-
-
-class PinnedIndexError(SwampError):
-    """An extension pinned to one index was asked for from another without
-    ``--move``: its code comes only from the index it was pinned from."""
-
-    code = "pinned_index"
-
-
-class AmbiguousIndexError(SwampError):
-    """A name not pinned yet is on more than one trusted index: which one is
-    the team's is not swamp's guess to make (a look-alike package on a second
-    index is how dependency confusion works)."""
-
-    code = "ambiguous_index"
-
-
-class TamperedInstallError(SwampError):
-    """An installed extension's files are not the ones its pinned wheels
-    unpacked to (changed, added or made writable by others since): never
-    loaded."""
-
-    code = "tampered_install"
+from swamp.errors import HashMismatchError, SwampError, TamperedInstallError
 
 
 #: refusals about what the code IS (not whether it works): their own hint is

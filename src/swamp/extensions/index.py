@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from swamp.extensions.errors import IndexError_
+from swamp.errors import IndexError_
 from swamp.extensions.names import normalize
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
@@ -118,7 +118,7 @@ class Index:
                               hint="check the index URL and that it is reachable") from None
         digest = h.hexdigest()
         if file.sha256 and file.sha256.lower() != digest:
-            from swamp.extensions.errors import HashMismatchError
+            from swamp.errors import HashMismatchError
 
             raise HashMismatchError(f"{file.filename}: the index says sha256 {file.sha256}, "
                                     f"the bytes downloaded have {digest}",

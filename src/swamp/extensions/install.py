@@ -26,8 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swamp.errors import ExtensionError, HashMismatchError, IndexError_
 from swamp.extensions import install_integrity as integrity
-from swamp.extensions.errors import ExtensionError, HashMismatchError, IndexError_
 from swamp.extensions.index import Index, sha256_of
 from swamp.extensions.lockfile import Entry
 

@@ -28,7 +28,7 @@ import stat
 import sys
 from pathlib import Path
 
-from swamp.extensions.errors import TamperedInstallError
+from swamp.errors import TamperedInstallError
 from swamp.extensions.index import sha256_of
 
 DIR_MODE = 0o755

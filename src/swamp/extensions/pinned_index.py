@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from swamp.errors import NotFoundError, UsageError
-from swamp.extensions.errors import AmbiguousIndexError, PinnedIndexError
+from swamp.errors import AmbiguousIndexError, NotFoundError, PinnedIndexError, UsageError
 from swamp.extensions.index import Index
 from swamp.extensions.lockfile import Entry, Lockfile
 

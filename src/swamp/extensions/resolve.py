@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from swamp.extensions.errors import ExtensionError, IndexError_
+from swamp.errors import ExtensionError, IndexError_
 from swamp.extensions.index import Index, parse_wheel_name, path_of, sha256_of
 from swamp.extensions.install import compatible
 from swamp.extensions.lockfile import Wheel

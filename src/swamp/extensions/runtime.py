@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from swamp.errors import ExtensionError
 from swamp.extensions import install, lockfile, sources as local_sources
 from swamp.extensions.environment import VAULT_TYPES_GROUP, Failure, load, load_source as load_checkout
-from swamp.extensions.errors import ExtensionError
 from swamp.extensions.lockfile import Entry
 
 if TYPE_CHECKING:

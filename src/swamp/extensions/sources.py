@@ -29,7 +29,7 @@ def read(repo: Repo) -> dict[str, dict]:
     path = _file(repo)
     try:
         if path.stat().st_mode & OTHERS_WRITE:
-            from swamp.extensions.errors import TamperedInstallError
+            from swamp.errors import TamperedInstallError
 
             raise TamperedInstallError(f"{path} is writable by others: the local checkouts it lists are not loaded",
                                        hint=f"check what it lists, then 'chmod go-w {path}'")

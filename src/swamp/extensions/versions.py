@@ -4,7 +4,7 @@ extension's dependencies anyway."""
 
 from __future__ import annotations
 
-from swamp.extensions.errors import ExtensionError
+from swamp.errors import ExtensionError
 
 
 def _version_cls():

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Callable
 
-from swamp.errors import NotFoundError, SwampError, ValidationError
+from swamp.errors import CheckFailed, NotFoundError, SwampError, ValidationError
 from swamp.util.names import did_you_mean
 from swamp.util.plain import Plain
 from swamp.vault.redact import redact_text
@@ -31,12 +31,6 @@ if TYPE_CHECKING:
 #: the method kinds a check applies to unless it names its methods
 READ_KINDS = ("read", "list")
 CHECK_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-class CheckFailed(SwampError):
-    """Raised by a check (and by the runner when one fails): exit 1."""
-
-    code = "check_failed"
 
 
 class CheckSpec(Plain):

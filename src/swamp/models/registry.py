@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swamp.errors import NotFoundError, SwampError
+from swamp.errors import NotFoundError, SwampError, TypeLoadError
 from swamp.models.api import ModelType
 from swamp.util.names import did_you_mean
 from swamp.util.plain import Plain
@@ -35,10 +35,6 @@ class LoadError(Plain):
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         return f"{where}: {self.message}"
-
-
-class TypeLoadError(SwampError):
-    code = "type_load_error"
 
 
 class Registry:

@@ -7,6 +7,7 @@ or its error as the same ``{"error", "code", "hint"}`` document with an HTTP
 status. A read pulls first, exactly like the command line, so a replica
 never serves data older than what a peer committed before the request came.
 
-Only ``app.py`` and ``runner.py`` import starlette and uvicorn; tokens,
-grants and the audit log are plain modules the ``swamp access`` commands
-use too."""
+The HTTP machinery (starlette, uvicorn) is in ``app.py`` (the endpoints),
+``state.py`` (what a running server holds), ``request_checks.py``, the
+dashboard and ``runner.py``; tokens, grants and the audit log are plain
+modules the ``swamp access`` commands use too."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-Call = Any  # serve.routes.Call
+Call = Any  # serve.calls.Call
 
 
 def _strings(call: Call, key: str) -> list[str]:

@@ -33,7 +33,7 @@ returned, with ``"published": false``."""
 
 from __future__ import annotations
 
-from swamp.errors import SwampError
+from swamp.errors import HttpError, SwampError  # noqa: F401  (HttpError: importable from here too)
 
 STATUS = {
     "usage": 400, "validation": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404,
@@ -62,8 +62,3 @@ def error_doc(e: SwampError) -> dict:
     return doc
 
 
-class HttpError(SwampError):
-    """An error raised by serve itself (auth, limits, malformed requests)."""
-
-    def __init__(self, code: str, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message, hint=hint, code=code)

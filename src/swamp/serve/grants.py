@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swamp.errors import SwampError, ValidationError
+from swamp.errors import AccessBroken, SwampError, ValidationError
 from swamp.util import file_stamps
 
 if TYPE_CHECKING:
@@ -40,14 +40,6 @@ _FIELDS = {"subjects", "effect", "actions", "resources", "description"}
 SUBJECT_KINDS = ("token", "user", "group")
 #: where ``access grant create`` keeps its grants, as a grant's source says it
 DATASTORE_SOURCE = "datastore:access/grants.json"
-
-
-class AccessBroken(SwampError):
-    """The grants, groups or tokens a server enforces cannot be read: it
-    refuses every request (503) until they are fixed, rather than allow one
-    by accident."""
-
-    code = "access_broken"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ On SIGTERM (or SIGINT) the server stops accepting connections and new
 state-changing requests at once, lets requests in flight finish for up to
 ``shutdown_timeout`` seconds, then asks workflow runs still going to stop
 (their steps in flight are stopped and their engine records them cancelled) and
-waits for them up to ``app.CANCEL_GRACE_S`` more. A run is never left recorded as running by a clean
+waits for them up to ``state.CANCEL_GRACE_S`` more. A run is never left recorded as running by a clean
 shutdown; a killed process leaves its runs to ``workflow cancel``, which
 cancels a run whose process is gone."""
 

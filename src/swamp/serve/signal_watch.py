@@ -46,7 +46,8 @@ class SignalWatch(Watch):
                 traceback.print_exc()
 
     def _resume(self, run) -> None:
-        from swamp.serve.routes import Call, _observer
+        from swamp.serve.calls import Call
+        from swamp.serve.workflow_routes import step_observer
 
         state = self.state
         key = state.begin()
@@ -67,7 +68,7 @@ class SignalWatch(Watch):
                 # it continues for whoever started it (their vault grants too): a signal's sender is
                 # recorded in the signal
                 with vault_grants.acting_for_starter(state, run.initiatedBy, "signalResume"):
-                    result = workflows.resume(state.repo, name, run.id, {}, observer=_observer(call, name),
+                    result = workflows.resume(state.repo, name, run.id, {}, observer=step_observer(call, name),
                                               by=run.initiatedBy)
                 ok = True
                 _log(f"signal: resumed run {run.id} of {name}: {result.run.status}")

@@ -20,8 +20,7 @@ import contextlib
 from typing import Iterator
 
 from swamp.app import vault_access as access
-from swamp.errors import NotFoundError
-from swamp.serve.errors import HttpError
+from swamp.errors import HttpError, NotFoundError
 from swamp.util import actors
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from swamp.serve.errors import HttpError
+from swamp.errors import HttpError
 
 #: a path segment: a name or an id; never '..', '/', or a leading dot
 _SEGMENT = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9_.@-]{0,199}$")

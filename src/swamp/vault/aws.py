@@ -17,17 +17,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from swamp.errors import NotFoundError, SwampError, ValidationError
+from swamp.errors import AwsVaultError, NotFoundError, ValidationError
 from swamp.vault.names import KEY_RE, check_key_name, check_vault_name
 from swamp.vault.types import Setting, VaultType
 
 TYPE = "aws_secrets_manager"
 #: AWS limits a secret's Description to this many characters
 DESCRIPTION_MAX = 2048
-
-
-class AwsVaultError(SwampError):
-    code = "vault"
 
 
 class AwsSecretsManagerVault:

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from swamp.errors import ConflictError, NotFoundError, SwampError
+from swamp.errors import ConflictError, NotFoundError, VaultError
 from swamp.util.atomic import atomic_write, fsync_dir
 from swamp.vault.names import KEY_RE, check_key_name, check_vault_name
 from swamp.vault.types import VaultType
@@ -27,10 +27,6 @@ META_SUFFIX = ".meta.json"
 NONCE_BYTES = 12
 TAG_BYTES = 16
 AAD_PREFIX = b"swamp-vault-v1\0"
-
-
-class VaultError(SwampError):
-    code = "vault"
 
 
 class LocalEncryptionVault:

@@ -19,9 +19,9 @@ import threading
 import time
 import uuid
 
-from swamp.workflows.placement import (NoWorkerError, Placement, StepCancelledError, StepJob, StepOutcome,
-                                       WorkerLostError)
-from swamp.errors import SwampError
+from swamp.errors import (NoWorkerError, SchedulerUnreachableError, SealError, StepCancelledError, SwampError,
+                          WorkerLostError)
+from swamp.workflows.placement import Placement, StepJob, StepOutcome
 from swamp.workers import placement as labels_mod
 
 #: how long a placed step without queueTimeout waits for a fitting worker to connect
@@ -33,10 +33,6 @@ _CANCEL_POLL = 0.2
 WAIT_NOTE_INTERVAL = 10.0
 #: the team certificate a dispatching process presents unless told another (--cert-name)
 DISPATCHER_CERT = "dispatcher"
-
-
-class SchedulerUnreachableError(SwampError):
-    code = "scheduler_unreachable"
 
 
 UNREACHABLE_HINT = ("start one with 'swamp worker scheduler'; check the address, and that the scheduler and this "
@@ -241,7 +237,7 @@ class DaskDispatcher:
                 if addr not in self._certs:
                     try:
                         self._certs[addr] = sealed.peer_certificate(addr, context)
-                    except (OSError, sealed.SealError):
+                    except (OSError, SealError):
                         continue  # gone, or not who the scheduler says: not sealed to
                 recipients[addr] = self._certs[addr]
         if not recipients:

@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from swamp.errors import UsageError
+from swamp.errors import InsecureLinkError, UsageError
 from swamp.workers import team_certs
 
 SECURE_SCHEME = "tls"
@@ -37,10 +37,6 @@ class LinkSettings:
     certs_dir: Path | None = None
     cert_name: str | None = None
     insecure: bool = False
-
-
-class InsecureLinkError(UsageError):
-    code = "insecure_link"
 
 
 def scheme_of(address: str) -> str:

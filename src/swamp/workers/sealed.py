@@ -20,13 +20,9 @@ import os
 import socket
 import ssl
 
-from swamp.errors import SwampError
+from swamp.errors import SealError
 
 _INFO = b"swamp placed-step secrets v1"
-
-
-class SealError(SwampError):
-    code = "sealed_secrets"
 
 
 def peer_certificate(address: str, ssl_context: ssl.SSLContext, *, timeout: float = 10.0) -> bytes:

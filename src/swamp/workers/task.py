@@ -43,7 +43,8 @@ def run(job):
                          hint="start workers with 'swamp worker start --repo-dir ...'")
     worker = get_worker()
     if job.sealed_secrets is not None:  # sealed to this worker's key by the dispatcher
-        from swamp.workers.sealed import SealError, open_sealed
+        from swamp.workers.sealed import open_sealed
+        from swamp.errors import SealError
 
         if identity is None:
             raise SealError("this step's secrets are sealed, and this worker has no team certificate")

@@ -41,7 +41,8 @@ def start(repo, scheduler: str, *, labels: dict[str, str], concurrency: int = 1,
     try:
         asyncio.run(_run(repo, scheduler, labels, concurrency, name, on_ready, security, host))
     except (OSError, TimeoutError, EOFError) as e:
-        from swamp.workers.dispatch import UNREACHABLE_HINT, SchedulerUnreachableError
+        from swamp.workers.dispatch import UNREACHABLE_HINT
+        from swamp.errors import SchedulerUnreachableError
 
         raise SchedulerUnreachableError(f"the worker could not reach the Dask scheduler at {scheduler}: {e}",
                                         hint=UNREACHABLE_HINT) from None

@@ -7,7 +7,8 @@ import random
 import threading
 from typing import Iterator
 
-from swamp.datastore.objectstore.base import ObjectMeta, ObjectStore, TransientError
+from swamp.datastore.objectstore.base import ObjectMeta, ObjectStore
+from swamp.errors import TransientError
 
 
 class FaultyStore(ObjectStore):

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from swamp.datastore.sync import SyncConflictError, SyncEngine
+from swamp.datastore.sync import SyncEngine
+from swamp.errors import SyncConflictError
 from swamp.repo.datastores import path_rules
 
 from .conftest import delete, files, read, write

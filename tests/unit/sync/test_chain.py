@@ -11,9 +11,8 @@ import time
 import pytest
 
 from swamp.datastore.objectstore.memory import MemoryObjectStore
-from swamp.datastore.sync.errors import CorruptRemoteError
 from swamp.datastore.sync.gc import MIN_RETENTION_S
-from swamp.errors import ValidationError
+from swamp.errors import CorruptRemoteError, ValidationError
 from swamp.util import clock
 
 from .conftest import files, write

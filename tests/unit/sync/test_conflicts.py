@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from swamp.datastore.sync import SyncConflictError
-from swamp.errors import ConflictError
+from swamp.errors import ConflictError, SyncConflictError
 
 from .conftest import delete, files, read, write
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from swamp.datastore.objectstore.base import PreconditionFailed
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.sync import SyncEngine
 from swamp.datastore.sync.blobs import sha256_bytes
+from swamp.errors import PreconditionFailed
 from swamp.util import clock
 from swamp.util.atomic import atomic_write
 from swamp.repo.datastores import path_rules

@@ -9,8 +9,7 @@ import random
 
 import pytest
 
-from swamp.datastore.objectstore.base import TransientError
-from swamp.datastore.sync import SyncConflictError
+from swamp.errors import SyncConflictError, TransientError
 
 from .conftest import files, read, write
 from .faultstore import FaultyStore, Retrying

@@ -16,12 +16,11 @@ import time
 
 import pytest
 
-from swamp.datastore.objectstore.base import PreconditionFailed
 from swamp.datastore.objectstore.local import LocalDirObjectStore
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.sync import gc as gcmod
 from swamp.datastore.sync.clocks import STORE_MAX_SKEW_S
-from swamp.errors import SwampError
+from swamp.errors import PreconditionFailed, SwampError
 from swamp.util import clock
 from swamp.util.digest import sha256_hex
 

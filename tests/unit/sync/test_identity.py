@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from swamp.datastore.sync import identity
-from swamp.datastore.sync.identity import RemoteChangedError
+from swamp.errors import RemoteChangedError
 
 from .conftest import files, write
 

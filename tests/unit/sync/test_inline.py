@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from swamp.datastore.sync import SyncConflictError
 from swamp.datastore.sync.commitlog import INLINE_MAX, INLINE_MAX_LAZY
+from swamp.errors import SyncConflictError
 
 from .conftest import delete, files, read, write
 

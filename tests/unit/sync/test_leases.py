@@ -312,7 +312,7 @@ def test_another_threads_push_publishes_its_own_work_but_not_a_lost_leases(make_
 
 
 def test_a_path_that_cannot_be_fetched_back_is_left_unfetched_not_deleted(make_peer, store, monkeypatch):
-    from swamp.datastore.objectstore.base import ObjectStoreError
+    from swamp.errors import ObjectStoreError
 
     a, b = make_peer("a"), make_peer("b")
     write(a, "files/kept", b"committed")

@@ -13,8 +13,8 @@ import pytest
 
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.sync import SyncEngine
-from swamp.datastore.sync.identity import RemoteChangedError
 from swamp.datastore.sync.lease import Lease
+from swamp.errors import RemoteChangedError
 from swamp.repo.datastores import path_rules
 
 from .conftest import files, write

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import pytest
 
-from swamp.datastore.sync import SyncConflictError, identity
-from swamp.datastore.sync.errors import CorruptRemoteError
-from swamp.datastore.sync.identity import RemoteChangedError
+from swamp.datastore.sync import identity
 from swamp.datastore.sync.localonly import CONFLICT_COPY_RE, is_conflict_copy
-from swamp.errors import LeaseLostError
+from swamp.errors import CorruptRemoteError, LeaseLostError, RemoteChangedError, SyncConflictError
 
 from .conftest import files, read, write
 

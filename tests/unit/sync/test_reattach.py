@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from swamp.datastore.sync import identity
-from swamp.datastore.sync.identity import RemoteChangedError
 from swamp.datastore.sync.localonly import is_conflict_copy
+from swamp.errors import RemoteChangedError
 
 from .conftest import files, read, write
 

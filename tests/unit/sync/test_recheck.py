@@ -52,7 +52,7 @@ def _engine(root: Path, cache: str, gated: bool = False):
 
 
 def _role(what: str, root: Path, cache: str, *rest: str) -> None:
-    from swamp.datastore.sync.errors import SyncConflictError
+    from swamp.errors import SyncConflictError
     from swamp.util.atomic import atomic_write
 
     if what == "pull":                   # `datastore sync` in one process

@@ -14,9 +14,9 @@ import pytest
 
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.objectstore.streams import Download
-from swamp.datastore.sync.errors import CorruptRemoteError, SyncConflictError
 from swamp.datastore.sync import transfers
 from swamp.datastore.sync.transfers import SMALL_FILE
+from swamp.errors import CorruptRemoteError, SyncConflictError
 from swamp.util.atomic import TMP_PREFIX
 
 from .conftest import files, read, write

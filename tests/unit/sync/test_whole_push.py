@@ -111,7 +111,7 @@ def test_a_read_only_view_is_sent_as_it_is_and_a_lost_answer_still_compares():
             sent.append(data)
             etag = super().put(key, bytes(data), **kw)
             if len(sent) == 1:
-                from swamp.datastore.objectstore.base import TransientError
+                from swamp.errors import TransientError
 
                 raise TransientError("timed out")
             return etag

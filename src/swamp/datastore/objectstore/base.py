@@ -12,8 +12,10 @@ import os
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
-from .errors import (BackendRefused, ObjectNotFound, ObjectStoreError, PreconditionFailed,  # noqa: F401
-                     SourceChanged, TransientError)
+# the interface's errors, importable from here too (defined in swamp/errors.py)
+from swamp.errors import (BackendRefused, ObjectNotFound, ObjectStoreError, PreconditionFailed,  # noqa: F401
+                          SourceChanged, TransientError)
+
 from .streams import Download
 
 

@@ -6,7 +6,9 @@ a mistyped name would otherwise be silently created and filled."""
 
 from __future__ import annotations
 
-from .base import ObjectStore, ObjectStoreError
+from swamp.errors import ObjectStoreError
+
+from .base import ObjectStore
 
 
 def _backend(store: ObjectStore) -> ObjectStore:

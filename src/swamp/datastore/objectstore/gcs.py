@@ -33,6 +33,8 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator
 
+from swamp.errors import ObjectNotFound, ObjectStoreError, PreconditionFailed, TransientError
+
 from . import diagnose
 from .base import (
     ObjectMeta,

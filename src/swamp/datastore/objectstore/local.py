@@ -34,19 +34,12 @@ import urllib.parse
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
+from swamp.errors import ObjectNotFound, ObjectStoreError, PreconditionFailed, TransientError
 from swamp.util.atomic import fsync_dir
 from swamp.util.digest import sha256_hex
 from swamp.util.ids import uuid4_hex
 
-from .base import (
-    ObjectMeta,
-    ObjectNotFound,
-    ObjectStore,
-    ObjectStoreError,
-    PreconditionFailed,
-    TransientError,
-    check_key,
-)
+from .base import ObjectMeta, ObjectStore, check_key
 from .streams import COPY_CHUNK, Download, HashingWriter, finish_dest, open_dest
 
 _FSYNC = os.environ.get("SWAMP_FSYNC", "1") != "0"

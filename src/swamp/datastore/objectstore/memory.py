@@ -8,9 +8,10 @@ import itertools
 import threading
 from typing import Iterator
 
+from swamp.errors import ObjectNotFound, PreconditionFailed
 from swamp.util import clock
 
-from .base import ObjectMeta, ObjectNotFound, ObjectStore, PreconditionFailed
+from .base import ObjectMeta, ObjectStore
 
 
 class MemoryObjectStore(ObjectStore):

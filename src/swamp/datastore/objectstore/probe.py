@@ -12,7 +12,9 @@ import contextlib
 import uuid
 from typing import Callable
 
-from .base import BackendRefused, ObjectStore, ObjectStoreError, PreconditionFailed
+from swamp.errors import BackendRefused, ObjectStoreError, PreconditionFailed
+
+from .base import ObjectStore
 
 
 def probe_conditional_writes(store: ObjectStore) -> None:

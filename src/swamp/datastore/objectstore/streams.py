@@ -65,7 +65,7 @@ class HashingWriter:
 
 class Mismatch(Exception):
     """The bytes read from a file are not the ones the caller hashed: the
-    file changed since. Backends turn it into base.SourceChanged."""
+    file changed since. Backends turn it into swamp.errors.SourceChanged."""
 
 
 class HashingReader(io.RawIOBase):

@@ -8,8 +8,6 @@ import importlib
 
 _EXPORTS = {
     "SyncEngine": "engine",
-    "SyncConflictError": "errors",
-    "CorruptRemoteError": "errors",
     "PathClass": "rules",
     "PathRules": "rules",
 }

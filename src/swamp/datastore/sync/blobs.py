@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swamp.datastore.objectstore.base import ObjectNotFound, PreconditionFailed
+from swamp.errors import CorruptRemoteError, ObjectNotFound, PreconditionFailed
 from swamp.util.digest import sha256_hex as sha256_bytes  # the one SHA-256 of bytes in memory
 
 from .counting import Session
-from .errors import CorruptRemoteError
 from .layout import Layout
 
 

@@ -22,10 +22,10 @@ import base64
 import binascii
 import json
 
-from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
+from swamp.datastore.objectstore.base import ObjectStore
+from swamp.errors import CorruptRemoteError, ObjectNotFound, PreconditionFailed
 
 from .commitlog import decode_inline, valid_path
-from .errors import CorruptRemoteError
 from .layout import SHA_RE, Layout
 
 #: path -> (sha256, size, the content when carried inline, else None)

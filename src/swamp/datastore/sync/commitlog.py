@@ -48,8 +48,8 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore
-from swamp.errors import ValidationError
+from swamp.datastore.objectstore.base import ObjectStore
+from swamp.errors import CorruptRemoteError, ObjectNotFound, ValidationError
 from swamp.util.ids import hostname
 from swamp.util.names import check_rel_path
 
@@ -62,7 +62,6 @@ if TYPE_CHECKING:
 #: so a seq a pusher may still target is never made creatable again.
 HEAD_CURRENT_S = 600.0
 
-from .errors import CorruptRemoteError
 from .layout import CHAIN_FORMAT, SHA_RE, Layout
 from .localonly import is_synced
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+from swamp.errors import CorruptRemoteError
 from swamp.util.plain import Frozen
 
 from .blobs import sha256_bytes
 from .commitlog import Change
-from .errors import CorruptRemoteError
 from .journal import Journal
 from .localtree import BlockedPath, FileState, LocalTree
 from .merge import MergeConflict, NotMergeable, merge_document

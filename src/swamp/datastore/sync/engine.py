@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
+from swamp.datastore.objectstore.base import ObjectStore
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import SwampError, ValidationError
+from swamp.errors import ObjectNotFound, PreconditionFailed, SwampError, ValidationError
 from swamp.util.ids import hostname, uuid4_hex
 from swamp.util.names import check_rel_path
 

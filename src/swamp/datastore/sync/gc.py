@@ -68,8 +68,8 @@ from __future__ import annotations
 import json
 import time
 
-from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
-from swamp.errors import SwampError, ValidationError
+from swamp.datastore.objectstore.base import ObjectStore
+from swamp.errors import ObjectNotFound, PreconditionFailed, SwampError, ValidationError
 from swamp.util import clock
 from swamp.util.ids import uuid4_hex
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore
+from swamp.datastore.objectstore.base import ObjectStore
+from swamp.errors import CorruptRemoteError, ObjectNotFound
 
 from . import checkpoint, commitlog
-from .errors import CorruptRemoteError
 from .layout import CHAIN_FORMAT, Layout
 from .pool import Pool
 from .transfers import SMALL_FILE as STREAM_OVER  # a blob larger than this is verified streaming

@@ -27,28 +27,13 @@ from __future__ import annotations
 
 import json
 
-from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, PreconditionFailed
-from swamp.errors import SwampError
+from swamp.datastore.objectstore.base import ObjectStore
+from swamp.errors import CorruptRemoteError, ObjectNotFound, PreconditionFailed, RemoteChangedError
 from swamp.util import clock
 from swamp.util.ids import uuid4_hex
 
 from .commitlog import list_from, same_etag
-from .errors import CorruptRemoteError
 from .layout import Layout
-
-ATTACH_HINT = ("if it is the remote you mean, attach this repository to it again with "
-               "'swamp datastore setup s3|gcs ...' (the same options as before): that republishes "
-               "whatever the remote lacks")
-
-
-class RemoteChangedError(SwampError):
-    """The remote is not the one this cache's sync state describes."""
-
-    code = "remote_changed"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message + "; nothing was applied or published", hint=ATTACH_HINT)
-
 
 def read(store: ObjectStore, layout: Layout) -> str | None:
     """The remote's identity; None when it has none (empty, or set up by an

@@ -18,9 +18,8 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-from swamp.datastore.objectstore.base import SourceChanged
 from swamp.datastore.objectstore.streams import COPY_CHUNK
-from swamp.errors import SwampError
+from swamp.errors import SourceChanged, SwampError
 from swamp.util.atomic import DurableBatch
 
 from .blobs import fetch_blob_file, upload_blob, upload_blob_file

@@ -7,7 +7,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING
 
-from swamp.errors import SwampError, ValidationError
+from swamp.errors import CommandFailed, ValidationError
 from swamp.models import step_environment
 from swamp.models.api import ModelType
 from swamp.util import clock, process_output, processes, tracing
@@ -59,10 +59,6 @@ shell.secret_passthrough = {"run"}
 
 #: lines of stderr a failed command leaves in the run's log
 STDERR_TAIL = 10
-
-
-class CommandFailed(SwampError):
-    code = "command_failed"
 
 
 def _inherited_names(ctx: Context, asked: list[str]) -> list[str]:

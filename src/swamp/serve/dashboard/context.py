@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from swamp.serve.errors import HttpError
+from swamp.errors import HttpError
 
 #: rows on a page of runs or of the audit log
 PAGE_SIZE = 50

@@ -22,10 +22,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route as StarletteRoute
 from starlette.staticfiles import StaticFiles
 
-from swamp.errors import SwampError
+from swamp.errors import HttpError, SwampError
 from swamp.serve.dashboard.context import FINISHED, Ctx, Page
 from swamp.serve.dashboard.session import Sessions, clear_cookie, set_cookie
-from swamp.serve.errors import HttpError, status_of
+from swamp.serve.errors import status_of
 
 HERE = Path(__file__).parent
 #: how often a live run page's stream looks at the run record

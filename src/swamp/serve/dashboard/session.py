@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import secrets
 
-from swamp.serve.errors import HttpError
+from swamp.errors import HttpError
 
 COOKIE = "swamp_session"
 #: the session value of every caller when the server has no tokens

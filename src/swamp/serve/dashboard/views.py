@@ -118,7 +118,7 @@ def _route(op: str):
 def _api(c: Ctx, op: str, path: dict, body: dict):
     """Run the API route ``op``'s own handler, after its own access check."""
     from swamp.serve import vault_grants
-    from swamp.serve.routes import Call, Reply
+    from swamp.serve.calls import Call, Reply
 
     route = _route(op)
     call = Call(c.repo, path, {}, body,
@@ -148,7 +148,7 @@ def decide(decision: str):
         body = {"step": step, "runId": c.path["run"]}
         if (c.form.get("reason") or "").strip():
             body["reason"] = c.form["reason"].strip()
-        # the API's handler continues the run once nothing else waits (routes._continue_decided)
+        # the API's handler continues the run once nothing else waits (workflow_routes._continue_decided)
         _api(c, "approveStep" if decision == "approved" else "rejectStep", {"workflow": c.path["workflow"]}, body)
         return _back(c)
 
@@ -156,7 +156,7 @@ def decide(decision: str):
 
 
 def resume_in_background(c: Ctx, name: str, run_id: str) -> None:
-    """Continue the run on this server, as the caller (serve/app.py)."""
+    """Continue the run on this server, as the caller (serve/state.py)."""
     state = c.dash.state
     if state.shutting_down:
         return
@@ -202,7 +202,7 @@ def rerun(c: Ctx) -> Response:
     name, old = c.path["workflow"], c.path["run"]
     c.require("run", f"workflow:{name}")
     if c.dash.state.shutting_down:
-        from swamp.serve.errors import HttpError
+        from swamp.errors import HttpError
 
         raise HttpError("shutting_down", "the server is shutting down")
     run_id = start_in_background(c, name, {}, from_failed=old)
@@ -225,7 +225,7 @@ def start_run(c: Ctx) -> Response:
         return c.dash.render(c.request, page, c.subjects, 400)
     state = c.dash.state
     if state.shutting_down:
-        from swamp.serve.errors import HttpError
+        from swamp.errors import HttpError
 
         raise HttpError("shutting_down", "the server is shutting down")
     run_id = start_in_background(c, name, inputs)
@@ -248,7 +248,8 @@ def start_in_background(c: Ctx, name: str, inputs: dict, *, from_failed: str | N
 
     from swamp.errors import SwampError
     from swamp.serve import vault_grants
-    from swamp.serve.routes import Call, _observer
+    from swamp.serve.calls import Call
+    from swamp.serve.workflow_routes import step_observer
     from swamp.serve.wire import _log
 
     state, who, actor = c.dash.state, c.subjects[0], actors.of_subjects(c.subjects)
@@ -272,7 +273,7 @@ def start_in_background(c: Ctx, name: str, inputs: dict, *, from_failed: str | N
         call.note({"kind": "workflow", "workflow": name})
         try:
             with vault_grants.acting_for(state, subjects, "dashboardRun"):  # the run's vault.get() is the caller's
-                result = workflows.run(state.repo, name, inputs, observer=_observer(call, name),
+                result = workflows.run(state.repo, name, inputs, observer=step_observer(call, name),
                                        by=actor, from_failed=from_failed)
             _log(f"{who}: run {result.run.id} of {name} {result.run.status} (started from the dashboard)")
         except SwampError as e:
