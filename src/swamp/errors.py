@@ -13,6 +13,7 @@ takes every object-store failure, ``except PreconditionFailed`` one.
         ValidationError                 validation
         ConflictError                   conflict
           SyncConflictError             paths conflicted; theirs in place
+          TokenRefusedError             a worker enrolment token used, revoked or expired
         LockTimeoutError                lock_timeout   exit 75
         LeaseLostError                  lease_lost
         UnpublishedError                unpublished (carries the result)
@@ -44,6 +45,7 @@ takes every object-store failure, ``except PreconditionFailed`` one.
         WorkerLostError                 a placed step's worker died
         NoWorkerError                   no worker has the step's labels
         StepCancelledError              a placed step was cancelled
+        NoDispatcherError               placed steps, and no scheduler to send them to
         NotRecordedError                a webhook delivery not recorded
         AccessBroken                    serve's access documents unreadable
         HttpError                       serve's own refusals (auth, limits)
@@ -206,6 +208,12 @@ class SyncConflictError(ConflictError):
             hint="theirs is in place; compare with the saved copy, edit the file, then sync again",
         )
         self.counts = counts
+
+
+class TokenRefusedError(ConflictError):
+    """A worker enrolment token that is used, revoked, expired or not ours."""
+
+    code = "token_refused"
 
 
 class RemoteChangedError(SwampError):
@@ -383,15 +391,25 @@ class SealError(SwampError):
 
 
 class WorkerLostError(SwampError):
+    """The worker running the step went away; the step is not run again."""
+
     code = "worker_lost"
 
 
 class NoWorkerError(SwampError):
+    """No connected worker fits the placement within its queue timeout."""
+
     code = "no_worker"
 
 
 class StepCancelledError(SwampError):
     code = "cancelled"
+
+
+class NoDispatcherError(SwampError):
+    """A placed step, and nothing here to send it with (no scheduler configured)."""
+
+    code = "no_scheduler"
 
 
 # --- serve, and the CLI's --server (serve/, cli/remote.py) ------------------

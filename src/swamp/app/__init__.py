@@ -44,8 +44,10 @@ Every use case, by what it is about (module: functions):
   vaults       vaults: create search describe validate put check_put read_secret list_keys delete exists
                        inspect annotate audit_trail type_search migrate
                vault_access: acting_for  (on whose behalf a run reads vaults)
-  extensions   extensions: list_extensions search info pull install_all update outdated remove new check
-                           fmt publish trust_list trust_add trust_rm source_add source_list source_rm probe
+  extensions   extensions: list_extensions search info pull install_all update outdated remove
+                           trust_list trust_add trust_rm probe
+               extension_authoring: new check fmt publish source_add source_list source_rm
+               extension_probe: probe probe_source probe_main  (an extension's types load)
                extension_review: history_of approve reject
   datastore    datastore: setup_filesystem setup_object_store status sync lock_status lock_release
                           history verify collect compact type_search

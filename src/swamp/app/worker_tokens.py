@@ -40,16 +40,12 @@ from pathlib import Path
 from typing import Callable
 
 from swamp.app.lifecycle import changing, reading
-from swamp.errors import ConflictError, NotFoundError, UnpublishedError, UsageError, ValidationError
+from swamp.errors import ConflictError, NotFoundError, TokenRefusedError, UnpublishedError, UsageError, ValidationError
 from swamp.util import actors, clock
 
 FOLDER = "worker-tokens"
 PREFIX = "swamp-enrol-"
 _INFO = b"swamp worker enrolment v1"
-
-
-class TokenRefusedError(ConflictError):
-    code = "token_refused"
 
 
 def path_of(name: str) -> str:

@@ -17,14 +17,14 @@ from swamp.app import one_lane_runs
 from swamp.app.lifecycle import changing, is_shared, reading, refresh
 from swamp.app.placed_steps import PlacedSteps, attached
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import UnpublishedError
+from swamp.errors import NoDispatcherError, UnpublishedError
 from swamp.models.leases import model_lock_name
 from swamp.repo.context import config_lease
 from swamp.util.actors import local_user
 from swamp.workflows import records, runs
 from swamp.workflows.engine import Engine, Observer
 from swamp.workflows.files import find_workflow
-from swamp.workflows.placement import NoDispatcherError, Placement, StepJob, StepOutcome
+from swamp.workflows.placement import Placement, StepJob, StepOutcome
 from swamp.workflows.records import WorkflowRun
 from swamp.workflows.schema import workflow_id
 from swamp.app.workflow_files import checked, fail_on_level

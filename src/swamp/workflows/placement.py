@@ -1,6 +1,8 @@
 """The domain's words for a step run elsewhere: where it may run
 (``Placement``), what is sent (``StepJob``), what comes back
-(``StepOutcome``), who carries it (a ``Dispatcher``) and how that fails.
+(``StepOutcome``) and who carries it (a ``Dispatcher``). How that fails
+is drawn in swamp.errors: WorkerLostError, NoWorkerError,
+StepCancelledError, NoDispatcherError.
 
 Everything here is a plain value: the engine builds the job from its own
 state, hands it to its host (``RunHost.dispatch``), and records the
@@ -13,29 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from swamp.errors import SwampError, ValidationError
-
-
-class WorkerLostError(SwampError):
-    """The worker running the step went away; the step is not run again."""
-
-    code = "worker_lost"
-
-
-class NoWorkerError(SwampError):
-    """No connected worker fits the placement within its queue timeout."""
-
-    code = "no_worker"
-
-
-class StepCancelledError(SwampError):
-    code = "cancelled"
-
-
-class NoDispatcherError(SwampError):
-    """A placed step, and nothing here to send it with (no scheduler configured)."""
-
-    code = "no_scheduler"
+from swamp.errors import ValidationError
 
 
 @dataclass(frozen=True)

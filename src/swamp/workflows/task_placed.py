@@ -9,9 +9,9 @@ from __future__ import annotations
 import threading
 import time
 
-from swamp.errors import SwampError
+from swamp.errors import NoDispatcherError, SwampError
 from swamp.util import tracing
-from swamp.workflows.placement import (NoDispatcherError, Placement, StepJob, placement_of, refuse_sentinels,
+from swamp.workflows.placement import (Placement, StepJob, placement_of, refuse_sentinels,
                                        secrets_for)
 from swamp.workflows.retries import policy_for, timed_out
 from swamp.workflows.step_model import data_overrides, prepare_method
