@@ -31,7 +31,13 @@ Besides the layers:
   - the fronts (cli, serve) import only app, errors, util, redaction
     (vault/redact.py, vault/process_secrets.py), the swamp package itself
     and each other: every use case, and every value a use case takes, is
-    reached through app/;
+    reached through app/. One narrow exception: the CLI may import the
+    worker and scheduler processes (swamp.workers.worker, .scheduler;
+    PROCESS_ENTRY_POINTS), entry points beside it in layer 0, because
+    `swamp worker start` and `swamp worker scheduler` become that process
+    (app may not import an entry point, so no use case can start one); the
+    command hands it only what app/worker_fleet.py checked and decided.
+    Serve may not, and nothing else of workers/ is reached from a front;
   - the domain never imports app or a front;
   - below app, nothing imports click, rich, starlette or uvicorn;
   - expr imports no other domain package (the `data` and `vault`
@@ -73,27 +79,16 @@ FRONTS = ("swamp.cli", "swamp.serve")
 #: what a front may import besides itself and third-party code
 FRONT_REACHES = ("swamp.app", "swamp.errors", "swamp.util", "swamp.vault.redact", "swamp.vault.process_secrets",
                  "swamp.cli", "swamp.serve")
+#: the processes a CLI command becomes (`swamp worker start`, `swamp worker scheduler`): entry points beside
+#: the CLI, handed what app/worker_fleet.py decided; only the CLI may start them
+PROCESS_ENTRY_POINTS = ("swamp.workers.worker", "swamp.workers.scheduler")
 #: what the sync protocol may import of the datastore package
 SYNC_REACHES = ("swamp.datastore.sync", "swamp.datastore.locks", "swamp.datastore.objectstore")
 
 # Known violations, each removed by the issue item named. Keep it minimal: an
 # entry that no longer matches anything fails the test, so it gets deleted.
-# (importing file, imported module prefix)
-PLACEMENT_SEAM = "placement seam (seam-engine)"
-ALLOWED: dict[tuple[str, str], str] = {
-    # The CLI builds the Dask dispatcher and runs the worker commands: issue
-    # #27's placement seam hands the dispatcher through app/ instead.
-    ("swamp/cli/method_run.py", "swamp.workers"): PLACEMENT_SEAM,
-    ("swamp/cli/serve.py", "swamp.workers"): PLACEMENT_SEAM,
-    ("swamp/cli/workflow.py", "swamp.workers"): PLACEMENT_SEAM,
-    ("swamp/cli/worker.py", "swamp.workers"): PLACEMENT_SEAM,
-    ("swamp/cli/worker_daemon.py", "swamp.workers"): PLACEMENT_SEAM,
-    ("swamp/cli/worker_links.py", "swamp.workers"): PLACEMENT_SEAM,
-}
-# The placement seam's entries belong to the branch that removes them: one
-# it already emptied is not reported as stale here, so that the two merge in
-# either order (delete the entries once it has landed).
-NOT_CHECKED_FOR_STALENESS = {PLACEMENT_SEAM}
+# (importing file, imported module prefix) -> the item that removes it
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)
@@ -205,6 +200,8 @@ def _problem(a: Arrow) -> str | None:
         if a.target in FRAMEWORKS and _layer(a.source) > LAYERS["swamp.app"]:
             return f"{a.target} belongs to the entry points (cli, serve, workers)"
         return None
+    if _under(a.source, ["swamp.cli"]) and _under(a.target, PROCESS_ENTRY_POINTS):
+        return None  # a command that becomes the worker or the scheduler process
     if _under(a.source, FRONTS) and a.target != "swamp" and not _under(a.target, FRONT_REACHES):
         return "a front reaches the house only through app/ (and errors, util, redaction)"
     if a.type_only and _under(a.target, ["swamp.repo.context"]) and _layer(a.source) > LAYERS["swamp.app"]:
@@ -245,8 +242,7 @@ def test_every_import_points_down_and_keeps_the_rules():
             used.update(k for k in ALLOWED if k[0] == a.path and _under(a.target, [k[1]]))
     for line in tolerated:
         print("known layering violation:", line)
-    stale = [f"{path} -> {prefix}" for (path, prefix), why in ALLOWED.items()
-             if (path, prefix) not in used and why not in NOT_CHECKED_FOR_STALENESS]
+    stale = [f"{path} -> {prefix}" for (path, prefix) in ALLOWED if (path, prefix) not in used]
     assert not problems, "forbidden imports:\n" + "\n".join(problems)
     assert not stale, ("allow-list entries that match nothing any more; delete them from "
                        "tests/unit/test_layering.py: " + ", ".join(stale))
@@ -324,6 +320,14 @@ def test_the_checks_see_what_they_guard():
     assert _problem(Arrow("swamp.serve.routes", "swamp.repo.context", "swamp/serve/routes.py", 1)) is not None
     assert _problem(Arrow("swamp.serve.routes", "swamp.app.methods", "swamp/serve/routes.py", 1)) is None
     assert _problem(Arrow("swamp.cli.output", "swamp.vault.redact", "swamp/cli/output.py", 1)) is None
+    # the worker transport only through app/; the CLI may start the worker and scheduler processes, serve not
+    assert _problem(Arrow("swamp.cli.worker", "swamp.workers.team_certs", "swamp/cli/worker.py", 1)) is not None
+    assert _problem(Arrow("swamp.cli.worker", "swamp.workers.worker", "swamp/cli/worker.py", 1)) is None
+    assert _problem(Arrow("swamp.cli.worker", "swamp.workers.scheduler", "swamp/cli/worker.py", 1)) is None
+    assert _problem(Arrow("swamp.serve.app", "swamp.workers.worker", "swamp/serve/app.py", 1)) is not None
+    assert _problem(Arrow("swamp.app.worker_fleet", "swamp.workers.worker", "swamp/app/worker_fleet.py", 1)) \
+        == "points up the layers"
+    assert ("swamp.cli.worker", "swamp.workers.worker") in seen
     # the domain may name the Repo type, and only under TYPE_CHECKING
     assert _problem(Arrow("swamp.data.gc", "swamp.repo.context", "swamp/data/gc.py", 1, type_only=True)) is None
     assert _problem(Arrow("swamp.data.gc", "swamp.repo.context", "swamp/data/gc.py", 1)) is not None

@@ -55,7 +55,9 @@ Every use case, by what it is about (module: functions):
                namespaces: list_namespaces set_namespace unset migrate
                managed_config: attach status publish publish_edit edit_privately migrate refresh
   access       access: read change shared       daemons: enable disable status  (user services)
-  workers      worker_tokens: create list_tokens revoke redeem lookup  (enrolment tokens)
+  workers      worker_fleet: worker_start list_workers queue verify failed parse_labels link_settings
+               team_certs: create_ca issue_cert list_certs create_token revoke_token enrol  (certificate files)
+               worker_tokens: create list_tokens revoke redeem lookup  (enrolment tokens)
   dashboard    dashboard_queries: workflow_runs workflows_overview approvals run_state workflow_graph
                                   input_form inputs_from_form data_version_text data_diff datastore_overview
 

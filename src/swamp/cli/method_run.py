@@ -78,7 +78,7 @@ def run(state: CliState, model_name: str, method_name: str, direct_name: str | N
 def _placed_run(repo: Repo, model_name, method_name, direct, batch, placement, scheduler, tags, on_log=None, link=None):
     from swamp.app import placed_steps
     from swamp.app.remote_steps import Placement, run_method
-    from swamp.workers.placement import parse_labels
+    from swamp.app.worker_fleet import parse_labels
 
     labels = parse_labels(placement)
     if not scheduler:

@@ -52,24 +52,22 @@ def start(state: CliState, scheduler, labels, concurrency, name, host, link):
     Example: swamp worker start --scheduler tls://10.0.0.5:8786 --label region=eu --name eu-1
 
     Example: swamp worker start --token - --scheduler tls://10.0.0.5:8786 --label region=eu"""
-    from swamp.workers import worker as workers
-    from swamp.workers.placement import parse_labels
+    from swamp.app.worker_fleet import worker_start
+    from swamp.cli.worker_tokens import given_token, read_token
+    from swamp.workers import worker as worker_process  # the process this command becomes (test_layering.py)
 
-    parsed = parse_labels(labels)
-    repo = state.repo()
-    from swamp.cli.worker_tokens import enrol_with, given_token, read_token
-
-    if given_token(state):  # --token: enrol through the shared datastore first (cli/worker_tokens.py)
-        name = name or enrol_with(repo, read_token(given_token(state)), link.certs_dir if link else None)["name"]
+    repo, token = state.repo(), given_token(state)  # --token: enrol first (app/team_certs.py)
+    plan = worker_start(repo, scheduler, labels=labels, concurrency=concurrency, name=name, host=host,
+                        link=link, token=read_token(token) if token else None)
 
     def ready(w):
-        info = {"name": str(w.name), "address": w.address, "scheduler": scheduler, "labels": parsed,
+        info = {"name": str(w.name), "address": w.address, "scheduler": scheduler, "labels": plan.labels,
                 "concurrency": concurrency}
         emit(state, info, f"worker {w.name} ({w.address}) connected to {scheduler}"
-             + (f", labels {', '.join(f'{k}={v}' for k, v in sorted(parsed.items()))}" if parsed else ""))
+             + (f", labels {', '.join(f'{k}={v}' for k, v in sorted(plan.labels.items()))}" if plan.labels else ""))
 
-    workers.start(repo, scheduler, labels=parsed, concurrency=concurrency, name=name, link=link, host=host,
-                  on_ready=ready)
+    worker_process.start(repo, plan.scheduler, labels=plan.labels, concurrency=plan.concurrency, name=plan.name,
+                         link=plan.link, host=plan.host, on_ready=ready)
     if not state.json:
         say("worker stopped")
 
@@ -84,7 +82,7 @@ def list_(state: CliState, scheduler, link):
     concurrency, the steps each runs now.
 
     Example: swamp worker list --scheduler tls://127.0.0.1:8786"""
-    from swamp.workers.worker import list_workers
+    from swamp.app.worker_fleet import list_workers
 
     rows = list_workers(scheduler, link=link)
 
@@ -111,12 +109,12 @@ def scheduler_(state: CliState, host, port, link):
     so only holders of the team's certificates can connect; no dashboard.
 
     Example: swamp worker scheduler --host 127.0.0.1 --port 8786"""
-    from swamp.workers import scheduler as sched
+    from swamp.workers import scheduler as scheduler_process  # the process this command becomes (test_layering.py)
 
     def ready(address):
         emit(state, {"address": address}, f"scheduler listening on {address}")
 
-    sched.run(host=host, port=port, link=link, on_ready=ready)
+    scheduler_process.run(host=host, port=port, link=link, on_ready=ready)
     if not state.json:
         say("scheduler stopped")
 
@@ -140,9 +138,9 @@ def ca_create(state: CliState, folder, days):
     Refused when the folder has one.
 
     Example: swamp worker ca create"""
-    from swamp.workers import team_certs
+    from swamp.app import team_certs
 
-    row = team_certs.create_ca(folder or team_certs.default_dir(), days=days)
+    row = team_certs.create_ca(folder, days=days)
     emit(state, row, f"team CA created: {row['certificate']} (key {row['key']}, mode 0600)")
 
 
@@ -168,9 +166,9 @@ def cert_issue(state: CliState, name, folder, days, replace):
     --name, 'scheduler', 'dispatcher' (the defaults), or any --cert-name.
 
     Example: swamp worker cert issue eu-1"""
-    from swamp.workers import team_certs
+    from swamp.app import team_certs
 
-    row = team_certs.issue(folder or team_certs.default_dir(), name, days=days, replace=replace)
+    row = team_certs.issue_cert(name, folder, days=days, replace=replace)
     emit(state, row, f"certificate {name} issued: {row['certificate']} (key {row['key']}, mode 0600), "
                      f"valid until {row['notAfter']}")
 
@@ -184,9 +182,9 @@ def cert_list(state: CliState, folder):
     whether the team CA signed each and whether its key is here.
 
     Example: swamp worker cert list"""
-    from swamp.workers import team_certs
+    from swamp.app import team_certs
 
-    rows = team_certs.list_certs(folder or team_certs.default_dir())
+    rows = team_certs.list_certs(folder)
 
     def human():
         table([{**r, "key": "yes" if r["key"] else "-", "expired": "EXPIRED" if r["expired"] else "-",

@@ -37,7 +37,7 @@ def enable(state: CliState, scheduler, labels, concurrency, name, host, team_cer
     Example: swamp worker daemon enable --scheduler tls://10.0.0.5:8786 --label region=eu --name eu-1 --dry-run"""
     from pathlib import Path
 
-    from swamp.workers.placement import parse_labels
+    from swamp.app.worker_fleet import parse_labels
 
     parse_labels(labels)  # a wrong label fails now, not when the service starts
     if team_certs is not None:

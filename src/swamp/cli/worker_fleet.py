@@ -1,5 +1,5 @@
 """`swamp worker queue` and `swamp worker verify`: what waits for a worker,
-and whether each worker answers (workers/queue.py, workers/verify.py).
+and whether each worker answers (app/worker_fleet.py).
 
 Who may: whoever holds a team certificate the scheduler accepts (these
 commands present 'dispatcher' unless --cert-name says another); a process
@@ -35,7 +35,7 @@ def queue(state: CliState, scheduler, link):
     Example: swamp worker queue --scheduler tls://127.0.0.1:8786
 
     Example: swamp worker queue --scheduler tls://127.0.0.1:8786 --json"""
-    from swamp.workers.queue import queue as waiting
+    from swamp.app.worker_fleet import queue as waiting
 
     rows = waiting(scheduler, link=link)
 
@@ -73,10 +73,9 @@ def verify(state: CliState, name, scheduler, labels, timeout, link):
     Example: swamp worker verify eu-1 --scheduler tls://127.0.0.1:8786 --json"""
     import sys
 
-    from swamp.workers.placement import parse_labels
-    from swamp.workers.verify import verify as probe
+    from swamp.app import worker_fleet
 
-    rows = probe(scheduler, link=link, name=name, labels=parse_labels(labels), timeout=timeout)
+    rows = worker_fleet.verify(scheduler, link=link, name=name, labels=labels, timeout=timeout)
 
     def human():
         table([{**r, "labels": _labels(r["labels"]), "ok": "ok" if r["ok"] else "FAILED",
@@ -85,5 +84,5 @@ def verify(state: CliState, name, scheduler, labels, timeout, link):
               ["name", "ok", "version", "labels", "certificate", "datastore", "error"])
 
     emit(state, rows, human)
-    if not all(r["ok"] for r in rows):
+    if worker_fleet.failed(rows):
         sys.exit(1)

@@ -1,9 +1,9 @@
 """The options that say how a command reaches a Dask scheduler
-(swamp.workers.links): where the team's certificates are, which one this
+(app/worker_fleet.link_settings): where the team's certificates are, which one this
 process presents, and the explicit flag that allows a plain tcp:// link.
 
 Decorating a command with ``link_options(...)`` gives its callback one
-``link`` argument instead of three: a links.LinkSettings, or None when none
+``link`` argument instead of three: the link settings, or None when none
 of them was given (the defaults; what the fast lane passes too)."""
 
 from __future__ import annotations
@@ -32,12 +32,9 @@ def link_options(insecure_flag: str = "--insecure"):
                            "runs code on the workers and reads the steps' secrets. Only on a network only you reach.")
         @functools.wraps(f)
         def wrapper(*args, team_certs=None, cert_name=None, **kwargs):
-            from swamp.workers.links import LinkSettings
+            from swamp.app.worker_fleet import link_settings
 
-            insecure = bool(kwargs.pop(dest))
-            given = team_certs is not None or cert_name is not None or insecure
-            kwargs["link"] = LinkSettings(certs_dir=team_certs, cert_name=cert_name, insecure=insecure) \
-                if given else None
+            kwargs["link"] = link_settings(certs_dir=team_certs, cert_name=cert_name, insecure=bool(kwargs.pop(dest)))
             return f(*args, **kwargs)
 
         return wrapper

@@ -1,6 +1,6 @@
 """`swamp worker token create|list|revoke` and `swamp worker enrol`:
 enrolment of a worker machine through the shared datastore
-(app/worker_tokens.py, docs/workers.md "Enrolling with a token").
+(app/team_certs.py, app/worker_tokens.py, docs/workers.md "Enrolling with a token").
 
 Who may: `token create` and `token revoke` need the team CA's key in the
 folder (--dir), so only the CA holder makes or revokes tokens; `token list`
@@ -49,18 +49,10 @@ def create(state: CliState, name, duration, days, max_enrollments, folder):
     Example: swamp worker token create ci-runner-3 --duration 24h
 
     Example: swamp worker token create eu-2 --duration 7d --json"""
-    from swamp.app import worker_tokens
-    from swamp.util.durations import duration_seconds
-    from swamp.workers import team_certs
+    from swamp.app import team_certs
 
-    if str(max_enrollments) != "1":
-        from swamp.errors import UsageError
-
-        raise UsageError(f"--max-enrollments {max_enrollments}: a token enrols one machine here",
-                         hint="make one token per machine (each gets its own certificate and name)")
-    seconds = duration_seconds(duration)
-    pems = team_certs.issue_pems(folder or team_certs.default_dir(), name, days=days)
-    row = worker_tokens.create(state.repo(), name, pems, seconds=seconds)
+    row = team_certs.create_token(state.repo(), name, folder=folder, duration=duration, days=days,
+                                  max_enrollments=max_enrollments)
 
     def human():
         say(f"worker token {name} created; it expires at {row['expiresAt']} and enrols one machine:")
@@ -106,11 +98,9 @@ def revoke(state: CliState, name, folder):
     machine that already enrolled keeps its certificate until it ends.
 
     Example: swamp worker token revoke ci-runner-3"""
-    from swamp.app import worker_tokens
-    from swamp.workers import team_certs
+    from swamp.app import team_certs
 
-    ca = team_certs.ca_fingerprint(folder or team_certs.default_dir(), with_key=True)
-    row = worker_tokens.revoke(state.repo(), name, ca_sha256=ca)
+    row = team_certs.revoke_token(state.repo(), name, folder=folder)
     emit(state, row, f"worker token {name} revoked by {row['revokedBy']}")
 
 
@@ -135,26 +125,6 @@ def read_token(token: str | None) -> str:
     return token
 
 
-def enrol_with(repo, token: str, folder: Path | None) -> dict:
-    """Redeem ``token`` into ``folder``, or, when this machine already
-    holds the very certificate it enrolled (a service restarted with the
-    same --token), say so and use it. Returns the token's row."""
-    from swamp.app import worker_tokens
-    from swamp.workers import team_certs
-
-    folder = folder or team_certs.default_dir()
-    row = worker_tokens.lookup(repo, token) if token.startswith(worker_tokens.PREFIX) else None
-    if row is not None and row["state"] == "used" and _holds(folder, row):
-        return {**row, "installed": None}
-    return worker_tokens.redeem(repo, token, lambda pems: team_certs.install(folder, pems))
-
-
-def _holds(folder: Path, row: dict) -> bool:
-    from swamp.workers import team_certs
-
-    return team_certs.cert_sha256(folder, row["name"]) == row.get("certificateSha256")
-
-
 @click.command("enrol")
 @click.option("--team-certs", "folder", envvar="SWAMP_TEAM_CERTS", metavar="DIR",
               type=click.Path(file_okay=False, path_type=Path),
@@ -171,6 +141,8 @@ def enrol(state: CliState, folder):
     Example: swamp worker enrol --token swamp-enrol-...
 
     Example: printf %s "$TOKEN" | swamp worker enrol --token - --json"""
-    row = enrol_with(state.repo(), read_token(given_token(state)), folder)
+    from swamp.app import team_certs
+
+    row = team_certs.enrol(state.repo(), read_token(given_token(state)), folder)
     emit(state, row, f"enrolled as {row['name']}: start it with 'swamp worker start --name {row['name']} "
                      "--scheduler ADDRESS'")
