@@ -50,8 +50,6 @@ class WorkerStart:
     name: str | None = None
     host: str | None = None
     link: LinkSettings | None = None
-    #: the token's row when this start enrolled the machine first (None: no token given)
-    enrolled: dict | None = None
 
 
 def worker_start(repo, scheduler: str, *, labels=(), concurrency: int = 1, name: str | None = None,
@@ -60,15 +58,12 @@ def worker_start(repo, scheduler: str, *, labels=(), concurrency: int = 1, name:
     this machine through the shared datastore first (its certificate lands
     in the link's team-certs folder; the worker is named after it unless
     ``name`` says otherwise)."""
-    parsed = parse_labels(labels)
-    enrolled = None
+    parsed = parse_labels(labels)  # a wrong label fails before the enrolment uses up the token
     if token:
-        from swamp.app import team_certs
+        from swamp.app import team_certs  # the enrolment's cryptography loads only when a token is given
 
-        enrolled = team_certs.enrol(repo, token, link.certs_dir if link else None)
-        name = name or enrolled["name"]
-    return WorkerStart(scheduler=scheduler, labels=parsed, concurrency=concurrency, name=name, host=host,
-                       link=link, enrolled=enrolled)
+        name = name or team_certs.enrol(repo, token, link.certs_dir if link else None)["name"]
+    return WorkerStart(scheduler=scheduler, labels=parsed, concurrency=concurrency, name=name, host=host, link=link)
 
 
 def list_workers(scheduler: str, *, link: LinkSettings | None = None) -> list[dict]:
