@@ -25,24 +25,27 @@ jobs:
   - name: main
     steps:
       - name: greet
-        task: {{type: model_method, modelIdOrName: greeter, methodName: hello}}
+        task: {{type: model_method, modelIdOrName: greeter, methodName: {method}}}
 """
 
 
 def _wheel(dest: Path, name: str, version: str, *, folder: str = "workflows",
-           workflows: tuple[str, ...] = ("greet-all",)) -> Path:
-    """A wheel with one model type (`<name>/t`) and workflows under
-    `<module>/workflows/@<name>/`, declared in `swamp.workflows`."""
+           workflows: tuple[str, ...] = ("greet-all",), with_type: bool = True, method: str = "hello") -> Path:
+    """A wheel with one model type (`<name>/t`; none without ``with_type``)
+    and workflows under `<module>/workflows/@<name>/`, declared in
+    `swamp.workflows`."""
     mod = name.replace("-", "_")
     dist = f"{mod}-{version}"
     path = dest / f"{dist}-py3-none-any.whl"
-    eps = f"[swamp.model_types]\nt = {mod}.t:model\n\n[swamp.workflows]\nworkflows = {mod}.{folder}\n"
+    eps = (f"[swamp.model_types]\nt = {mod}.t:model\n\n" if with_type else "") \
+        + f"[swamp.workflows]\nworkflows = {mod}.{folder}\n"
     with zipfile.ZipFile(path, "w") as z:
         z.writestr(f"{mod}/__init__.py", "")
-        z.writestr(f"{mod}/t.py", TYPE_MODULE.format(type=f"{name}/t", name=name, version=version))
+        if with_type:
+            z.writestr(f"{mod}/t.py", TYPE_MODULE.format(type=f"{name}/t", name=name, version=version))
         for i, wf in enumerate(workflows):
             z.writestr(f"{mod}/workflows/@{name}/workflow-{wf}.yaml",
-                       textwrap.dedent(WORKFLOW.format(ext=name, name=wf, suffix=f"{i:012d}")).lstrip())
+                       textwrap.dedent(WORKFLOW.format(ext=name, name=wf, suffix=f"{i:012d}", method=method)).lstrip())
         z.writestr(f"{dist}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
         z.writestr(f"{dist}.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
                                               "Tag: py3-none-any\n")
@@ -131,3 +134,23 @@ def test_a_checkouts_workflows_load_from_the_checkout(tmp_path):
     assert cli(repo, "extension", "source", "add", ext).code == 0
     run = cli(repo, "workflow", "run", "@wfx-src/check")
     assert run.code == 0 and run.data["status"] == "succeeded", run
+
+
+def test_an_extension_that_ships_only_workflows_is_pulled_and_its_workflow_runs(tmp_path, pypi):
+    _wheel(pypi.packages, "wfx-only", "1.0", with_type=False, method="execute")
+    repo = init_repo(tmp_path / "repo")
+    pulled = cli(repo, "extension", "pull", "wfx-only", "--index", pypi.url)
+    assert pulled.code == 0, pulled
+    # its workflow runs a model the repository defines, of a builtin type
+    assert cli(repo, "model", "create", "command/shell", "greeter", "--global-arg", "run=echo hi").code == 0
+    run = cli(repo, "workflow", "run", "@wfx-only/greet-all")
+    assert run.code == 0 and run.data["status"] == "succeeded", run
+
+
+def test_a_package_that_ships_nothing_swamp_reads_is_refused_naming_what_it_could_ship(tmp_path, pypi):
+    _wheel(pypi.packages, "wfx-empty", "1.0", with_type=False, workflows=())
+    repo = init_repo(tmp_path / "repo")
+    refused = cli(repo, "extension", "pull", "wfx-empty", "--index", pypi.url)
+    assert refused.code != 0 and "provides no model type, vault type, report type or workflow" in \
+        refused.error["error"], refused
+    assert "swamp.workflows" in refused.error["hint"]

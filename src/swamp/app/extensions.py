@@ -25,6 +25,7 @@ from swamp.extensions import history, install, lockfile
 from swamp.extensions.index import Index, normalize_url
 from swamp.extensions.lockfile import Entry
 from swamp.extensions.names import check_name, parse_spec
+from swamp.extensions.workflows import shipped as shipped_workflows
 
 #: search shows at most this many matches (one request each for the latest version)
 SEARCH_LIMIT = 50
@@ -161,10 +162,11 @@ def _stage(repo, name: str, version: str | None, chosen: Index) -> Entry:
         raise ExtensionError(f"{name} {entry.version}: its types do not load: "
                              + "; ".join(described_failure(f) for f in report["errors"]),
                              hint="fix the extension and publish a new version, or pin another version")
-    if not (report["types"] or report["vaultTypes"] or report["reportTypes"]):
-        raise ExtensionError(f"{name} {entry.version} provides no model type, vault type or report type",
-                             hint="an extension declares its types under the entry point groups "
-                                  "'swamp.model_types', 'swamp.vault_types' or 'swamp.report_types'")
+    if not (report["types"] or report["vaultTypes"] or report["reportTypes"] or shipped_workflows(target, name)):
+        raise ExtensionError(f"{name} {entry.version} provides no model type, vault type, report type or "
+                             "workflow", hint="an extension declares what it ships under the entry point groups "
+                                              "'swamp.model_types', 'swamp.vault_types', 'swamp.report_types' "
+                                              "or 'swamp.workflows' (a folder of workflows)")
     return entry.model_copy(update={"types": sorted(report["types"]), "vaultTypes": sorted(report["vaultTypes"]),
                                     "reportTypes": sorted(report["reportTypes"])})
 

@@ -25,8 +25,10 @@ MODEL_TYPES_GROUP = "swamp.model_types"
 REPORT_TYPES_GROUP = "swamp.report_types"
 #: ... its vault types (the same group swamp's own environment is searched in)
 VAULT_TYPES_GROUP = "swamp.vault_types"
-#: every group an extension may declare; what model and report registries load
-GROUPS = (MODEL_TYPES_GROUP, REPORT_TYPES_GROUP, VAULT_TYPES_GROUP)
+#: ... a folder of its workflows (extensions/workflows.py): YAML read as data, never imported
+WORKFLOWS_GROUP = "swamp.workflows"
+#: every group an extension may declare (one that declares none is no extension)
+GROUPS = (MODEL_TYPES_GROUP, REPORT_TYPES_GROUP, VAULT_TYPES_GROUP, WORKFLOWS_GROUP)
 #: what a model or report type lookup loads (vault types load only when a vault needs them)
 TYPE_GROUPS = (MODEL_TYPES_GROUP, REPORT_TYPES_GROUP)
 

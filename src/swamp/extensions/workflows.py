@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from swamp.extensions.environment import WORKFLOWS_GROUP
 from swamp.util.names import SCOPED_NAME_RE
 
-#: the entry point group naming an extension's folder of workflows
-WORKFLOWS_GROUP = "swamp.workflows"
 PREFIX = "workflow-"
 
 
@@ -62,6 +61,20 @@ def _source_folder(checkout: Path) -> Path | None:
     except (OSError, ValueError):
         return None
     return _inside(source_dir(checkout), declared.values())
+
+
+def shipped(target: Path, name: str) -> list[str]:
+    """The scoped names of the workflows the install at ``target`` ships
+    (``@NAME/WORKFLOW``), sorted; [] when it declares no folder of them."""
+    from swamp.extensions.environment import distribution
+
+    dist = distribution(target, name)
+    folder = None if dist is None else _inside(target, [ep.value for ep in dist.entry_points
+                                                        if ep.group == WORKFLOWS_GROUP])
+    if folder is None:
+        return []
+    return sorted(f"@{f.parent.name.lstrip('@')}/{f.name[len(PREFIX):-len('.yaml')]}"
+                  for f in folder.glob(f"@*/{PREFIX}*.yaml") if f.is_file())
 
 
 def _installed_folder(repo, name: str, entry) -> Path | None:

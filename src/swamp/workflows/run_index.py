@@ -34,6 +34,19 @@ def _summary(doc: dict) -> dict:
             "initiatedBy": doc.get("initiatedBy")}
 
 
+def _read_row(ds, wid: str, rid: str) -> dict | None:
+    """One run's row, read from its record."""
+    try:
+        doc = json.loads(ds.read_bytes(records.record_path(wid, rid)))
+    except (NotFoundError, ValueError):
+        # hand-edited YAML, or gone meanwhile: the slow, exact way
+        try:
+            doc = records.load(ds, wid, rid).to_json()
+        except SwampError:
+            return None
+    return _summary(doc)
+
+
 class RunIndex:
     """Summary rows of run records, kept fresh by file stamps (thread-safe).
 
@@ -249,7 +262,7 @@ class RunIndex:
             if len(top) >= k and floor_ns is not None and mtime_ns < floor_ns - self.SKEW_NS:
                 read_all = False
                 break
-            row = self._read_row(ds, wid, rid)
+            row = _read_row(ds, wid, rid)
             if row is None:
                 continue
             seen[rid] = (stamp, row)
@@ -276,18 +289,6 @@ class RunIndex:
                 if time.time_ns() - dst.st_mtime_ns > self.RACY_NS:
                     self._sorted[wid] = (dstamp, every)
         return every[:k], len(every), True
-
-    @staticmethod
-    def _read_row(ds, wid: str, rid: str) -> dict | None:
-        try:
-            doc = json.loads(ds.read_bytes(records.record_path(wid, rid)))
-        except (NotFoundError, ValueError):
-            # hand-edited YAML, or gone meanwhile: the slow, exact way
-            try:
-                doc = records.load(ds, wid, rid).to_json()
-            except SwampError:
-                return None
-        return _summary(doc)
 
     def _scan(self, ds, wid: str, directory: str, dst, dstamp: tuple, background: bool = False) -> list[dict]:
         import time
@@ -320,7 +321,7 @@ class RunIndex:
                 if cached is not None and cached[0] == stamp:
                     fresh[rid] = cached
                     continue
-                row = self._read_row(ds, wid, rid)
+                row = _read_row(ds, wid, rid)
                 if row is None:
                     continue
                 fresh[rid] = (stamp, row)

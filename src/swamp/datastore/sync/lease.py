@@ -97,6 +97,10 @@ def holder_ttl_ms(info: dict, fallback: int = DEFAULT_TTL_MS) -> int:
     return max(fallback, DEFAULT_TTL_MS)
 
 
+#: tries of a conditional write refused while the lease still carries our nonce (Lease._still_ours)
+_REFUSED_TRIES = 4
+
+
 def read_lease(store: ObjectStore, key: str) -> tuple[dict, str] | None:
     """(body, etag) of a lease, or None when there is none. A body that does
     not parse is ``{}``: held by someone unknown."""
@@ -216,14 +220,42 @@ class Lease:
             if not self.renew():
                 return
 
+    def _still_ours(self, store: ObjectStore, write: Callable[[str], object]) -> object:
+        """``write(etag)`` after a conditional write on our ETag was refused,
+        while the lease still carries our nonce: a store whose gateway
+        answers from a lagging view (SeaweedFS's filer feed) can refuse the
+        ETag it just returned, and a write of ours whose answer was lost
+        leaves the ETag we know behind. Each try is conditional on the ETag
+        just read, so a peer that took the lease over still wins; the
+        refusal stands once the lease carries another nonce, or after a few
+        tries (about a second)."""
+        for attempt in range(_REFUSED_TRIES):
+            seen = read_lease(store, self.key)
+            if seen is None:
+                raise ObjectNotFound(self.key)
+            held, etag = seen
+            if held.get("nonce") != self.nonce:
+                raise PreconditionFailed(f"{self.key}: held by another nonce")
+            self._sleep(0.05 * 2 ** attempt)
+            try:
+                return write(etag)
+            except PreconditionFailed:
+                continue
+        raise PreconditionFailed(f"{self.key}: our ETag kept being refused")
+
     def renew(self, store: ObjectStore | None = None) -> bool:
         """Rewrite the lease with If-Match on our ETag; False once lost."""
         with self._mutex:
             if self.lost or self.etag is None:
                 return False
             started = self._monotonic()
+            target = store or self.store
             try:
-                self.etag = (store or self.store).put(self.key, self._body(), if_match=self.etag)
+                try:
+                    self.etag = target.put(self.key, self._body(), if_match=self.etag)
+                except PreconditionFailed:
+                    self.etag = self._still_ours(target, lambda etag: target.put(self.key, self._body(),
+                                                                                 if_match=etag))
                 self._renewed = started
                 return True
             except (PreconditionFailed, ObjectNotFound) as e:
@@ -264,7 +296,10 @@ class Lease:
         with self._mutex:
             if not self.lost and self.etag is not None:
                 try:
-                    self.store.delete(self.key, if_match=self.etag)
+                    try:
+                        self.store.delete(self.key, if_match=self.etag)
+                    except PreconditionFailed:
+                        self._still_ours(self.store, lambda etag: self.store.delete(self.key, if_match=etag))
                 except (PreconditionFailed, ObjectNotFound) as e:
                     self.lost = True  # taken over (or broken): not ours to delete, and lost meanwhile
                     self.lost_reason = "gone" if isinstance(e, ObjectNotFound) else "taken over"
