@@ -25,6 +25,7 @@ Every use case, by what it is about (module: functions):
                                can_rerun
                workflows: run resume decide cancel delete evaluate history get_run logs search_runs
                           run_by_id run_log_by_id approvals failed_run
+               recorded_workflows: runs_workflow_id recorded_id
                approvals: waiting_run continuable decision_line
                signals: signal waiting settle_timeout ready claim_resume resume_ready resume_finished
                detached_runs: check_startable wait_for_record started_doc
