@@ -277,9 +277,9 @@ def search(repo: Repo, text: str | None, *, model: str | None = None, limit: int
 def query(repo: Repo, predicate: str, *, limit: int = 100, all_versions: bool = False) -> list[dict]:
     """Data versions for which the CEL ``predicate`` is true; each field of
     a row (name, version, specName, kind, size, tags, model, ...) is a
-    variable."""
+    variable, and so are the version's ``content`` and ``attributes``."""
     from swamp.data import search as catalog
 
     with reading(repo):
         rows = catalog.catalog_rows(repo, names_by_id(repo), all_versions=all_versions)
-    return catalog.matching(rows, predicate, limit)
+        return catalog.matching(rows, predicate, limit, repo)  # in the session: contents are read
