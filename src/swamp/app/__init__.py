@@ -57,7 +57,7 @@ Every use case, by what it is about (module: functions):
                managed_config: attach status publish publish_edit edit_privately migrate refresh
   access       access: read change shared       daemons: enable disable status  (user services)
   workers      worker_tokens: create list_tokens revoke redeem lookup  (enrolment tokens)
-  dashboard    dashboard_queries: workflow_runs workflows_overview approvals run_state workflow_graph
+  dashboard    dashboard_queries: workflow_runs workflows_overview approvals run_state workflow_graph step_labels
                                   input_form inputs_from_form data_version_text data_diff datastore_overview
 
 tests/unit/test_app_catalog.py keeps this list true: every module of this
