@@ -97,6 +97,7 @@ def test_the_run_page_shows_the_signal_message_and_the_resumes(served):
     assert shown and SCRIPT not in page
     assert "1.4.2" in shown.group(1) and "script" in shown.group(1)  # the message, escaped
     resumes = run.get("resumes") or []
+    assert resumes  # the server continued it once the signal came
     assert len(re.findall(r'data-role="resume"', page)) == len(resumes)
     for r in resumes:
         assert r["at"] in page
