@@ -25,6 +25,7 @@ Every use case, by what it is about (module: functions):
                                can_rerun
                workflows: run resume decide cancel delete evaluate history get_run logs search_runs
                           run_by_id run_log_by_id approvals failed_run
+               recorded_workflows: runs_workflow_id recorded_id
                approvals: waiting_run continuable decision_line
                signals: signal waiting settle_timeout ready claim_resume resume_ready resume_finished
                detached_runs: check_startable wait_for_record started_doc
@@ -58,7 +59,7 @@ Every use case, by what it is about (module: functions):
   workers      worker_fleet: worker_start list_workers queue verify failed parse_labels link_settings
                team_certs: create_ca issue_cert list_certs create_token revoke_token enrol  (certificate files)
                worker_tokens: create list_tokens revoke redeem lookup  (enrolment tokens)
-  dashboard    dashboard_queries: workflow_runs workflows_overview approvals run_state workflow_graph
+  dashboard    dashboard_queries: workflow_runs workflows_overview approvals run_state workflow_graph step_labels
                                   input_form inputs_from_form data_version_text data_diff datastore_overview
 
 tests/unit/test_app_catalog.py keeps this list true: every module of this

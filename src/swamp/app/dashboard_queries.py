@@ -314,12 +314,42 @@ def run_statuses(doc: dict) -> dict[tuple[str, str], str]:
     return {key: next((o for o in order if o in got), sorted(got)[0]) for key, got in found.items()}
 
 
-def workflow_graph(repo: Repo, name: str, statuses: dict[tuple[str, str], str] | None = None) -> dict | None:
+def step_labels(doc: dict) -> dict[tuple[str, str], dict]:
+    """What the graph writes on each declared step of a run record, by
+    (job, declared name): a forEach step's rendered item names
+    (``deploy-eu, deploy-us``, not ``deploy-${{ self.region }}``) and the
+    workers that ran the step (or its items)."""
+    out: dict[tuple[str, str], dict] = {}
+    for job in doc.get("jobs") or []:
+        for s in job.get("steps") or []:
+            key = (job["name"], s.get("forEachOf") or s.get("name"))
+            got = out.setdefault(key, {"items": [], "workers": []})
+            if s.get("forEachOf"):
+                got["items"].append(s["name"])
+            if s.get("worker") and s["worker"] not in got["workers"]:
+                got["workers"].append(s["worker"])
+    return {k: {"label": ", ".join(v["items"]) if v["items"] else None, "workers": sorted(v["workers"])}
+            for k, v in out.items()}
+
+
+def _unrendered_label(name: str) -> str:
+    """A step name as the definition graph shows it before a run: each
+    ``${{ self.X }}`` as ``{X}`` (the item it will be), any other
+    expression as ``…``."""
+    import re
+
+    name = re.sub(r"\$\{\{\s*self\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}", r"{\1}", name)
+    return re.sub(r"\$\{\{.*?\}\}", "…", name)
+
+
+def workflow_graph(repo: Repo, name: str, statuses: dict[tuple[str, str], str] | None = None,
+                   labels: dict[tuple[str, str], dict] | None = None) -> dict | None:
     """A drawing of a workflow's jobs and steps and what each depends on,
     laid out left to right in the order they run: each job a box with its
     steps in columns by level, an arrow for each dependency (dashed when
     its condition is not plain ``succeeded``). With ``statuses`` (of a run)
-    each step carries its status. Sizes and positions in px, for an SVG;
+    each step carries its status, with ``labels`` (``step_labels``) its
+    rendered item names and its workers. Sizes and positions in px, for an SVG;
     None when the workflow file cannot be read."""
     try:
         _, wf = find_workflow(repo, name)
@@ -353,6 +383,9 @@ def workflow_graph(repo: Repo, name: str, statuses: dict[tuple[str, str], str] |
                     node = {"job": jname, "name": sname, "task": step.task.type, "forEach": step.forEach is not None,
                             "x": x + _PAD + ci * (_STEP_W + _GAP_X), "y": y + _HEAD + ri * (_STEP_H + _GAP_Y),
                             "w": _STEP_W, "h": _STEP_H, "status": statuses.get((jname, sname))}
+                    shown = (labels or {}).get((jname, sname)) or {}
+                    node["label"] = shown.get("label") or _unrendered_label(sname)
+                    node["workers"] = shown.get("workers") or []
                     box["steps"][sname] = node
                     steps_out.append(node)
             for step in job.steps:

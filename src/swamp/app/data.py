@@ -7,7 +7,7 @@ reads (``changing``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from swamp.app.lifecycle import changing, reading
 from swamp.data import layout as data_layout
@@ -274,12 +274,16 @@ def search(repo: Repo, text: str | None, *, model: str | None = None, limit: int
     return rows[:limit]
 
 
-def query(repo: Repo, predicate: str, *, limit: int = 100, all_versions: bool = False) -> list[dict]:
+def query(repo: Repo, predicate: str, *, limit: int = 100, all_versions: bool = False,
+          readable: Callable[[dict], bool] | None = None) -> list[dict]:
     """Data versions for which the CEL ``predicate`` is true; each field of
     a row (name, version, specName, kind, size, tags, model, ...) is a
-    variable."""
+    variable, and so are the version's ``content`` and ``attributes``.
+    ``readable``: only rows it accepts are tested (serve's caller's reads)."""
     from swamp.data import search as catalog
 
     with reading(repo):
         rows = catalog.catalog_rows(repo, names_by_id(repo), all_versions=all_versions)
-    return catalog.matching(rows, predicate, limit)
+        if readable is not None:
+            rows = [r for r in rows if readable(r)]
+        return catalog.matching(rows, predicate, limit, repo)  # in the session: contents are read

@@ -5,7 +5,11 @@ reports/store.py).
 
 `data list` shows a workflow's data under the workflow's name, so the name
 it shows is the one `data get` takes. A model of the same name wins: the
-list then shows the workflow's id, which `data get` takes too."""
+list then shows the workflow's id, which `data get` takes too.
+
+On a shared datastore, data whose model (or workflow) has no file in this
+clone is listed under its id: ``owner`` then finds it by that id in the
+datastore, so every name `data list` shows is one `data get` takes."""
 
 from __future__ import annotations
 
@@ -39,10 +43,33 @@ def owner(repo: Repo, ref: str):
     try:
         return find(repo, ref)[1]
     except NotFoundError as not_a_model:
-        wf = _workflow(repo, ref)
+        wf = _workflow(repo, ref) or _stored_only(repo, ref)
         if wf is None:
             raise not_a_model from None
         return wf
+
+
+def _stored_only(repo: Repo, ref: str) -> Owner | None:
+    """The owner whose data the datastore files under the id ``ref``, when
+    no definition here has that id (another peer's model or workflow)."""
+    from swamp.app.lifecycle import reading
+    from swamp.data.walk import iter_models
+
+    if not _looks_like_id(ref):
+        return None  # a name: the datastore files data only under ids
+    with reading(repo):
+        found = [m for m in iter_models(repo.datastore) if m[1] == ref]
+    return Owner(found[0][0], ref, ref) if len(found) == 1 else None
+
+
+def _looks_like_id(ref: str) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(ref)
+    except ValueError:
+        return False
+    return True
 
 
 def _workflow(repo: Repo, ref: str) -> Owner | None:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 from swamp.app import one_lane_runs
 from swamp.app.lifecycle import changing, is_shared, reading, refresh
 from swamp.app.placed_steps import PlacedSteps, attached
+from swamp.app.recorded_workflows import recorded_id, runs_workflow_id
 from swamp.datastore.sync.counts import SyncCounts
-from swamp.errors import NoDispatcherError, UnpublishedError
+from swamp.errors import NoDispatcherError, NotFoundError, UnpublishedError
 from swamp.models.leases import model_lock_name
 from swamp.repo.context import config_lease
 from swamp.util.actors import local_user
@@ -408,9 +409,8 @@ def _cancel(repo: Repo, run: WorkflowRun, by: str) -> dict:
 
 
 def history(repo: Repo, name: str, limit: int | None = None) -> list[dict]:
-    _, wf = find_workflow(repo, name)
     with reading(repo):
-        found = records.history(repo.datastore, workflow_id(wf))
+        found = records.history(repo.datastore, runs_workflow_id(repo, name))
     rows = []
     for r in found[:limit] if limit else found:
         steps = [s for _, s in r.steps()]
@@ -422,12 +422,12 @@ def history(repo: Repo, name: str, limit: int | None = None) -> list[dict]:
 
 
 def get_run(repo: Repo, name: str, run_id: str | None) -> WorkflowRun:
-    _, wf = find_workflow(repo, name)
     ds = repo.datastore
     with reading(repo):
+        wid = runs_workflow_id(repo, name)
         if run_id:
-            return records.load(ds, workflow_id(wf), run_id)
-        return records.latest(ds, workflow_id(wf))
+            return records.load(ds, wid, run_id)
+        return records.latest(ds, wid)
 
 
 def logs(repo: Repo, name: str, run_id: str | None) -> dict:
@@ -460,8 +460,8 @@ def search_runs(repo: Repo, *, workflow: str | None = None, status: str | None =
                 limit: int | None = None, query: str | None = None) -> list[dict]:
     """Runs of every workflow (or one), newest first. ``query`` keeps runs
     whose id starts with it or whose workflow's name contains it."""
-    wid = workflow_id(find_workflow(repo, workflow)[1]) if workflow else None
     with reading(repo):
+        wid = runs_workflow_id(repo, workflow) if workflow else None
         found = records.all_runs(repo.datastore)
     q = (query or "").lower()
     rows = [_row(r) for r in found if (wid is None or r.workflowId == wid) and (not status or r.status == status)
@@ -486,9 +486,15 @@ def _find_run(repo: Repo, ref: str, or_workflow: bool) -> WorkflowRun:
     RUN_ID_OR_WORKFLOW) a workflow's name for its newest run. Call inside
     a session."""
     wf = _workflow_named(repo, ref) if or_workflow else None
-    if wf is None:
+    if wf is not None:
+        return records.latest(repo.datastore, workflow_id(wf))
+    try:
         return records.find_run(repo.datastore, ref)
-    return records.latest(repo.datastore, workflow_id(wf))
+    except NotFoundError:
+        wid = recorded_id(repo, ref) if or_workflow else None  # a name only another peer has a file of
+        if wid is None:
+            raise
+        return records.latest(repo.datastore, wid)
 
 
 def run_by_id(repo: Repo, run_id: str, *, or_workflow: bool = False) -> WorkflowRun:
@@ -505,10 +511,10 @@ def run_log_by_id(repo: Repo, run_id: str, *, or_workflow: bool = False) -> dict
 
 def approvals(repo: Repo, name: str | None = None) -> list[dict]:
     """What suspended runs wait for: each approval, its prompt, since when."""
-    wid = workflow_id(find_workflow(repo, name)[1]) if name else None
     ds = repo.datastore
     out = []
     with reading(repo):
+        wid = runs_workflow_id(repo, name) if name else None
         for run in records.all_runs(ds):
             if run.status != "suspended" or (wid and run.workflowId != wid) or run.parentRunId:
                 continue

@@ -7,7 +7,7 @@ import click
 
 from swamp.cli.inputs import collect_batch, collect_inputs, input_options
 from swamp.cli.options import CliState, global_options
-from swamp.cli.groups import CommandWithSubcommands
+from swamp.cli.groups import CommandWithSubcommands, DefaultCommandGroup
 from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, table
 from swamp.cli.report import run_options, say_reports, selections
 from swamp.cli.worker_links import link_options
@@ -470,11 +470,14 @@ def edit(state: CliState, name):
     emit_validation(state, result, "workflows")
 
 
-@workflow.group("schema")
-def schema():
-    """The workflow file's schema.
+@workflow.group("schema", cls=DefaultCommandGroup, default="get", invoke_without_command=True)
+@click.pass_context
+def schema(ctx):
+    """The workflow file's schema ('schema' alone, or with --json, is 'schema get').
 
     Example: swamp workflow schema get"""
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(schema_get)
 
 
 @schema.command("get")

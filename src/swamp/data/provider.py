@@ -143,7 +143,7 @@ class RepoDataProvider:
         return out
 
     def query(self, predicate: str, select: str | None = None) -> list:
-        rows = matching(catalog_rows(self.repo, self.models.names_by_id()), predicate, _LIMIT)
+        rows = matching(catalog_rows(self.repo, self.models.names_by_id()), predicate, _LIMIT, self.repo)
         return [r.get(select) for r in rows] if select else rows
 
 

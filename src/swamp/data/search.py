@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 #: the variables of a `data query` predicate: the fields of a row
 QUERY_FIELDS = ("model", "modelName", "modelType", "modelId", "name", "version", "specName", "kind",
-                "contentType", "lifetime", "size", "sha256", "createdAt", "tags", "owner")
+                "contentType", "lifetime", "size", "sha256", "createdAt", "tags", "owner",
+                "content", "attributes")  # the last two read only when named (query_content.py)
 
 
 def catalog_rows(repo: Repo, model_names: Mapping[str, str], *, text: str | None = None,
@@ -35,15 +36,50 @@ def catalog_rows(repo: Repo, model_names: Mapping[str, str], *, text: str | None
     return sorted(rows, key=lambda r: (r["model"], r["name"], r["version"]))
 
 
-def matching(rows: list[dict], predicate: str, limit: int) -> list[dict]:
+def matching(rows: list[dict], predicate: str, limit: int, repo: Repo | None = None) -> list[dict]:
     """The first ``limit`` rows for which the CEL ``predicate`` is true; a
     row lacking a key it reads (a tag only some versions carry) is not one
-    (upstream's data query matches the rows that have it)."""
+    (upstream's data query matches the rows that have it). With ``repo``, a
+    predicate naming ``content`` or ``attributes`` sees each version's
+    content (query_content.py); the rows returned do not carry it."""
+    from swamp.data.query_content import content_reader, names_content
+
     test = compile_predicate(predicate, QUERY_FIELDS, source="data query", missing_is_false=True)
+    content = content_reader(repo) if repo is not None and names_content(predicate) else None
+    if content is not None:
+        test = _shape_tolerant(test, content)
     out = []
     for r in rows:
         if test(r):
             out.append(r)
             if len(out) >= limit:
                 break
+    if content is not None:
+        test.raise_if_never_evaluated()
     return out
+
+
+def _shape_tolerant(test, content):
+    """Contents differ in shape (a map here, a log's text there): a version
+    whose content the predicate cannot read as it asks does not match. When
+    no version could be read, the first error is the answer (a predicate
+    wrong for everything says so)."""
+    from swamp.errors import ExpressionError
+
+    state = {"evaluated": False, "error": None}
+
+    def tolerant(row: dict) -> bool:
+        try:
+            result = test({**row, **content(row)})
+        except ExpressionError as e:
+            state["error"] = state["error"] or e
+            return False
+        state["evaluated"] = True
+        return result
+
+    def raise_if_never_evaluated() -> None:
+        if not state["evaluated"] and state["error"] is not None:
+            raise state["error"]
+
+    tolerant.raise_if_never_evaluated = raise_if_never_evaluated
+    return tolerant

@@ -46,6 +46,18 @@ def _json_container(text: str, prop: dict) -> bool:
     return bool(wants & {"object", "array"}) and text.lstrip()[:1] in ("{", "[")
 
 
+def expression_syntax_problems(d: Definition) -> list[str]:
+    """Each ``${{ ... }}`` of the definition's arguments that cannot parse,
+    named by its field: refused when the definition is created or
+    validated, not when a run reaches it."""
+    from swamp.models import expressions  # the bridge: knows the data and vault namespaces
+
+    errors = expressions.validate(d.globalArguments, field="globalArguments")
+    for m in sorted(d.methods):
+        errors += expressions.validate(d.methods[m].arguments, field=f"methods.{m}.arguments")
+    return [e.message for e in errors]
+
+
 def definition_problems(repo: Repo, d: Definition, model_type, given_by_steps=None) -> list[str]:
     """Static checks: methods exist, and the values the definition gives fit
     their arguments' types wherever no expression decides them at run time.
@@ -58,6 +70,7 @@ def definition_problems(repo: Repo, d: Definition, model_type, given_by_steps=No
         if m not in model_type.methods:
             issues.append(f"methods.{m}: {model_type.type} has no method {m!r}")
     issues += _check_overrides(d, model_type)
+    issues += expression_syntax_problems(d)
     if has_expressions(d.globalArguments) or has_expressions({k: v.arguments for k, v in d.methods.items()}):
         return issues  # expressions decide the arguments at run time
     issues += _unsupplied_arguments(d, model_type, given_by_steps)

@@ -40,8 +40,17 @@ def coerce(value: Any, prop: dict | None) -> Any:
         if want in ("array", "object"):
             return json.loads(text)
     except ValueError:
-        raise ValidationError(f"{text!r} is not a valid {want}") from None
+        raise ValidationError(f"{text!r} is not a valid {want}", hint=json_hint(want)) from None
     return text
+
+
+def json_hint(want: str | None, key: str = "NAME") -> str | None:
+    """How to give an array or an object on the command line (JSON)."""
+    if want == "array":
+        return f"""an array is JSON: --input '{key}=["eu", "us"]' (or --input-file FILE)"""
+    if want == "object":
+        return f"""an object is JSON: --input '{key}={{"a": 1}}' (or a dotted --input {key}.a=1)"""
+    return None
 
 
 def _plain(value: Any) -> Any:
@@ -56,7 +65,7 @@ def coerce_field(key: str, value: Any, prop: dict | None) -> Any:
     try:
         return coerce(value, prop)
     except ValidationError as e:
-        raise ValidationError(f"{key}: {e.message}") from None
+        raise ValidationError(f"{key}: {e.message}", hint=e.hint and e.hint.replace("NAME", key)) from None
 
 
 def each_field(values: dict, convert: Callable[[str, Any], Any]) -> dict:
@@ -95,6 +104,7 @@ def validate_inputs(schema: dict | None, values: dict, *, what: str = "inputs") 
             value = coerce(value, prop)
         except ValidationError as e:
             problems.append(f"{key}: {e.message}")
+            hint = hint or (e.hint and e.hint.replace("NAME", key))
             continue
         problem = _check(value, prop or {}, key)
         if problem:

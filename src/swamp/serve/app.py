@@ -109,6 +109,7 @@ def _endpoint(state: ServeState, route: Route):
             body = await read_body(route, request, state.settings.max_body)
             call = Call(state.repo, path, query, body,
                         authorize=lambda action, resource: state.authorize(subjects, action, resource),
+                        allowed=lambda action, resource: state.allowed(subjects, action, resource),
                         caller=actors.of_subjects(subjects))
             call.resume_later = lambda workflow, run_id: state.resume_workflow(
                 workflow, run_id, subjects[0], by=call.caller, subjects=subjects)

@@ -34,6 +34,8 @@ class Call:
     note: Callable[[dict], None] = lambda info: None
     #: check an action on a resource found only while handling (403 if denied)
     authorize: Callable[[str, str], None] = lambda action, resource: None
+    #: whether the caller may (action, resource), without refusing: filters what a query looks at
+    allowed: Callable[[str, str], bool] = lambda action, resource: True
     #: who is calling, as records name them (util/actors.py: "token:NAME", "anonymous")
     caller: str | None = None
     #: continue a run in the background on this server: (workflow, run id) (serve/state.py)

@@ -188,7 +188,9 @@ def data_query(call: Call):
     from swamp.app import data
 
     b = call.body
-    return data.query(call.repo, b["predicate"], limit=b.get("limit", 100), all_versions=b.get("allVersions", False))
+    # Only rows the caller may read are tested: a predicate over content must not learn of others' data.
+    return data.query(call.repo, b["predicate"], limit=b.get("limit", 100), all_versions=b.get("allVersions", False),
+                      readable=lambda r: call.allowed("read", f"data:{r['model']}/{r['name']}"))
 
 
 def data_delete(call: Call):

@@ -32,5 +32,18 @@ def expand(ex, st: JobState, step: Step, placeholder: StepRun, where: str) -> li
         steps = st.record.steps
         i = steps.index(placeholder)
         steps[i:i + 1] = new
-    state.log(f"step {st.record.name}/{step.name}: {len(new)} item(s)")
+    state.log(f"step {st.record.name}/{foreach_label(step.name, new)}: {len(new)} item(s)")
     return new
+
+
+def foreach_label(name: str, items: list[StepRun], shown: int = 5) -> str:
+    """How the log names a forEach step once expanded: its items' rendered
+    names (``deploy-eu, deploy-us``), not the ``deploy-${{ self.region }}``
+    they came from (the first few, then how many more)."""
+    from swamp.expr.template import has_expressions
+
+    if not items or not has_expressions(name):
+        return name
+    names = [x.name for x in items[:shown]]
+    more = len(items) - len(names)
+    return ", ".join(names) + (f" (+{more} more)" if more else "")

@@ -78,8 +78,10 @@ def _groups(steps: list[dict]) -> list[dict]:
     return out
 
 
-def run(c: Ctx) -> Page:
-    from swamp.app.dashboard_queries import run_state, run_statuses, workflow_graph
+def run(c: Ctx, *, signal_problem: dict | None = None) -> Page:
+    """A run's page; ``signal_problem`` ({step, error, hint, message}): a
+    signal form sent back with its error in place and what was typed."""
+    from swamp.app.dashboard_queries import run_state, run_statuses, step_labels, workflow_graph
 
     name, run_id = c.path["workflow"], c.path["run"]
     c.require("read", f"workflow:{name}")
@@ -93,7 +95,8 @@ def run(c: Ctx) -> Page:
                              "run": doc, "jobs": jobs, "log": log, "total": total, "waiting": waiting,
                              "signal_waits": signal_waits,
                              "live": doc["status"] not in FINISHED,
-                             "graph": workflow_graph(c.repo, name, run_statuses(doc)),
+                             "graph": workflow_graph(c.repo, name, run_statuses(doc), step_labels(doc)),
+                             "signal_problem": signal_problem or {},
                              "can_approve": c.allowed("approve", f"workflow:{name}"),
                              "can_resume": c.allowed("run", f"workflow:{name}") and doc["status"] == "suspended"
                              and not waiting and not signal_waits,
@@ -178,7 +181,20 @@ def signal(c: Ctx) -> Response:
     step = (c.form.get("step") or "").strip()
     if not step:
         raise ValidationError("say which step to signal")
-    text = (c.form.get("message") or "").strip()
+    text = c.form.get("message") or ""
+    try:
+        _send_signal(c, step, text)
+    except ValidationError as e:
+        # A message that is not JSON or that the step's schema refuses: the form comes back with
+        # the error beside it and the message as typed (no dead-end page). Who may not, a step no
+        # longer waiting, the server refusing: their own pages, as before.
+        page = run(c, signal_problem={"step": step, "error": e.message, "hint": e.hint or "", "message": text})
+        return c.dash.render(c.request, page, c.subjects, 400)
+    return _back(c)
+
+
+def _send_signal(c: Ctx, step: str, text: str) -> None:
+    text = text.strip()
     if not text:
         raise ValidationError(f"the message for {step} is empty", hint='type JSON, such as {"version": "1.4.2"} or true')
     try:
@@ -188,7 +204,6 @@ def signal(c: Ctx) -> Response:
                               hint='type JSON, such as {"version": "1.4.2"}, "text" or true') from None
     _api(c, "signalStep", {"workflow": c.path["workflow"]}, {"step": step, "message": message,
                                                               "runId": c.path["run"]})
-    return _back(c)
 
 
 def cancel(c: Ctx) -> Response:
