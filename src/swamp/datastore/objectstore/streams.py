@@ -19,8 +19,6 @@ import os
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from .writeback import Writeback
-
 COPY_CHUNK = 1 << 20
 #: the slowest link a transfer is allowed to run at before it times out
 MIN_RATE = 1 << 20  # bytes per second
@@ -50,16 +48,12 @@ class HashingWriter:
 
         self.hash = hashlib.sha256()
         self.size = 0
-        # every destination is a download about to be fsynced: start the
-        # disk on it as it arrives (writeback.py)
-        self.writeback = Writeback()
 
     def write(self, chunk) -> int:
         view = memoryview(chunk)
         self.hash.update(view)
         self.f.write(view)
         self.size += view.nbytes
-        self.writeback.written(self.f, self.size)
         return view.nbytes
 
     def flush(self) -> None:
