@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from swamp.repo.context import Repo
 
 KINDS = ("method", "workflow")
-STATUSES = ("pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted")
+STATUSES = records.RUN_STATUSES
 #: workflow runs gc may delete
 FINISHED = ("succeeded", "failed", "cancelled", "interrupted")
 #: run leases taken at once by one gc session

@@ -8,6 +8,7 @@ import click
 from swamp.cli.inputs import collect_batch, collect_inputs, input_options
 from swamp.cli.options import CliState, global_options
 from swamp.cli.groups import CommandWithSubcommands, DefaultCommandGroup
+from swamp.cli.run import STATUSES as RUN_STATUSES
 from swamp.cli.output import confirm, emit, emit_validation, open_in_editor, say, table
 from swamp.cli.report import run_options, say_reports, selections
 from swamp.cli.worker_links import link_options
@@ -399,8 +400,7 @@ reject = _decision("rejected")
 @run.subcommand("search")
 @click.argument("query", required=False)
 @click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled",
-                                            "interrupted"]),
+@click.option("--status", type=click.Choice(RUN_STATUSES),
               help="Only runs in this status.")
 @click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
 @global_options

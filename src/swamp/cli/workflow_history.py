@@ -10,6 +10,7 @@ import click
 from swamp.cli.groups import DefaultCommandGroup
 from swamp.cli.options import CliState, global_options
 from swamp.cli.output import emit, table
+from swamp.cli.run import STATUSES as RUN_STATUSES
 
 
 @click.group("history", cls=DefaultCommandGroup, default="list")
@@ -37,8 +38,7 @@ def history_list(state: CliState, name, limit):
 
 @history.command("search")
 @click.option("--workflow", "workflow_name", help="Only runs of this workflow.")
-@click.option("--status", type=click.Choice(["pending", "running", "suspended", "succeeded", "failed", "cancelled",
-                                            "interrupted"]),
+@click.option("--status", type=click.Choice(RUN_STATUSES),
               help="Only runs in this status.")
 @click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
 @global_options

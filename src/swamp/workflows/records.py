@@ -8,7 +8,7 @@ and ends in its final state. A suspended run keeps its inputs so that
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Literal
+from typing import Any, Iterator, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +22,8 @@ RUNS = "workflow-runs"
 
 #: interrupted: its process died mid-run, found and recorded by a peer, serve or `run doctor` (app/interrupted_runs.py)
 RunStatus = Literal["pending", "running", "suspended", "succeeded", "failed", "cancelled", "interrupted"]
+#: every status a run record can hold, in that order (what --status filters take)
+RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 StepStatus = Literal["pending", "running", "waiting_approval", "waiting_signal", "succeeded", "failed", "skipped"]
 SkipReason = Literal["dependency", "guarded", "condition"]
 
