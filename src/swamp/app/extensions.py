@@ -25,7 +25,7 @@ from swamp.extensions import history, install, lockfile
 from swamp.extensions.index import Index, normalize_url
 from swamp.extensions.lockfile import Entry
 from swamp.extensions.names import check_name, parse_spec
-from swamp.extensions.workflows import shipped as shipped_workflows
+from swamp.extensions.workflows import ships_workflows
 
 #: search shows at most this many matches (one request each for the latest version)
 SEARCH_LIMIT = 50
@@ -162,7 +162,7 @@ def _stage(repo, name: str, version: str | None, chosen: Index) -> Entry:
         raise ExtensionError(f"{name} {entry.version}: its types do not load: "
                              + "; ".join(described_failure(f) for f in report["errors"]),
                              hint="fix the extension and publish a new version, or pin another version")
-    if not (report["types"] or report["vaultTypes"] or report["reportTypes"] or shipped_workflows(target, name)):
+    if not (report["types"] or report["vaultTypes"] or report["reportTypes"] or ships_workflows(target, name)):
         raise ExtensionError(f"{name} {entry.version} provides no model type, vault type, report type or "
                              "workflow", hint="an extension declares what it ships under the entry point groups "
                                               "'swamp.model_types', 'swamp.vault_types', 'swamp.report_types' "

@@ -63,25 +63,23 @@ def _source_folder(checkout: Path) -> Path | None:
     return _inside(source_dir(checkout), declared.values())
 
 
-def shipped(target: Path, name: str) -> list[str]:
-    """The scoped names of the workflows the install at ``target`` ships
-    (``@NAME/WORKFLOW``), sorted; [] when it declares no folder of them."""
-    from swamp.extensions.environment import distribution
-
-    dist = distribution(target, name)
-    folder = None if dist is None else _inside(target, [ep.value for ep in dist.entry_points
-                                                        if ep.group == WORKFLOWS_GROUP])
-    if folder is None:
-        return []
-    return sorted(f"@{f.parent.name.lstrip('@')}/{f.name[len(PREFIX):-len('.yaml')]}"
-                  for f in folder.glob(f"@*/{PREFIX}*.yaml") if f.is_file())
+def ships_workflows(target: Path, name: str) -> bool:
+    """Whether the install at ``target`` declares a folder holding at least
+    one workflow (what lets a package with no types be an extension)."""
+    folder = _install_folder(target, name)
+    return folder is not None and any(f.is_file() for f in folder.glob(f"@*/{PREFIX}*.yaml"))
 
 
 def _installed_folder(repo, name: str, entry) -> Path | None:
     from swamp.extensions import install
+
+    return _install_folder(install.ensure(repo, name, entry), name)  # installed if needed, checked unchanged
+
+
+def _install_folder(target: Path, name: str) -> Path | None:
+    """The workflows folder the distribution installed at ``target`` declares, or None."""
     from swamp.extensions.environment import distribution
 
-    target = install.ensure(repo, name, entry)  # installed if needed, and checked unchanged
     dist = distribution(target, name)
     if dist is None:
         return None
