@@ -65,9 +65,16 @@ def _argv(repo: Path | None, args, json_mode: bool) -> list[str]:
 
 def cli(repo: Path | None, *args, json: bool = True, input: str | None = None, env: dict | None = None,
         cwd: Path | None = None, timeout: float = 60) -> Result:
-    """Run `python -m swamp ARGS` in a subprocess."""
-    p = subprocess.run([PYTHON, "-m", "swamp", *_argv(repo, args, json)], input=input, capture_output=True,
-                       text=True, env=_env(env), cwd=cwd or repo or REPO_ROOT, timeout=timeout)
+    """Run `python -m swamp ARGS` in a process of its own: forked from one
+    that has the third-party libraries imported (tests/fork_client.py), or a
+    new interpreter when the environment asks for one."""
+    from tests import fork_client
+
+    argv, full_env, where = _argv(repo, args, json), _env(env), cwd or repo or REPO_ROOT
+    p = fork_client.run(argv, full_env, where, input, timeout, server_env=_env)
+    if p is None:
+        p = subprocess.run([PYTHON, "-m", "swamp", *argv], input=input, capture_output=True,
+                           text=True, env=full_env, cwd=where, timeout=timeout)
     return Result(p.returncode, p.stdout, p.stderr)
 
 
