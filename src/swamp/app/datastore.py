@@ -20,7 +20,6 @@ from swamp.datastore.sync.counts import SyncCounts
 from swamp.datastore.sync.engine import SyncEngine
 from swamp.datastore.sync.localonly import is_local_only
 from swamp.errors import NotFoundError, SwampError, SyncConflictError
-from swamp.repo.config import DatastoreConfig
 from swamp.repo.datastores import path_rules
 from swamp.util.atomic import atomic_write, sweep_temp_files
 
@@ -50,6 +49,8 @@ def setup_filesystem(repo: Repo, path: str) -> dict:
             target.write_bytes(rel, data)
             copied += 1
             nbytes += len(data)
+    from swamp.repo.config import DatastoreConfig  # pydantic: not on a sync's path
+
     cfg = repo.config_model().model_copy(update={"datastore": DatastoreConfig(type="filesystem", path=str(target_root))})
     repo.save_config(cfg)
     repo.__dict__.pop("datastore", None)
@@ -85,6 +86,8 @@ def current_location(repo: Repo) -> str:
 def object_store_config(**fields):
     """The datastore section `datastore setup s3|gcs` writes, from the
     fields a person gave (validated as .swamp.yaml's schema validates it)."""
+    from swamp.repo.config import DatastoreConfig
+
     return DatastoreConfig(**fields)
 
 
