@@ -48,7 +48,7 @@ def mint(state: CliState, name, user, groups):
     """Create a token NAME and print it once.
 
     Example: swamp access token mint ci --user ci-bot --group deployers"""
-    from swamp.serve import tokens
+    from swamp.access import tokens
 
     _show_new(state, tokens.mint(state.repo(), name, user=user, groups=list(groups)), "Minted")
 
@@ -61,7 +61,7 @@ def rotate(state: CliState, name):
     """Give token NAME a new secret; the old one stops working at once.
 
     Example: swamp access token rotate ci"""
-    from swamp.serve import tokens
+    from swamp.access import tokens
 
     _show_new(state, tokens.rotate(state.repo(), name), "Rotated")
 
@@ -74,7 +74,7 @@ def revoke(state: CliState, name):
     """Revoke token NAME: a request with it gets 401 from the next one on.
 
     Example: swamp access token revoke ci"""
-    from swamp.serve import tokens
+    from swamp.access import tokens
 
     result = tokens.revoke(state.repo(), name)
     emit(state, result, f"Revoked token {name}")
@@ -87,7 +87,7 @@ def list_(state: CliState):
     """Tokens (never their secrets).
 
     Example: swamp access token list --json"""
-    from swamp.serve import tokens
+    from swamp.access import tokens
 
     rows = tokens.list_tokens(state.repo())
     emit(state, rows, lambda: table(rows, ["name", "user", "groups", "createdAt", "revoked"]))
@@ -108,7 +108,7 @@ def can_i(state: CliState, action, resource, subjects):
     Example: swamp access can-i run workflow:deploy --subject user:ci-bot"""
     from swamp.app.access import read
     from swamp.errors import UsageError
-    from swamp.serve import grants, tokens
+    from swamp.access import grants, tokens
 
     repo = state.repo()
     who = list(subjects)

@@ -131,9 +131,9 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
                         allow_origins=tuple(allow_origins), header_timeout=header_timeout,
                         body_timeout=body_timeout, max_connections=max_connections)
     if auth_mode == "token" and port:
-        from swamp.serve import local_token
+        from swamp.app.logins import ensure
 
-        settings.local_token, settings.local_token_file = local_token.ensure(host, port)
+        settings.local_token, settings.local_token_file = ensure(host, port)
     run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file, reuse_port=reuse_port)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from swamp.errors import ConflictError, NotFoundError, UsageError, ValidationError
-from swamp.serve import grants as grant_rules
+from swamp.access import grants as grant_rules
 from swamp.util.names import check_name
 
 if TYPE_CHECKING:

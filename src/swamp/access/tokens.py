@@ -188,7 +188,7 @@ class TokenStore:
         try:
             shared = self._shared.current()
         except SwampError as e:
-            from swamp.serve.grants import broken
+            from swamp.access.grants import broken
 
             raise broken(e, "tokens") from None
         return {**self._tokens, **shared}
