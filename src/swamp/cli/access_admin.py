@@ -228,13 +228,13 @@ def check(state: CliState, subjects, action, resource, groups):
     \b
     Example: swamp access check --subject user:alice --action run --on workflow:deploy
     Example: swamp access check --token ci --action read --on data:hello/result --json"""
-    from swamp.access import tokens
     from swamp.app.access_admin import explain
+    from swamp.app.access_tokens import subjects_for_name
 
     repo = state.repo()
     who = _check_subjects(subjects, groups)
     if state.token:  # a token's name (or the token itself: its name is before the dot)
-        who += tokens.subjects_for_name(repo, state.token.split(".", 1)[0])
+        who += subjects_for_name(repo, state.token.split(".", 1)[0])
     _show_check(state, explain(repo, subjects=who, action=action, resource=resource))
 
 

@@ -1,7 +1,7 @@
 """``swamp auth``: the tokens this user keeps for ``swamp serve`` servers.
 
 ``server-login URL`` checks a token with the server and keeps it for that
-URL (``serve/local_token.py``: mode 0600, beside the local user's tokens),
+URL (``app/logins.py``: mode 0600, beside the local user's tokens),
 so ``--server URL`` needs no ``--token``; ``logout`` forgets it; ``whoami``
 says who a server takes you for. They read ``--server`` and ``--token``
 themselves (cli/remote.py's SELF_SERVED), and only this user's files."""

@@ -1,5 +1,5 @@
 """Access administration over HTTP, for ``swamp access grant|group|check
---server URL``: the same use cases as on a checkout (serve/access_admin.py),
+--server URL``: the same use cases as on a checkout (app/access_admin.py),
 run on the server's. Each needs ``admin`` on ``access:grants`` (grants and
 ``check``, which shows them) or ``access:groups``; grants/*.yaml are never
 changed here. serve/routes.py makes its routes from ``SPECS`` (this module
