@@ -32,15 +32,16 @@ Besides the layers:
     (vault/redact.py, vault/process_secrets.py), the swamp package itself
     and themselves, never each other: every use case, and every value a use
     case takes, is reached through app/ (access administration, which both
-    need, is app/access_admin.py, app/access_tokens.py, app/logins.py over
-    the domain package access/). One narrow exception: the CLI may import
-    the processes it becomes (PROCESS_ENTRY_POINTS), entry points beside it
-    in layer 0: the worker and scheduler processes (swamp.workers.worker,
-    .scheduler), because `swamp worker start` and `swamp worker scheduler`
-    become that process (app may not import an entry point, so no use case
-    can start one), handed only what app/worker_fleet.py checked and
-    decided; and the server process (swamp.serve.process), which `swamp
-    serve` becomes and whose options `swamp serve daemon enable` checks.
+    need, is app/access_admin.py, access_tokens.py and enforced_access.py
+    over the domain package access/, and the user's logins app/logins.py).
+    One narrow exception: the CLI may import the processes it becomes
+    (PROCESS_ENTRY_POINTS), entry points beside it in layer 0: the worker
+    and scheduler processes (swamp.workers.worker, .scheduler), because
+    `swamp worker start` and `swamp worker scheduler` become that process
+    (app may not import an entry point, so no use case can start one),
+    handed only what app/worker_fleet.py checked and decided; and the
+    server process (swamp.serve.process), which `swamp serve` becomes and
+    whose options `swamp serve daemon enable` checks.
     Serve may not import a worker process, nothing else of workers/ is
     reached from a front, and nothing else of serve/ from the CLI;
   - the domain never imports app or a front;
