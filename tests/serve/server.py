@@ -56,7 +56,7 @@ class Serve:
     @property
     def local_token(self) -> str:
         """The local user's token this server made (default auth only)."""
-        from swamp.serve.local_token import token_path
+        from swamp.app.logins import token_path
 
         return token_path("127.0.0.1", self.port, {"XDG_CONFIG_HOME": str(self.config_home)}).read_text().strip()
 

@@ -88,13 +88,13 @@ def test_server_login_reads_a_piped_token(served, tmp_path):
 def test_a_login_is_never_a_servers_local_token(tmp_path):
     """A minted token kept by server-login for an address must not become
     the full-access local token of a `swamp serve` started on it later."""
-    from swamp.serve import local_token
+    from swamp.app import logins
 
     env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path)}
-    local_token.save_login("http://127.0.0.1:9555", "ci.SECRET", env)
-    made, path = local_token.ensure("127.0.0.1", 9555, env)
-    assert made != "ci.SECRET" and made.startswith(local_token.PREFIX) and path.suffix == ".token"
-    assert local_token.for_url("http://localhost:9555", env) == "ci.SECRET"  # the login goes first
+    logins.save_login("http://127.0.0.1:9555", "ci.SECRET", env)
+    made, path = logins.ensure("127.0.0.1", 9555, env)
+    assert made != "ci.SECRET" and made.startswith(logins.PREFIX) and path.suffix == ".token"
+    assert logins.for_url("http://localhost:9555", env) == "ci.SECRET"  # the login goes first
 
 
 def test_auth_commands_say_what_is_missing(tmp_path):

@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from swamp.errors import SwampError
-from swamp.serve import local_token
+from swamp.app import logins
 from swamp.serve.front_door import DoorPolicy, split_host
 
 
@@ -56,20 +56,20 @@ def test_origins_the_servers_own_or_allowed_never_null():
 
 def test_the_local_token_lives_in_the_xdg_config_home_or_under_home(tmp_path):
     env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path / "home")}
-    assert local_token.token_path("localhost", 9090, env) == tmp_path / "xdg/swamp/serve/127.0.0.1-9090.token"
+    assert logins.token_path("localhost", 9090, env) == tmp_path / "xdg/swamp/serve/127.0.0.1-9090.token"
     env["XDG_CONFIG_HOME"] = "relative/ignored"
-    assert local_token.token_path("::1", 9090, env) == tmp_path / "home/.config/swamp/serve/127.0.0.1-9090.token"
-    assert local_token.token_path("build.example", 80, env).name == "build.example-80.token"
+    assert logins.token_path("::1", 9090, env) == tmp_path / "home/.config/swamp/serve/127.0.0.1-9090.token"
+    assert logins.token_path("build.example", 80, env).name == "build.example-80.token"
 
 
 def test_the_local_token_is_made_once_private_and_found_by_url(tmp_path):
     env = {"XDG_CONFIG_HOME": str(tmp_path)}
-    token, path = local_token.ensure("127.0.0.1", 9090, env)
+    token, path = logins.ensure("127.0.0.1", 9090, env)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
-    assert local_token.ensure("localhost", 9090, env)[0] == token  # the same server's address: the same token
-    assert local_token.for_url("http://localhost:9090/", env) == token
-    assert local_token.for_url("http://127.0.0.1:9091", env) is None  # another server gets nothing
-    assert local_token.for_url("http://build.example:9090", env) is None
+    assert logins.ensure("localhost", 9090, env)[0] == token  # the same server's address: the same token
+    assert logins.for_url("http://localhost:9090/", env) == token
+    assert logins.for_url("http://127.0.0.1:9091", env) is None  # another server gets nothing
+    assert logins.for_url("http://build.example:9090", env) is None
     os.chmod(path, 0o644)
     with pytest.raises(SwampError, match="other users"):
-        local_token.for_url("http://127.0.0.1:9090", env)
+        logins.for_url("http://127.0.0.1:9090", env)

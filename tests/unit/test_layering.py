@@ -12,7 +12,7 @@ Layers, top to bottom (an arrow may point within a layer or down, never up):
   0  cli, serve, workers, __main__, demo   entry points
   1  app                                   one function per use case
   2  repo                                  the repository context
-  3  models, workflows, data, vault, extensions, expr, reports   the domain
+  3  models, workflows, data, vault, extensions, expr, reports, access   the domain
   4  datastore                             the Datastore facade (base, cached,
                                            filesystem, open)
   5  datastore/sync                        (its holders.py: the lock-file and
@@ -30,14 +30,20 @@ between app and the domain.
 Besides the layers:
   - the fronts (cli, serve) import only app, errors, util, redaction
     (vault/redact.py, vault/process_secrets.py), the swamp package itself
-    and each other: every use case, and every value a use case takes, is
-    reached through app/. One narrow exception: the CLI may import the
-    worker and scheduler processes (swamp.workers.worker, .scheduler;
-    PROCESS_ENTRY_POINTS), entry points beside it in layer 0, because
+    and themselves, never each other: every use case, and every value a use
+    case takes, is reached through app/ (access administration, which both
+    need, is app/access_admin.py, access_tokens.py and enforced_access.py
+    over the domain package access/, and the user's logins app/logins.py).
+    One narrow exception: the CLI may import the processes it becomes
+    (PROCESS_ENTRY_POINTS), entry points beside it in layer 0: the worker
+    and scheduler processes (swamp.workers.worker, .scheduler), because
     `swamp worker start` and `swamp worker scheduler` become that process
-    (app may not import an entry point, so no use case can start one); the
-    command hands it only what app/worker_fleet.py checked and decided.
-    Serve may not, and nothing else of workers/ is reached from a front;
+    (app may not import an entry point, so no use case can start one),
+    handed only what app/worker_fleet.py checked and decided; and the
+    server process (swamp.serve.process), which `swamp serve` becomes and
+    whose options `swamp serve daemon enable` checks.
+    Serve may not import a worker process, nothing else of workers/ is
+    reached from a front, and nothing else of serve/ from the CLI;
   - the domain never imports app or a front;
   - below app, nothing imports click, rich, starlette or uvicorn;
   - expr imports no other domain package (the `data` and `vault`
@@ -66,22 +72,22 @@ LAYERS = {
     "swamp.app": 1, "swamp.workers": 1,
     "swamp.repo": 2,
     "swamp.models": 3, "swamp.workflows": 3, "swamp.data": 3, "swamp.vault": 3, "swamp.extensions": 3,
-    "swamp.expr": 3, "swamp.reports": 3,
+    "swamp.expr": 3, "swamp.reports": 3, "swamp.access": 3,
     "swamp.datastore": 4,
     "swamp.datastore.sync": 5,
     "swamp.datastore.objectstore": 7,
     "swamp.util": 8, "swamp.errors": 8, "swamp": 8,
 }
 DOMAIN = ("swamp.models", "swamp.workflows", "swamp.data", "swamp.vault", "swamp.extensions", "swamp.expr",
-          "swamp.reports")
+          "swamp.reports", "swamp.access")
 FRAMEWORKS = ("click", "rich", "starlette", "uvicorn")
 FRONTS = ("swamp.cli", "swamp.serve")
-#: what a front may import besides itself and third-party code
-FRONT_REACHES = ("swamp.app", "swamp.errors", "swamp.util", "swamp.vault.redact", "swamp.vault.process_secrets",
-                 "swamp.cli", "swamp.serve")
-#: the processes a CLI command becomes (`swamp worker start`, `swamp worker scheduler`): entry points beside
-#: the CLI, handed what app/worker_fleet.py decided; only the CLI may start them
-PROCESS_ENTRY_POINTS = ("swamp.workers.worker", "swamp.workers.scheduler")
+#: what a front may import besides itself and third-party code (not the other front)
+FRONT_REACHES = ("swamp.app", "swamp.errors", "swamp.util", "swamp.vault.redact", "swamp.vault.process_secrets")
+#: the processes a CLI command becomes: entry points beside the CLI, and only the CLI may start them.
+#: `swamp worker start` and `swamp worker scheduler` are handed what app/worker_fleet.py decided;
+#: `swamp serve` becomes the server process (and `serve daemon enable` checks its options with it)
+PROCESS_ENTRY_POINTS = ("swamp.workers.worker", "swamp.workers.scheduler", "swamp.serve.process")
 #: what the sync protocol may import of the datastore package
 SYNC_REACHES = ("swamp.datastore.sync", "swamp.datastore.locks", "swamp.datastore.objectstore")
 
@@ -202,7 +208,10 @@ def _problem(a: Arrow) -> str | None:
         return None
     if _under(a.source, ["swamp.cli"]) and _under(a.target, PROCESS_ENTRY_POINTS):
         return None  # a command that becomes the worker or the scheduler process
-    if _under(a.source, FRONTS) and a.target != "swamp" and not _under(a.target, FRONT_REACHES):
+    if _under(a.source, FRONTS) and a.target != "swamp" and not _under(a.target, FRONT_REACHES) \
+            and _package(a.target) != _package(a.source):
+        if _under(a.target, FRONTS):
+            return "a front never imports the other front: what both need is a use case in app/"
         return "a front reaches the house only through app/ (and errors, util, redaction)"
     if a.type_only and _under(a.target, ["swamp.repo.context"]) and _layer(a.source) > LAYERS["swamp.app"]:
         return None  # the type of the `repo` a function below app is handed
@@ -328,6 +337,21 @@ def test_the_checks_see_what_they_guard():
     assert _problem(Arrow("swamp.app.worker_fleet", "swamp.workers.worker", "swamp/app/worker_fleet.py", 1)) \
         == "points up the layers"
     assert ("swamp.cli.worker", "swamp.workers.worker") in seen
+    # a front never imports the other one (what both need is in app/), except the server process the CLI becomes
+    front_to_front = "a front never imports the other front: what both need is a use case in app/"
+    assert _problem(Arrow("swamp.cli.access", "swamp.serve.state", "swamp/cli/access.py", 1)) == front_to_front
+    assert _problem(Arrow("swamp.cli.serve", "swamp.serve.runner", "swamp/cli/serve.py", 1)) == front_to_front
+    assert _problem(Arrow("swamp.serve.app", "swamp.cli.output", "swamp/serve/app.py", 1)) == front_to_front
+    assert _problem(Arrow("swamp.serve.app", "swamp.serve.state", "swamp/serve/app.py", 1)) is None
+    assert _problem(Arrow("swamp.cli.access", "swamp.app.access_admin", "swamp/cli/access.py", 1)) is None
+    assert _problem(Arrow("swamp.cli.serve", "swamp.serve.process", "swamp/cli/serve.py", 1)) is None
+    assert _problem(Arrow("swamp.serve.app", "swamp.serve.process", "swamp/serve/app.py", 1)) is None  # its own
+    assert ("swamp.cli.serve", "swamp.serve.process") in seen
+    # the access rules are domain: they never reach a session's use case, nor a front
+    assert _problem(Arrow("swamp.access.grants", "swamp.app.access", "swamp/access/grants.py", 1)) \
+        == "the domain never imports app, repo or a front"
+    assert _problem(Arrow("swamp.access.tokens", "swamp.serve.state", "swamp/access/tokens.py", 1)) \
+        == "the domain never imports app, repo or a front"
     # the domain may name the Repo type, and only under TYPE_CHECKING
     assert _problem(Arrow("swamp.data.gc", "swamp.repo.context", "swamp/data/gc.py", 1, type_only=True)) is None
     assert _problem(Arrow("swamp.data.gc", "swamp.repo.context", "swamp/data/gc.py", 1)) is not None

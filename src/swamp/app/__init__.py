@@ -55,7 +55,14 @@ Every use case, by what it is about (module: functions):
                datastore_conflicts: list_conflicts restore drop   datastore_upgrade: upgrade
                namespaces: list_namespaces set_namespace unset migrate
                managed_config: attach status publish publish_edit edit_privately migrate refresh
-  access       access: read change shared       daemons: enable disable status  (user services)
+  access       access: read change shared
+               access_admin: create_grant list_grants revoke_grant create_group add_member remove_member
+                             list_groups group_members explain can_i load_grants
+               access_tokens: mint rotate revoke list_tokens subjects_for_name
+               enforced_access: GrantSet TokenStore SharedDoc  (what a server checks each request against)
+               logins: ensure for_url login_for_url save_login forget_login token_path
+                       (the local user's token and logins, per server address)
+  daemons      daemons: enable disable status  (user services)
   workers      worker_fleet: worker_start list_workers queue verify failed parse_labels link_settings
                team_certs: create_ca issue_cert list_certs create_token revoke_token enrol  (certificate files)
                worker_tokens: create list_tokens revoke redeem lookup  (enrolment tokens)

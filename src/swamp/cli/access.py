@@ -48,9 +48,9 @@ def mint(state: CliState, name, user, groups):
     """Create a token NAME and print it once.
 
     Example: swamp access token mint ci --user ci-bot --group deployers"""
-    from swamp.serve import tokens
+    from swamp.app import access_tokens
 
-    _show_new(state, tokens.mint(state.repo(), name, user=user, groups=list(groups)), "Minted")
+    _show_new(state, access_tokens.mint(state.repo(), name, user=user, groups=list(groups)), "Minted")
 
 
 @token.command("rotate")
@@ -61,9 +61,9 @@ def rotate(state: CliState, name):
     """Give token NAME a new secret; the old one stops working at once.
 
     Example: swamp access token rotate ci"""
-    from swamp.serve import tokens
+    from swamp.app import access_tokens
 
-    _show_new(state, tokens.rotate(state.repo(), name), "Rotated")
+    _show_new(state, access_tokens.rotate(state.repo(), name), "Rotated")
 
 
 @token.command("revoke")
@@ -74,9 +74,9 @@ def revoke(state: CliState, name):
     """Revoke token NAME: a request with it gets 401 from the next one on.
 
     Example: swamp access token revoke ci"""
-    from swamp.serve import tokens
+    from swamp.app import access_tokens
 
-    result = tokens.revoke(state.repo(), name)
+    result = access_tokens.revoke(state.repo(), name)
     emit(state, result, f"Revoked token {name}")
 
 
@@ -87,9 +87,9 @@ def list_(state: CliState):
     """Tokens (never their secrets).
 
     Example: swamp access token list --json"""
-    from swamp.serve import tokens
+    from swamp.app import access_tokens
 
-    rows = tokens.list_tokens(state.repo())
+    rows = access_tokens.list_tokens(state.repo())
     emit(state, rows, lambda: table(rows, ["name", "user", "groups", "createdAt", "revoked"]))
 
 
@@ -106,29 +106,27 @@ def can_i(state: CliState, action, resource, subjects):
     allowed, 1 when not.
 
     Example: swamp access can-i run workflow:deploy --subject user:ci-bot"""
-    from swamp.app.access import read
+    from swamp.app.access_admin import can_i as decide
+    from swamp.app.access_tokens import subjects_for_name
     from swamp.errors import UsageError
-    from swamp.serve import grants, tokens
 
     repo = state.repo()
     who = list(subjects)
     if state.token:  # the global --token: a token's name (or the token itself: its name is before the dot)
-        who += tokens.subjects_for_name(repo, state.token.split(".", 1)[0])
+        who += subjects_for_name(repo, state.token.split(".", 1)[0])
     if not who:
         raise UsageError("say who: --token NAME or --subject KIND:NAME")
-    who = grants.with_groups(who, read(repo, "groups"))
-    allowed, grant = grants.decide(grants.load(repo), who, action, resource)
-    result = {"allowed": allowed, "action": action, "resource": resource, "subjects": who,
-              "decidedBy": grant.to_json() if grant else None}
+    result = decide(repo, subjects=who, action=action, resource=resource)
+    grant = result["decidedBy"]
 
     def human():
         if grant is None:
-            say(f"no: no grant allows {action} on {resource} for {', '.join(who)}")
+            say(f"no: no grant allows {action} on {resource} for {', '.join(result['subjects'])}")
         else:
-            say(f"{'yes' if allowed else 'no'}: {grant.effect} in {grant.source}")
+            say(f"{'yes' if result['allowed'] else 'no'}: {grant['effect']} in {grant['source']}")
 
     emit(state, result, human)
-    if not allowed:
+    if not result["allowed"]:
         sys.exit(1)
 
 

@@ -49,7 +49,7 @@ def grant_create(state: CliState, subjects, allow, deny, resources, description,
     \b
     Example: swamp access grant create --subject group:deployers --allow read,run --on 'workflow:deploy-*'
     Example: swamp access grant create --subject token:intern --deny run --on workflow:deploy-prod"""
-    from swamp.serve.access_admin import create_grant
+    from swamp.app.access_admin import create_grant
 
     wanted = _new_grant(subjects, allow, deny, resources, description, when)
     _show_grant(state, create_grant(state.repo(), **wanted))
@@ -84,7 +84,7 @@ def grant_list(state: CliState, subject, on):
     \b
     Example: swamp access grant list
     Example: swamp access grant list --subject group:deployers --json"""
-    from swamp.serve.access_admin import list_grants
+    from swamp.app.access_admin import list_grants
 
     _show_grants(state, list_grants(state.repo(), subject=subject, on=on))
 
@@ -102,7 +102,7 @@ def grant_revoke(state: CliState, grant_id):
     """Revoke a grant made by 'access grant create' (one in grants/*.yaml is removed from its file).
 
     Example: swamp access grant revoke g-1a2b3c4d5e6f"""
-    from swamp.serve.access_admin import revoke_grant
+    from swamp.app.access_admin import revoke_grant
 
     result = revoke_grant(state.repo(), grant_id)
     emit(state, result, f"revoked grant {grant_id}")
@@ -129,7 +129,7 @@ def group_create(state: CliState, name, description):
     """Create an empty group NAME.
 
     Example: swamp access group create deployers"""
-    from swamp.serve.access_admin import create_group
+    from swamp.app.access_admin import create_group
 
     _show_group(state, create_group(state.repo(), name, description=description), f"created group {name}")
 
@@ -143,7 +143,7 @@ def group_add_member(state: CliState, group_name, member):
     """Add MEMBER (user:NAME or token:NAME) to GROUP.
 
     Example: swamp access group add-member deployers user:alice"""
-    from swamp.serve.access_admin import add_member
+    from swamp.app.access_admin import add_member
 
     _show_group(state, add_member(state.repo(), group_name, member), f"{member} is in {group_name}")
 
@@ -157,7 +157,7 @@ def group_remove_member(state: CliState, group_name, member):
     """Remove MEMBER from GROUP.
 
     Example: swamp access group remove-member deployers user:alice"""
-    from swamp.serve.access_admin import remove_member
+    from swamp.app.access_admin import remove_member
 
     _show_group(state, remove_member(state.repo(), group_name, member), f"{member} left {group_name}")
 
@@ -169,7 +169,7 @@ def group_list(state: CliState):
     """Every group, with its members.
 
     Example: swamp access group list --json"""
-    from swamp.serve.access_admin import list_groups
+    from swamp.app.access_admin import list_groups
 
     _show_groups(state, list_groups(state.repo()))
 
@@ -187,7 +187,7 @@ def group_members(state: CliState, name):
     """The members of group NAME, sorted.
 
     Example: swamp access group members deployers"""
-    from swamp.serve.access_admin import group_members as members
+    from swamp.app.access_admin import group_members as members
 
     _show_members(state, members(state.repo(), name))
 
@@ -228,13 +228,13 @@ def check(state: CliState, subjects, action, resource, groups):
     \b
     Example: swamp access check --subject user:alice --action run --on workflow:deploy
     Example: swamp access check --token ci --action read --on data:hello/result --json"""
-    from swamp.serve import tokens
-    from swamp.serve.access_admin import explain
+    from swamp.app.access_admin import explain
+    from swamp.app.access_tokens import subjects_for_name
 
     repo = state.repo()
     who = _check_subjects(subjects, groups)
     if state.token:  # a token's name (or the token itself: its name is before the dot)
-        who += tokens.subjects_for_name(repo, state.token.split(".", 1)[0])
+        who += subjects_for_name(repo, state.token.split(".", 1)[0])
     _show_check(state, explain(repo, subjects=who, action=action, resource=resource))
 
 

@@ -26,8 +26,7 @@ def reload(state: CliState):
     broken grants file.
 
     Example: swamp access reload --server https://swamp.example.com --token admin.SECRET"""
-    from swamp.serve.grants import GrantSet
-    from swamp.serve.tokens import TokenStore
+    from swamp.app.enforced_access import GrantSet, TokenStore
 
     repo = state.repo()
     doc = {**GrantSet(repo).reload(), **TokenStore(repo).reload()}

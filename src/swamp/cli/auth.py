@@ -1,7 +1,7 @@
 """``swamp auth``: the tokens this user keeps for ``swamp serve`` servers.
 
 ``server-login URL`` checks a token with the server and keeps it for that
-URL (``serve/local_token.py``: mode 0600, beside the local user's tokens),
+URL (``app/logins.py``: mode 0600, beside the local user's tokens),
 so ``--server URL`` needs no ``--token``; ``logout`` forgets it; ``whoami``
 says who a server takes you for. They read ``--server`` and ``--token``
 themselves (cli/remote.py's SELF_SERVED), and only this user's files."""
@@ -65,7 +65,7 @@ def server_login(state: CliState, url, no_verify):
     \b
     Example: swamp auth server-login https://swamp.example.com --token ci.SECRET
     Example: pass swamp/ci | swamp auth server-login https://swamp.example.com"""
-    from swamp.serve.local_token import save_login
+    from swamp.app.logins import save_login
 
     url = _url(state, url)
     token = _read_token(state)
@@ -88,7 +88,7 @@ def logout(state: CliState, url):
     token with 'swamp access token revoke').
 
     Example: swamp auth logout https://swamp.example.com"""
-    from swamp.serve.local_token import forget_login
+    from swamp.app.logins import forget_login
 
     url = _url(state, url)
     path = forget_login(url)
@@ -106,7 +106,7 @@ def whoami(state: CliState):
     \b
     Example: swamp auth whoami
     Example: swamp auth whoami --server https://swamp.example.com --json"""
-    from swamp.serve.local_token import for_url, login_for_url
+    from swamp.app.logins import for_url, login_for_url
     from swamp.util.actors import local_user
 
     url = state.server or os.environ.get("SWAMP_SERVE_URL")

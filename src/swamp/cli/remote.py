@@ -327,7 +327,7 @@ def dispatch(ctx: click.Context, state, params: dict, url: str, explicit: bool):
     configure(json_mode=state.json)
     token = state.token or os.environ.get("SWAMP_SERVE_TOKEN") or None
     if token is None:  # the local user's token of a server started here, sent to that address only
-        from swamp.serve.local_token import for_url
+        from swamp.app.logins import for_url
 
         token = for_url(url)
     handler(Client(url, token), state, params)

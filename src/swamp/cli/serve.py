@@ -81,7 +81,7 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
     from pathlib import Path
 
     from swamp.errors import UsageError
-    from swamp.serve.runner import check_exposure
+    from swamp.serve import process  # the server process this command becomes
 
     if bool(cert_file) != bool(key_file):
         raise UsageError("--cert-file and --key-file go together")
@@ -90,7 +90,7 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
 
         root = None if Path(cert_file).is_absolute() and Path(key_file).is_absolute() else state.repo().root
         cert_file, key_file = existing_file(cert_file, root, "--cert-file"), existing_file(key_file, root, "--key-file")
-    check_exposure(host, auth_mode, insecure)
+    process.check_exposure(host, auth_mode, insecure)
     if reuse_port and not port:
         raise UsageError("--reuse-port shares a port: give it one with --port", hint="e.g. --port 9090")
     for origin in allow_origins:
@@ -98,27 +98,20 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
             raise UsageError(f"--allow-origin {origin!r} is not an origin",
                              hint="an origin is scheme://host[:port], e.g. https://ops.example.com")
     try:
-        from swamp.serve.state import Settings
-        from swamp.serve.runner import serve as run
+        Settings, run = process.server()
     except ImportError as e:
         from swamp.errors import SwampError
 
         raise SwampError(f"swamp serve needs the serve extra ({e.name} is missing)",
                          hint="pip install 'swamp[serve]'") from None
-    from swamp.serve.webhooks import parse
-
-    from swamp.serve.scheduler import parse as parse_schedule
-
-    hooks = {h.name: h for h in map(parse, webhooks)}
-    timed = [parse_schedule(s) for s in schedules]
+    hooks = {h.name: h for h in map(process.parse_webhook, webhooks)}
+    timed = [process.parse_schedule(s) for s in schedules]
     if len({s.name for s in timed}) != len(timed):
         raise UsageError("two --schedule options have the same NAME")
     if no_schedules and timed:
         raise UsageError("--no-schedules and --schedule contradict each other", hint="give one of them")
     repo = state.repo()
-    from swamp.serve.announce import check_targets
-
-    check_targets(repo, timed, hooks)  # a typo in a workflow's name: refused now, not at every tick
+    process.check_targets(repo, timed, hooks)  # a typo in a workflow's name: refused now, not at every tick
     if scheduler or remote_only:  # placed steps of every run on its one session go to workers
         from swamp.app import placed_steps
 
@@ -131,9 +124,9 @@ def serve(state: CliState, host, port, cert_file, key_file, auth_mode, insecure,
                         allow_origins=tuple(allow_origins), header_timeout=header_timeout,
                         body_timeout=body_timeout, max_connections=max_connections)
     if auth_mode == "token" and port:
-        from swamp.serve import local_token
+        from swamp.app.logins import ensure
 
-        settings.local_token, settings.local_token_file = local_token.ensure(host, port)
+        settings.local_token, settings.local_token_file = ensure(host, port)
     run(repo, host=host, port=port, settings=settings, cert_file=cert_file, key_file=key_file, reuse_port=reuse_port)
 
 

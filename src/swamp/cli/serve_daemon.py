@@ -39,11 +39,11 @@ def enable(state: CliState, host, port, cert_file, key_file, auth_mode, insecure
     Example: swamp serve daemon enable --port 9090 --dashboard --dry-run
     Example: swamp serve daemon enable --webhook deploy=deploy --env-file ~/.config/swamp/serve.env"""
     from swamp.errors import UsageError
-    from swamp.serve.runner import check_exposure
+    from swamp.serve import process  # the server process the service runs
 
     if bool(cert_file) != bool(key_file):
         raise UsageError("--cert-file and --key-file go together")
-    check_exposure(host, auth_mode, insecure)
+    process.check_exposure(host, auth_mode, insecure)
     root = state.repo().root
     if cert_file:  # checked now, so the service does not fail at its start
         from swamp.cli.repo_paths import existing_file
@@ -61,13 +61,13 @@ def enable(state: CliState, host, port, cert_file, key_file, auth_mode, insecure
 def _check_specs(schedules, webhooks) -> None:
     """The --schedule and --webhook values parse as swamp serve will parse
     them (a webhook's secret is the service's, read when it starts)."""
-    from swamp.serve import scheduler, webhooks as hooks
+    from swamp.serve import process
 
     for s in schedules:
-        scheduler.parse(s)
+        process.parse_schedule(s)
     for w in webhooks:
         name = w.partition("=")[0]
-        hooks.parse(w, env={hooks.secret_variable(name): "x" * 16})
+        process.parse_webhook(w, env={process.secret_variable(name): "x" * 16})
 
 
 daemon = group("serve", enable)

@@ -5,7 +5,7 @@ by name or id:
 
 - ``access/tokens.json``: ``{"tokens": {NAME: {"sha256", "createdAt", ...}}}``
   (used when the datastore is shared; a directory datastore keeps tokens in
-  the machine's secrets, ``serve/tokens.py``);
+  the machine's secrets, ``swamp/access/tokens.py``);
 - ``access/grants.json``: ``{"grants": {ID: {"subjects", "effect", ...}}}``;
 - ``access/groups.json``: ``{"groups": {NAME: {"members": {SUBJECT: true}}}}``.
 
@@ -14,7 +14,7 @@ two peers minting different tokens, creating different grants or adding
 different members from stale caches both keep their change. That is why
 members are a map and not a list: a list would conflict on every
 concurrent add. The documents hold plain data; what a valid grant or
-token looks like is checked by ``serve/grants.py`` and ``serve/tokens.py``
+token looks like is checked by ``swamp/access/grants.py`` and ``tokens.py``
 before anything is written."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Access administration over HTTP, for ``swamp access grant|group|check
---server URL``: the same use cases as on a checkout (serve/access_admin.py),
+--server URL``: the same use cases as on a checkout (app/access_admin.py),
 run on the server's. Each needs ``admin`` on ``access:grants`` (grants and
 ``check``, which shows them) or ``access:groups``; grants/*.yaml are never
 changed here. serve/routes.py makes its routes from ``SPECS`` (this module
@@ -22,7 +22,7 @@ def _strings(call: Call, key: str) -> list[str]:
 
 
 def grant_create(call: Call) -> dict:
-    from swamp.serve.access_admin import create_grant
+    from swamp.app.access_admin import create_grant
 
     return create_grant(call.repo, subjects=_strings(call, "subjects"), effect=call.body.get("effect", "allow"),
                         actions=_strings(call, "actions"), resources=_strings(call, "resources"),
@@ -30,45 +30,45 @@ def grant_create(call: Call) -> dict:
 
 
 def grant_list(call: Call) -> list:
-    from swamp.serve.access_admin import list_grants
+    from swamp.app.access_admin import list_grants
 
     return list_grants(call.repo, subject=call.query.get("subject"), on=call.query.get("on"))
 
 
 def grant_revoke(call: Call) -> dict:
-    from swamp.serve.access_admin import revoke_grant
+    from swamp.app.access_admin import revoke_grant
 
     return revoke_grant(call.repo, call.path["id"])
 
 
 def check(call: Call) -> dict:
-    from swamp.serve.access_admin import explain
+    from swamp.app.access_admin import explain
 
     return explain(call.repo, subjects=_strings(call, "subjects"), action=call.body.get("action", ""),
                    resource=call.body.get("resource", ""))
 
 
 def group_create(call: Call) -> dict:
-    from swamp.serve.access_admin import create_group
+    from swamp.app.access_admin import create_group
 
     return create_group(call.repo, call.body["name"], description=call.body.get("description"))
 
 
 def group_list(call: Call) -> list:
-    from swamp.serve.access_admin import list_groups
+    from swamp.app.access_admin import list_groups
 
     return list_groups(call.repo)
 
 
 def group_members(call: Call) -> dict:
-    from swamp.serve.access_admin import group_members as members
+    from swamp.app.access_admin import group_members as members
 
     return members(call.repo, call.path["group"])
 
 
 def _membership(add: bool):
     def run(call: Call) -> dict:
-        from swamp.serve.access_admin import add_member, remove_member
+        from swamp.app.access_admin import add_member, remove_member
 
         return (add_member if add else remove_member)(call.repo, call.path["group"], call.body["member"])
 

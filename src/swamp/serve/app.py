@@ -336,9 +336,8 @@ def _health(state: ServeState):
 
 def build_app(repo, settings: Settings | None = None) -> Starlette:
     from swamp.serve.audit import AuditLog, default_path
-    from swamp.serve.grants import GrantSet
+    from swamp.app.enforced_access import GrantSet, TokenStore
     from swamp.serve.openapi import document
-    from swamp.serve.tokens import TokenStore
 
     settings = settings or Settings()
     repo.datastore  # opened once, here: request threads then share it (and a bad config stops the start)

@@ -58,7 +58,7 @@ def check_for_starter(state, actor: str | None, op: str) -> access.VaultCheck | 
         return None
     name = actor[len("token:"):].split(" (user:", 1)[0]
     try:
-        from swamp.serve.tokens import subjects_for_name
+        from swamp.app.access_tokens import subjects_for_name
 
         return check_for(state, subjects_for_name(state.repo, name), op)
     except NotFoundError:

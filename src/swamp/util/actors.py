@@ -49,7 +49,7 @@ def webhook(name: str) -> str:
 
 def of_subjects(subjects: list[str]) -> str:
     """The actor behind a server's caller, from the subjects access control
-    knows them by (serve/tokens.subjects_of: ``token:NAME`` first, then its
+    knows them by (access/tokens.subjects_of: ``token:NAME`` first, then its
     ``user:`` and ``group:`` subjects); ``["anonymous"]`` without tokens."""
     if not subjects or subjects[0] == ANONYMOUS:
         return ANONYMOUS

@@ -15,23 +15,22 @@ are read again when any of them changes.
 ``swamp access grant create`` keeps its grants in the datastore instead
 (``access/grants.json``, ``repo/access_docs.py``), keyed by an id made from
 the grant's content, so that every replica enforces them; groups
-(``access/groups.json``) add ``group:NAME`` to the subjects of the members
-they list. A server enforces the files' grants and the datastore's
-together."""
+(``access/groups.json``, access/groups.py) add ``group:NAME`` to the
+subjects of the members they list. A server enforces the files' grants and
+the datastore's together (app/enforced_access.py); the use cases that
+change and explain them are app/access_admin.py."""
 
 from __future__ import annotations
 
 import fnmatch
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swamp.errors import AccessBroken, SwampError, ValidationError
-from swamp.util import file_stamps
 
 if TYPE_CHECKING:
-    from swamp.app.repository import Repo
+    from swamp.repo.context import Repo
 
 ACTIONS = ("read", "run", "approve", "write", "admin")
 KINDS = ("workflow", "model", "data", "vault", "access", "serve")  # access:reload, serve:reload: admin only
@@ -168,14 +167,6 @@ def load_files(repo: Repo) -> list[Grant]:
     return out
 
 
-def load(repo: Repo) -> list[Grant]:
-    """Every grant a server of this checkout enforces: the files' and the
-    datastore's (pulled first)."""
-    from swamp.app.access import read
-
-    return load_files(repo) + parse_entries(read(repo, "grants"))
-
-
 def with_groups(subjects: list[str], groups: dict) -> list[str]:
     """The subjects and ``group:NAME`` for each group that lists one of them."""
     have = set(subjects)
@@ -198,90 +189,3 @@ def decide(grants: list[Grant], subjects: list[str], action: str, resource: str)
                 return False, g
             allow = allow or g
     return allow is not None, allow
-
-
-class GrantSet:
-    """The grants, read again when a file under grants/ or the datastore's
-    grants or groups change. A broken file refuses everything (and says
-    why) rather than allowing by accident.
-
-    Checked on every request, so without a walk: the directory's listing is
-    kept while the directory's stamp holds, and each file listed is stat'ed
-    (util/file_stamps.py). Stamps too fresh to trust mean the files are
-    read again on the next request too."""
-
-    def __init__(self, repo: Repo) -> None:
-        from swamp.serve.access_state import SharedDoc
-
-        self.repo = repo
-        self._dir = grants_dir(repo)
-        self._stamp = None
-        self._listing: tuple | None = None  # (the directory's stamp, its grant files)
-        self._file_grants: list[Grant] = []
-        self._error: SwampError | None = None
-        self._files_read: list[str] = []
-        self._shared_grants = SharedDoc(repo, "grants")
-        self._shared_groups = SharedDoc(repo, "groups")
-        self._parsed: tuple[dict, list[Grant]] | None = None
-
-    def _files(self, dir_stamp, taken: int) -> list[Path]:
-        if self._listing is not None and self._listing[0] == dir_stamp:
-            return self._listing[1]
-        files = sorted(list(self._dir.glob("*.yaml")) + list(self._dir.glob("*.yml")))
-        # a name added in the same timestamp tick as the listing would leave the stamp as it is
-        self._listing = (dir_stamp, files) if file_stamps.settled([dir_stamp], taken) else None
-        return files
-
-    def _stampnow(self, taken: int) -> tuple:
-        dir_stamp = file_stamps.stamp_of(self._dir)
-        if dir_stamp is None:
-            return ()
-        return (dir_stamp, *((str(p), file_stamps.stamp_of(p)) for p in self._files(dir_stamp, taken)))
-
-    def current(self) -> list[Grant]:
-        taken = file_stamps.now_ns()
-        stamp = self._stampnow(taken)
-        if stamp != self._stamp:
-            try:
-                self._file_grants, self._error = load_files(self.repo), None
-            except SwampError as e:
-                self._file_grants, self._error = [], broken(e)
-            stamps = [stamp[0], *(s for _, s in stamp[1:])] if stamp else []
-            self._stamp = stamp if file_stamps.settled(stamps, taken) else None  # too fresh: read again next time
-            self._files_read = [f for f, _ in stamp[1:]]
-        if self._error is not None:
-            raise self._error
-        try:
-            entries = self._shared_grants.current()
-            if self._parsed is None or self._parsed[0] is not entries:
-                self._parsed = (entries, parse_entries(entries))
-        except SwampError as e:
-            self._parsed = None
-            raise broken(e) from None
-        return self._file_grants + self._parsed[1]
-
-    def groups(self) -> dict:
-        try:
-            return self._shared_groups.current()
-        except SwampError as e:
-            raise broken(e, "groups") from None
-
-    def allowed(self, subjects: list[str], action: str, resource: str) -> bool:
-        grants = self.current()
-        return decide(grants, with_groups(subjects, self.groups()), action, resource)[0]
-
-    def reload(self) -> dict:
-        """Read the files and the datastore's grants again now, changed or
-        not (``swamp access reload``): ``{"grants", "files", "groups"}``,
-        or the broken file's error."""
-        from swamp.app.lifecycle import refresh
-
-        refresh(self.repo)  # nothing to do on a directory datastore
-        self._stamp = self._listing = None
-        self._shared_grants.forget()
-        self._shared_groups.forget()
-        found = self.current()
-        files = sorted(os.path.relpath(f, self.repo.root) for f in self._files_read)
-        if self._shared_grants.current():
-            files.append(DATASTORE_SOURCE)
-        return {"grants": len(found), "files": files, "groups": len(self.groups())}

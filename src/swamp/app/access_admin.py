@@ -3,24 +3,31 @@ and explaining a decision. What is written goes to the datastore's access
 documents (``repo/access_docs.py``) through ``app/access.py``, checked
 whole before the write, so that a server never meets a document it would
 refuse; the grants of ``grants/*.yaml`` are listed and explained but only
-changed by editing their file."""
+changed by editing their file. The rules they apply are swamp/access/
+(grants.py, groups.py); this module is what the CLI's ``access grant|group|
+check|can-i`` and serve's access routes (serve/access_routes.py) call."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from swamp.errors import ConflictError, NotFoundError, UsageError, ValidationError
-from swamp.serve import grants as grant_rules
+from swamp.access import grants as grant_rules
+from swamp.access import groups as group_rules
+from swamp.errors import ConflictError, NotFoundError, UsageError
 from swamp.util.names import check_name
 
 if TYPE_CHECKING:
-    from swamp.app.repository import Repo
-
-#: who may be a member of a group: a person or a token (not another group: no cycles to follow)
-MEMBER_KINDS = ("user", "token")
-
+    from swamp.repo.context import Repo
 
 # ------------------------------------------------------------------ grants
+def load_grants(repo: Repo) -> list[grant_rules.Grant]:
+    """Every grant a server of this checkout enforces: the files' and the
+    datastore's (pulled first)."""
+    from swamp.app.access import read
+
+    return grant_rules.load_files(repo) + grant_rules.parse_entries(read(repo, "grants"))
+
+
 def create_grant(repo: Repo, *, subjects: list[str], effect: str, actions: list[str], resources: list[str],
                  description: str | None = None) -> dict:
     """A grant in the datastore; the same grant created again is not doubled."""
@@ -43,7 +50,7 @@ def create_grant(repo: Repo, *, subjects: list[str], effect: str, actions: list[
 def list_grants(repo: Repo, *, subject: str | None = None, on: str | None = None) -> list[dict]:
     """Every grant (files' and datastore's), sorted by source then id;
     ``subject`` and ``on`` keep those naming exactly that subject or resource."""
-    rows = [g.to_json() for g in grant_rules.load(repo)
+    rows = [g.to_json() for g in load_grants(repo)
             if (subject is None or subject in g.subjects) and (on is None or on in g.resources)]
     return sorted(rows, key=lambda r: (r["source"], r["id"]))
 
@@ -68,31 +75,6 @@ def revoke_grant(repo: Repo, grant_id: str) -> dict:
 
 
 # ------------------------------------------------------------------ groups
-def check_member(member: str) -> str:
-    kind, sep, name = member.partition(":")
-    if kind not in MEMBER_KINDS or not sep or not name:
-        raise ValidationError(f"member {member!r} must be user:NAME or token:NAME")
-    return member
-
-
-def check_groups(entries: dict) -> None:
-    """The whole groups map, as it is about to be written."""
-    for name, group in entries.items():
-        check_name(name, "group name")
-        members = group.get("members", {})
-        if set(group) - {"members", "description", "createdAt"} or not isinstance(members, dict):
-            raise ValidationError(f"group {name!r} would be written in the wrong shape")
-        for m, v in members.items():
-            check_member(m)
-            if v is not True:
-                raise ValidationError(f"group {name!r}: member {m!r} must map to true")
-
-
-def _group_row(name: str, group: dict) -> dict:
-    return {"name": name, "members": sorted(group.get("members") or {}),
-            "description": group.get("description"), "createdAt": group.get("createdAt")}
-
-
 def create_group(repo: Repo, name: str, *, description: str | None = None) -> dict:
     from swamp.app.access import change
     from swamp.util import clock
@@ -105,15 +87,15 @@ def create_group(repo: Repo, name: str, *, description: str | None = None) -> di
                                 hint=f"add members with 'swamp access group add-member {name} user:NAME'")
         entries[name] = {"members": {}, "createdAt": clock.isoformat(),
                          **({"description": description} if description else {})}
-        return _group_row(name, entries[name])
+        return group_rules.group_row(name, entries[name])
 
-    return change(repo, "groups", f"access group create {name}", edit, check_groups)
+    return change(repo, "groups", f"access group create {name}", edit, group_rules.check_groups)
 
 
 def _membership(repo: Repo, group: str, member: str, add: bool) -> dict:
     from swamp.app.access import change
 
-    check_member(member)
+    group_rules.check_member(member)
     verb = "add-member" if add else "remove-member"
 
     def edit(entries: dict) -> dict:
@@ -126,9 +108,9 @@ def _membership(repo: Repo, group: str, member: str, add: bool) -> dict:
         elif members.pop(member, None) is None:
             raise NotFoundError(f"{member} is not a member of {group}",
                                 hint=f"see them with 'swamp access group members {group}'")
-        return _group_row(group, entries[group])
+        return group_rules.group_row(group, entries[group])
 
-    return change(repo, "groups", f"access group {verb} {group} {member}", edit, check_groups)
+    return change(repo, "groups", f"access group {verb} {group} {member}", edit, group_rules.check_groups)
 
 
 def add_member(repo: Repo, group: str, member: str) -> dict:
@@ -142,7 +124,7 @@ def remove_member(repo: Repo, group: str, member: str) -> dict:
 def list_groups(repo: Repo) -> list[dict]:
     from swamp.app.access import read
 
-    return [_group_row(n, g) for n, g in sorted(read(repo, "groups").items())]
+    return [group_rules.group_row(n, g) for n, g in sorted(read(repo, "groups").items())]
 
 
 def group_members(repo: Repo, name: str) -> dict:
@@ -151,7 +133,7 @@ def group_members(repo: Repo, name: str) -> dict:
     groups = read(repo, "groups")
     if name not in groups:
         raise NotFoundError(f"no group named {name!r}", hint="see them with 'swamp access group list'")
-    return _group_row(name, groups[name])
+    return group_rules.group_row(name, groups[name])
 
 
 # ------------------------------------------------------------------ explaining
@@ -167,7 +149,7 @@ def explain(repo: Repo, *, subjects: list[str], action: str, resource: str) -> d
         grant_rules.check_subject(s)
     if action not in grant_rules.ACTIONS:
         raise UsageError(f"unknown action {action!r}", hint=f"actions: {', '.join(grant_rules.ACTIONS)}")
-    every = grant_rules.load(repo)
+    every = load_grants(repo)
     who = grant_rules.with_groups(subjects, read(repo, "groups"))
     allowed, grant = grant_rules.decide(every, who, action, resource)
     matched = [g.to_json() for g in every if g.matches(who, action, resource)]
@@ -179,3 +161,14 @@ def explain(repo: Repo, *, subjects: list[str], action: str, resource: str) -> d
         reason = f"denied by grant {grant.id} in {grant.source} (a deny wins over any allow)"
     return {"allowed": allowed, "action": action, "resource": resource, "subjects": who,
             "decidedBy": grant.to_json() if grant else None, "matched": matched, "reason": reason}
+
+
+def can_i(repo: Repo, *, subjects: list[str], action: str, resource: str) -> dict:
+    """``access can-i``: whether the grants allow ``action`` on ``resource``
+    for these subjects (and their groups), and the grant that decided."""
+    from swamp.app.access import read
+
+    who = grant_rules.with_groups(subjects, read(repo, "groups"))
+    allowed, grant = grant_rules.decide(load_grants(repo), who, action, resource)
+    return {"allowed": allowed, "action": action, "resource": resource, "subjects": who,
+            "decidedBy": grant.to_json() if grant else None}
