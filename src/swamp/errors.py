@@ -355,9 +355,22 @@ class CheckFailed(SwampError):
 
 
 class CommandFailed(SwampError):
-    """The builtin shell model's command exited non-zero."""
+    """The builtin shell model's command exited non-zero (or ran out of
+    time). ``stderr_tail`` is the last lines of what it printed on stderr,
+    kept apart from the short message so a reader can show it without
+    parsing the message (the records' ``stderrTail``)."""
 
     code = "command_failed"
+
+    def __init__(self, message: str, *, stderr_tail: str | None = None, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.stderr_tail = stderr_tail
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if self.stderr_tail:
+            out["stderrTail"] = self.stderr_tail
+        return out
 
 
 # --- vaults (vault/, app/vaults.py) -----------------------------------------

@@ -138,6 +138,7 @@ class Runner:
         started = clock.now()
         t0 = time.perf_counter()
         status, error = "succeeded", None
+        stderr_tail = None  # a failed command's last lines of stderr (CommandFailed), beside its error
         outer_environment, control.environment = control.environment, {**step_environment.base(), **tracing.child_env()}
         ctx.environment = dict(control.environment)
         try:
@@ -146,6 +147,7 @@ class Runner:
                     model_type.methods[method].fn(args, ctx)
         except SwampError as e:
             status, error = "failed", e.message
+            stderr_tail = getattr(e, "stderr_tail", None)
             ctx.log(f"error: {e.message}")
         except KeyboardInterrupt:
             status, error = "cancelled", "interrupted"
@@ -180,7 +182,9 @@ class Runner:
                     inputs=sorted(used_inputs), tags=run.tags, triggeredBy=triggered_by,
                     initiatedBy=initiated_by or local_user(),
                     workflowRunId=workflow_run_id, workflowName=workflow_name, stepName=step_name,
-                    error=redact_text(error) if error else None, pid=os.getpid(),
+                    error=redact_text(error) if error else None,
+                    stderrTail=redact_text(stderr_tail) if stderr_tail and status == "failed" else None,
+                    pid=os.getpid(),
                 )
                 write_record(self.datastore, rec, "\n".join(ctx.log_lines) + ("\n" if ctx.log_lines else ""))
                 return rec
