@@ -11,6 +11,7 @@ takes every object-store failure, ``except PreconditionFailed`` one.
           InsecureLinkError             a plain scheduler link, not asked for
         NotFoundError                   not_found
         ValidationError                 validation
+          SchemaError                   a document's schema errors, each with its place
         ConflictError                   conflict
           SyncConflictError             paths conflicted; theirs in place
           TokenRefusedError             a worker enrolment token used, revoked or expired
@@ -97,6 +98,23 @@ class NotFoundError(SwampError):
 
 class ValidationError(SwampError):
     code = "validation"
+
+
+class SchemaError(ValidationError):
+    """A document that does not fit its schema. ``problems`` are every
+    error, each ``{"path", "message"}`` (path: its place in the document,
+    like ``jobs[0].steps[2].task``), sorted by place; --json prints them as
+    the error's ``errors`` (the message joins them, for a reader of one line)."""
+
+    def __init__(self, message: str, *, problems: list[dict], hint: str | None = None, source: str | None = None):
+        super().__init__(message, hint=hint)
+        self.problems = problems
+        self.source = source  # the document's file, as the message names it
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        out["errors"] = [dict(p) for p in self.problems]
+        return out
 
 
 class ConflictError(SwampError):

@@ -9,7 +9,9 @@ _TYPES = {str: "string", int: "integer", bool: "boolean", dict: "object", list: 
 
 _ERROR = {"type": "object", "required": ["error", "code"], "properties": {
     "error": {"type": "string"}, "code": {"type": "string"}, "hint": {"type": "string"},
-    "value": {"description": "with code 'unpublished' only: the result, with published: false"}}}
+    "value": {"description": "with code 'unpublished' only: the result, with published: false"},
+    "errors": {"type": "array", "description": "a document's schema errors, each {path, message}, sorted by path",
+               "items": {"type": "object", "properties": {"path": {"type": "string"}, "message": {"type": "string"}}}}}}
 
 
 def _operation(route) -> dict:
