@@ -190,22 +190,24 @@ class Runner:
                 return rec
 
             if staged is not None and staged.pending:
-                rec = self._publish(staged, ctx, record, status, error)
+                rec = self._publish(staged, ctx, record, status, error, control)
             else:
                 rec = record(status, error)
         return rec
 
-    def _publish(self, staged, ctx: Context, record, status: str, error: str | None) -> OutputRecord:
+    def _publish(self, staged, ctx: Context, record, status: str, error: str | None, control) -> OutputRecord:
         """Number and publish a staged run's versions under the model's
         lease (``self.publishing``: lease, pull, this, push, release), with
         the output record that names them in the same commit. When the
         lease cannot be had, nothing of the run is published: it fails,
-        its record saying why."""
+        its record saying why. Cancelled while it waits for the lease (the
+        run's cancel, its timeout: ``control``), it ends then, recorded as
+        a cancel before the wait would have been (nothing published)."""
         definition = ctx.definition
         published = None
         try:
             with self.publishing(definition, f"model method run {definition.name} {ctx.method_name}: "
-                                             "publish its data"):
+                                             "publish its data", cancelled=control.cancelled):
                 numbers = staged.publish()
                 for a in ctx.artifacts:
                     a.version = numbers.get(a.version, a.version)
@@ -215,6 +217,10 @@ class Runner:
             if published is not None:
                 raise  # its push under the lease failed: the step's session reports it
             ctx.artifacts.clear()
+            if control.cancelled.is_set() and status != "cancelled":  # stopped while it waited for the lease
+                status, error = ("failed", control.reason) if control.reason else ("cancelled", "cancelled")
+                ctx.log(f"{error} while it waited for its model's lease: nothing it wrote is published")
+                return record(status, error)
             ctx.log(f"error: its data was not published: {e.message}")
             return record("failed", f"its data was not published: {e.message}")
         finally:
