@@ -54,7 +54,8 @@ def document() -> dict:
     from importlib.metadata import version
 
     paths: dict = {
-        "/health": {"get": {"operationId": "health", "summary": "Liveness, version, auth mode, runs in flight",
+        "/health": {"get": {"operationId": "health", "summary": "Liveness, version, auth mode, runs in flight, "
+                            "which replica answered (a random id per process)",
                             "responses": {"200": {"description": "ok"}}}},
         "/openapi.json": {"get": {"operationId": "openapi", "summary": "This document",
                                   "responses": {"200": {"description": "ok"}}}},
