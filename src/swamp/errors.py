@@ -479,3 +479,13 @@ class RemoteError(SwampError):
     def __init__(self, doc: dict) -> None:
         super().__init__(doc.get("error", "error"), hint=doc.get("hint"), code=doc.get("code", "error"))
         self.exit_code = _REMOTE_EXIT_CODES.get(self.code, 1)
+        # a document's schema errors (SchemaError's "errors"), kept as the server gave them: text only
+        errors = doc.get("errors")
+        self.problems = [{"path": str(p.get("path", "")), "message": str(p.get("message", ""))}
+                         for p in errors if isinstance(p, dict)] if isinstance(errors, list) else []
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if self.problems:
+            out["errors"] = [dict(p) for p in self.problems]
+        return out

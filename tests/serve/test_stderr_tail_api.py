@@ -43,3 +43,42 @@ def test_the_run_api_carries_the_stderr_tail_beside_the_error(tmp_path):
         assert [(d["error"], d["stderrTail"]) for d in failed] == [("command exited with code 3", "the disk is full")]
     finally:
         server.stop()
+
+
+def test_the_remote_cli_shows_the_tail_and_a_refused_files_errors_as_the_local_one_does(tmp_path):
+    from tests.helpers import cli
+
+    repo = init_repo(tmp_path / "repo")
+    write_shell(repo, "boom", """
+        type: command/shell
+        name: boom
+        globalArguments:
+          run: 'echo "the disk is full" >&2; exit 3'
+        """)
+    write_workflow(repo, "bad", """
+        jobs:
+          - name: j
+            steps:
+              - name: a
+                task: {type: model_method, modelIdOrName: boom}
+              - name: b
+                retries: -1
+                task: {type: model_method, modelIdOrName: boom, methodName: execute}
+        """)
+    server = Serve(repo)
+    try:
+        remote = ("--server", server.url)
+        human = cli(None, "model", "method", "run", "boom", "execute", *remote, json=False, cwd=tmp_path)
+        assert human.code == 1
+        assert "  error: command exited with code 3\n  stderr: the disk is full\n" in human.stdout, human
+        refused = cli(None, "workflow", "run", "bad", *remote, cwd=tmp_path)
+        local = cli(repo, "workflow", "run", "bad")
+        assert refused.code == local.code == 1
+        assert refused.error["errors"] == local.error["errors"] == [
+            {"path": "jobs[0].steps[0].task", "message": "a model_method task needs methodName"},
+            {"path": "jobs[0].steps[1].retries", "message": "must be from 0 to 100, not -1"}]
+        text = cli(None, "workflow", "run", "bad", *remote, json=False, cwd=tmp_path)
+        assert text.stderr.splitlines()[1:3] == ["  jobs[0].steps[0].task: a model_method task needs methodName",
+                                                 "  jobs[0].steps[1].retries: must be from 0 to 100, not -1"], text
+    finally:
+        server.stop()
