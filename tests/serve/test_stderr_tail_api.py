@@ -26,7 +26,7 @@ def test_the_run_api_carries_the_stderr_tail_beside_the_error(tmp_path):
               - name: fail
                 task: {type: model_method, modelIdOrName: boom, methodName: execute}
         """)
-    server = Serve(repo)
+    server = Serve(repo, "--dashboard")
     try:
         method = server.run_method("boom", "execute")
         assert method.doc["status"] == "failed", method.doc
@@ -38,6 +38,11 @@ def test_the_run_api_carries_the_stderr_tail_beside_the_error(tmp_path):
         again = server.get(f"{API}/workflows/w/runs/{run.doc['id']}").doc
         assert again["jobs"][0]["steps"][0]["stderrTail"] == "the disk is full"
         assert again["failureStderrTail"] == "the disk is full"
+        import urllib.request
+
+        with urllib.request.urlopen(f"{server.url}/ui/workflows/w/runs/{run.doc['id']}", timeout=60) as page:
+            html = page.read().decode()
+        assert 'data-role="stderr-tail">stderr: the disk is full</div>' in html  # the dashboard's run page
         failed = [d for ev, d in server.events(f"{API}/workflows/w/run", {})
                   if ev == "step" and d.get("status") == "failed"]
         assert [(d["error"], d["stderrTail"]) for d in failed] == [("command exited with code 3", "the disk is full")]
