@@ -26,6 +26,19 @@ def test_the_run_api_carries_the_stderr_tail_beside_the_error(tmp_path):
               - name: fail
                 task: {type: model_method, modelIdOrName: boom, methodName: execute}
         """)
+    write_shell(repo, "tag", """
+        type: command/shell
+        name: tag
+        globalArguments:
+          run: 'echo "<img src=x onerror=alert(1)>" >&2; exit 1'
+        """)
+    write_workflow(repo, "t", """
+        jobs:
+          - name: j
+            steps:
+              - name: s
+                task: {type: model_method, modelIdOrName: tag, methodName: execute}
+        """)
     server = Serve(repo, "--dashboard")
     try:
         method = server.run_method("boom", "execute")
@@ -43,6 +56,10 @@ def test_the_run_api_carries_the_stderr_tail_beside_the_error(tmp_path):
         with urllib.request.urlopen(f"{server.url}/ui/workflows/w/runs/{run.doc['id']}", timeout=60) as page:
             html = page.read().decode()
         assert 'data-role="stderr-tail">stderr: the disk is full</div>' in html  # the dashboard's run page
+        tagged = server.post(f"{API}/workflows/t/run").doc
+        with urllib.request.urlopen(f"{server.url}/ui/workflows/t/runs/{tagged['id']}", timeout=60) as page:
+            html = page.read().decode()
+        assert "<img src=x" not in html and "stderr: &lt;img src=x onerror=alert(1)&gt;" in html  # text, escaped
         failed = [d for ev, d in server.events(f"{API}/workflows/w/run", {})
                   if ev == "step" and d.get("status") == "failed"]
         assert [(d["error"], d["stderrTail"]) for d in failed] == [("command exited with code 3", "the disk is full")]
