@@ -62,6 +62,10 @@ def test_a_workflow_steps_record_and_the_runs_carry_the_tail_as_a_field(tmp_path
     assert "step j/fail: stderr: first | the disk is full" in log.data["log"]
     run_human = invoke(repo, "workflow", "run", "w", json=False)
     assert "stderr of j/fail: first | the disk is full" in run_human.stdout.splitlines()
+    followed = invoke(repo, "workflow", "history", "get", "w", "--follow", json=False)
+    lines = followed.stdout.splitlines()
+    assert "      stderr: first | the disk is full" in lines  # under the step's line as it changes
+    assert "stderr of j/fail: first | the disk is full" in lines  # and under the table at the end
 
 
 def test_a_timed_out_command_says_so_in_its_error_and_keeps_what_it_printed_in_the_tail(tmp_path):

@@ -77,6 +77,13 @@ def test_the_remote_cli_shows_the_tail_and_a_refused_files_errors_as_the_local_o
         globalArguments:
           run: 'echo "the disk is full" >&2; exit 3'
         """)
+    write_workflow(repo, "w", """
+        jobs:
+          - name: j
+            steps:
+              - name: fail
+                task: {type: model_method, modelIdOrName: boom, methodName: execute}
+        """)
     write_workflow(repo, "bad", """
         jobs:
           - name: j
@@ -99,6 +106,8 @@ def test_the_remote_cli_shows_the_tail_and_a_refused_files_errors_as_the_local_o
         assert refused.error["errors"] == local.error["errors"] == [
             {"path": "jobs[0].steps[0].task", "message": "a model_method task needs methodName"},
             {"path": "jobs[0].steps[1].retries", "message": "must be from 0 to 100, not -1"}]
+        ran = cli(None, "workflow", "run", "w", *remote, json=False, cwd=tmp_path)
+        assert ran.code == 1 and "stderr of j/fail: the disk is full" in ran.stdout.splitlines(), ran
         text = cli(None, "workflow", "run", "bad", *remote, json=False, cwd=tmp_path)
         assert text.stderr.splitlines()[1:3] == ["  jobs[0].steps[0].task: a model_method task needs methodName",
                                                  "  jobs[0].steps[1].retries: must be from 0 to 100, not -1"], text
