@@ -118,3 +118,26 @@ def test_a_wait_for_the_lease_that_runs_out_names_its_whole_length(tmp_path):
     errors = [s["error"] for j in r.data["jobs"] for s in j["steps"]]
     assert errors and all(e.startswith("its data was not published: ") for e in errors), errors
     assert any("timed out after 1500 ms waiting for lease" in e for e in errors), errors
+
+
+def test_items_waiting_for_a_lease_whose_holder_died_take_it_over_and_publish(tmp_path):
+    """The wait is a series of tries: a holder that is gone is still noticed
+    across them, and the lease taken over, as one long wait would."""
+    repo = _repo(tmp_path)
+    holder = _hold(repo, tmp_path / "never")
+    run = popen(repo, "workflow", "run", "w", env={"SWAMP_LOCK_TIMEOUT_MS": "600000"})
+    try:
+        _until("both items' commands ran", lambda: len(list((repo / "marks").glob("done.*"))) == 2
+               if (repo / "marks").is_dir() else False)
+        holder.kill()  # gone without letting go of the lease
+        holder.wait(timeout=30)
+        out, err = run.communicate(timeout=120)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, err
+    assert json.loads(out)["status"] == "succeeded"
+    versions = cli(repo, "data", "versions", "m", "result")
+    assert sorted(v["version"] for v in versions.data) == [1, 2], versions
