@@ -35,9 +35,10 @@ class Result:
 
     @property
     def error(self) -> dict:
-        """stderr parsed as one JSON error document {"error", "code", "hint"?}."""
+        """stderr parsed as one JSON error document {"error", "code", "hint"?}
+        (and "errors"?: a document's schema errors, each {"path", "message"})."""
         doc = json.loads(self.stderr)
-        assert isinstance(doc, dict) and set(doc) <= {"error", "code", "hint"}, doc
+        assert isinstance(doc, dict) and set(doc) <= {"error", "code", "hint", "errors"}, doc
         assert isinstance(doc["error"], str) and isinstance(doc["code"], str), doc
         return doc
 

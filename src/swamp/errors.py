@@ -11,6 +11,7 @@ takes every object-store failure, ``except PreconditionFailed`` one.
           InsecureLinkError             a plain scheduler link, not asked for
         NotFoundError                   not_found
         ValidationError                 validation
+          SchemaError                   a document's schema errors, each with its place
         ConflictError                   conflict
           SyncConflictError             paths conflicted; theirs in place
           TokenRefusedError             a worker enrolment token used, revoked or expired
@@ -97,6 +98,23 @@ class NotFoundError(SwampError):
 
 class ValidationError(SwampError):
     code = "validation"
+
+
+class SchemaError(ValidationError):
+    """A document that does not fit its schema. ``problems`` are every
+    error, each ``{"path", "message"}`` (path: its place in the document,
+    like ``jobs[0].steps[2].task``), sorted by place; --json prints them as
+    the error's ``errors`` (the message joins them, for a reader of one line)."""
+
+    def __init__(self, message: str, *, problems: list[dict], hint: str | None = None, source: str | None = None):
+        super().__init__(message, hint=hint)
+        self.problems = problems
+        self.source = source  # the document's file, as the message names it
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        out["errors"] = [dict(p) for p in self.problems]
+        return out
 
 
 class ConflictError(SwampError):
@@ -355,9 +373,22 @@ class CheckFailed(SwampError):
 
 
 class CommandFailed(SwampError):
-    """The builtin shell model's command exited non-zero."""
+    """The builtin shell model's command exited non-zero (or ran out of
+    time). ``stderr_tail`` is the last lines of what it printed on stderr,
+    kept apart from the short message so a reader can show it without
+    parsing the message (the records' ``stderrTail``)."""
 
     code = "command_failed"
+
+    def __init__(self, message: str, *, stderr_tail: str | None = None, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.stderr_tail = stderr_tail
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if self.stderr_tail:
+            out["stderrTail"] = self.stderr_tail
+        return out
 
 
 # --- vaults (vault/, app/vaults.py) -----------------------------------------
@@ -448,3 +479,13 @@ class RemoteError(SwampError):
     def __init__(self, doc: dict) -> None:
         super().__init__(doc.get("error", "error"), hint=doc.get("hint"), code=doc.get("code", "error"))
         self.exit_code = _REMOTE_EXIT_CODES.get(self.code, 1)
+        # a document's schema errors (SchemaError's "errors"), kept as the server gave them: text only
+        errors = doc.get("errors")
+        self.problems = [{"path": str(p.get("path", "")), "message": str(p.get("message", ""))}
+                         for p in errors if isinstance(p, dict)] if isinstance(errors, list) else []
+
+    def to_json(self) -> dict:
+        out = super().to_json()
+        if self.problems:
+            out["errors"] = [dict(p) for p in self.problems]
+        return out

@@ -36,10 +36,12 @@ def test_a_failed_steps_json_record_carries_the_tail_of_its_stderr(tmp_path):
     r = cli(repo, "workflow", "run", "w")
     assert r.code == 1
     step = next(s for j in r.data["jobs"] for s in j["steps"] if s["name"] == "fail")
-    assert step["error"] == "command exited with code 3; stderr: first | the disk is full"
+    assert step["error"] == "command exited with code 3"
+    assert step["stderrTail"] == "first | the disk is full"
     assert r.data["failureReason"] == step["error"]
     method = cli(repo, "model", "method", "run", "boom", "execute")
-    assert method.code == 1 and "the disk is full" in method.data["error"]
+    assert method.code == 1 and method.data["error"] == "command exited with code 3"
+    assert method.data["stderrTail"] == "first | the disk is full"
 
 
 def test_the_stderr_tail_in_an_error_is_redacted(tmp_path):
@@ -55,7 +57,7 @@ def test_the_stderr_tail_in_an_error_is_redacted(tmp_path):
             T: "${{ vault.get('prod', 'api.token') }}"
         """)
     r = cli(repo, "model", "method", "run", "leak", "execute")
-    assert r.code == 1 and "token was ***" in r.data["error"], r
+    assert r.code == 1 and r.data["stderrTail"] == "token was ***", r
     assert secret not in r.stdout + r.stderr
 
 
@@ -163,7 +165,8 @@ def test_a_resumed_run_says_so_and_from_where(tmp_path):
     assert approved.code == 1, approved
     record = cli(repo, "workflow", "history", "get", "release").data
     assert [(r["was"], r.get("fromStep")) for r in record["resumes"]] == [("suspended", None)]
-    assert "ready is missing" in record["failureReason"]
+    assert record["failureReason"] == "command exited with code 1"
+    assert record["failureStderrTail"] == "ready is missing"
     (repo / "ready").touch()
     resumed = cli(repo, "workflow", "resume", "release", "--from", "publish", json=False)
     assert resumed.code == 0, resumed

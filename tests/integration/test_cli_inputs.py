@@ -205,4 +205,4 @@ def test_workflow_validate_warns_of_a_missing_model_and_refuses_undeclared_input
     assert u.code == 1 and u.data["valid"] is False
     assert u.data["workflows"][0]["errors"] == [
         "jobs[0].steps[0].task.inputs: input 'evn' is not declared (did you mean 'env'?)"]
-    assert set(cli(repo, "model", "validate").data["models"][0]) == {"name", "path", "valid", "errors", "warnings"}
+    assert set(cli(repo, "model", "validate").data["models"][0]) == {"name", "path", "valid", "errors", "problems", "warnings"}

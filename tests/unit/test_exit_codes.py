@@ -14,7 +14,7 @@ import pytest
 
 from tests.helpers import cli, init_repo
 
-REPORT_KEYS = {"name", "path", "valid", "errors", "warnings"}
+REPORT_KEYS = {"name", "path", "valid", "errors", "problems", "warnings"}  # problems: errors as {path, message}
 
 
 @pytest.fixture(scope="module")

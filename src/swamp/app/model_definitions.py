@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
+from swamp.app.validation_report import errors_of, set_errors
 from swamp.models.checks import describe
 from swamp.models.definition_checks import coerce_global_args, definition_problems, shell_warnings
 from swamp.models.definitions import (Definition, definition_path, find_definition,
@@ -106,12 +107,10 @@ def validate_models(repo: Repo, name: str | None, given_by_steps=None) -> dict:
                  "warnings": []}  # the one report shape of every validate
         try:
             d = load_definition(p)
-            entry["errors"] = definition_problems(repo, d, reg.get(d.type), given_by_steps)
+            errors = definition_problems(repo, d, reg.get(d.type), given_by_steps)
             entry["warnings"] = shell_warnings(d)
         except SwampError as e:
-            # a did-you-mean rides along, as in workflow validate's report
-            close = e.hint if e.hint and e.hint.startswith("did you mean") else None
-            entry["errors"] = [e.message + (f" ({close})" if close else "")]
-        entry["valid"] = not entry["errors"]
+            errors = errors_of(e)  # each schema error on its own line, a did-you-mean beside it
+        set_errors(entry, errors)
         results.append(entry)
     return {"valid": all(r["valid"] for r in results), "models": results}

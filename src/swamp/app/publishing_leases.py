@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from swamp.app import cancellable_waits
 from swamp.app.lifecycle import changing, refresh
 from swamp.models.leases import model_lock_name
 
@@ -27,13 +28,13 @@ _turns_mutex = threading.Lock()
 
 
 @contextlib.contextmanager
-def _turn(name: str):
+def _turn(name: str, cancelled: threading.Event | None = None):
     from swamp.datastore.locks import lock_timeout_ms
     from swamp.errors import LockTimeoutError
 
     with _turns_mutex:
         turn = _turns.setdefault(name, threading.RLock())  # a thread at its turn takes it again
-    if not turn.acquire(timeout=lock_timeout_ms() / 1000):
+    if not cancellable_waits.acquire_turn(turn, lock_timeout_ms() / 1000, cancelled, name):
         raise LockTimeoutError(f"timed out waiting for {name!r}: other steps of this process hold it",
                                hint="raise SWAMP_LOCK_TIMEOUT_MS, or lower the step's concurrency")
     try:
@@ -80,10 +81,12 @@ class PublishingLeases:
                         self._held[key] = outer
 
     @contextlib.contextmanager
-    def publishing(self, definition, command: str):
+    def publishing(self, definition, command: str, *, cancelled: threading.Event | None = None):
         """The model's lease taken now, then a pull; held until ``held``
         ends. Outside ``held``, a session of its own (lease, pull, the body,
-        push, release)."""
+        push, release). ``cancelled`` (the step's Control's event): set while
+        the step waits for its turn or the lease, the wait ends with a
+        SwampError coded ``cancelled``, nothing taken (app/cancellable_waits.py)."""
         name = model_lock_name(definition.type, definition.id)
         with self._mutex:
             leases = self._held.get(threading.get_ident())
@@ -94,8 +97,10 @@ class PublishingLeases:
         # A one-lane run (app/one_lane_runs.py) holds the lease since before its step's pull:
         # nothing can have been published since, so that pull stands and no second is needed.
         kept = self.repo.datastore.held.holds(name)
-        leases.enter_context(_turn(name))
-        leases.enter_context(self.repo.datastore.lock(name))
+        from swamp.datastore.locks import lock_timeout_ms
+
+        leases.enter_context(_turn(name, cancelled))
+        leases.enter_context(cancellable_waits.lease(self.repo.datastore, name, lock_timeout_ms(), cancelled))
         if not kept:
             self._add(refresh(self.repo))
         yield

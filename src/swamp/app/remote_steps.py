@@ -111,7 +111,7 @@ def run_step(repo, job: StepJob, *, worker: str, registry=None, control=None) ->
         return StepOutcome(worker, None, "cancelled", "cancelled on the worker; nothing it wrote was published",
                            sync=counts.to_json())
     return StepOutcome(worker, record.id, record.status, record.error, list(record.dataArtifacts),
-                       counts.to_json(), unpublished, ephemeral=_redacted(ephemeral))
+                       counts.to_json(), unpublished, ephemeral=_redacted(ephemeral), stderr_tail=record.stderrTail)
 
 
 def _drop(ds, record) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError, UsageError, ValidationError
+from swamp.app.validation_report import errors_of, set_errors
 from swamp.workflows import records, runs, signals
 from swamp.workflows.rerun import RERUNNABLE
 from swamp.workflows.junit import junit_xml
@@ -60,10 +61,10 @@ def validate(repo: Repo, name: str | None) -> dict:
     for p in files:
         entry = {"name": file_name(p), "path": _rel(repo, p), "valid": True, "errors": [], "warnings": []}
         try:
-            entry["errors"], entry["warnings"] = review_workflow(repo, load_workflow(p, repo.root))
+            errors, entry["warnings"] = review_workflow(repo, load_workflow(p, repo.root))
         except SwampError as e:
-            entry["errors"] = [e.message]
-        entry["valid"] = not entry["errors"]
+            errors = errors_of(e)  # each schema error on its own line
+        set_errors(entry, errors)
         results.append(entry)
     return {"valid": all(r["valid"] for r in results), "workflows": results}
 

@@ -196,9 +196,10 @@ class _Host:
             return self.lane.step(model_lock_name(definition.type, definition.id), session)
         return session()
 
-    def publishing(self, definition, command: str):
-        """Where a step's versions are numbered: the model's lease and a pull."""
-        return self._leases.publishing(definition, command)
+    def publishing(self, definition, command: str, *, cancelled=None):
+        """Where a step's versions are numbered: the model's lease and a pull
+        (its wait ended by ``cancelled``, the step's cancel event)."""
+        return self._leases.publishing(definition, command, cancelled=cancelled)
 
     def save(self, write, command: str) -> None:
         # The run's lease is held by the thread executing the run; a save may

@@ -77,6 +77,14 @@ def report(e: SwampError, json_mode: bool) -> None:
     from swamp.cli.colour import paint
 
     on = _colour_on()
-    echo(paint("error:", "bad", on) + " " + redact_text(e.message), err=True)
+    problems = getattr(e, "problems", None) or []  # a document's schema errors (SchemaError): one a line
+    if len(problems) > 1:
+        source = getattr(e, "source", None)
+        echo(paint("error:", "bad", on) + " " + redact_text(f"{source + ': ' if source else ''}"
+                                                           f"{len(problems)} problems"), err=True)
+        for p in problems:
+            echo(redact_text(f"  {p['path']}: {p['message']}"), err=True)
+    else:
+        echo(paint("error:", "bad", on) + " " + redact_text(e.message), err=True)
     if e.hint:
         echo(paint("hint:", "dim", on) + " " + redact_text(e.hint), err=True)

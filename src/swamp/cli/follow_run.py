@@ -42,6 +42,8 @@ def follow(state, fetch: Callable[[], dict], poll_s: float = POLL_S) -> None:
                 elif not state.quiet:
                     extra = s.get("skipReason") or s.get("error")
                     say(f"  {MARKS.get(s['status'], ' ')} {where} {s['status']}" + (f": {extra}" if extra else ""))
+                    if s["status"] == "failed" and s.get("stderrTail"):
+                        say(f"      stderr: {s['stderrTail']}")
         if doc["status"] in STOPS:
             break
         time.sleep(poll_s)

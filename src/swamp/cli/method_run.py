@@ -63,6 +63,8 @@ def run(state: CliState, model_name: str, method_name: str, direct_name: str | N
                 say(f"  wrote {a['kind']} {a['name']} version {a['version']}")
             if rec.error:
                 say(f"  error: {rec.error}")
+            if rec.stderrTail:
+                say(f"  stderr: {rec.stderrTail}")
             say_reports(result.reports)
             if result.failure_log is not None:
                 show_failure_log(state, result.failure_log, f"swamp model output logs {rec.id}")

@@ -182,7 +182,9 @@ def render(root: click.Group | None = None) -> str:
         "- `75`: a lock or lease wait ran out (`SWAMP_LOCK_TIMEOUT_MS`); nothing was changed, try again.",
         "- `130`: interrupted (Ctrl-C).",
         "",
-        "With `--json`, an error is one JSON document on stderr: `{\"error\", \"code\", \"hint\"}`.",
+        "With `--json`, an error is one JSON document on stderr: `{\"error\", \"code\", \"hint\"}`; a file "
+        "refused for its schema errors adds `\"errors\": [{\"path\", \"message\"}]`, one per error, sorted by path "
+        "(without --json they are printed one a line).",
         "",
         "```text",
         " ".join(["swamp", *root.collect_usage_pieces(ctx)]),

@@ -142,6 +142,8 @@ def method_run(client: Client, state, p: dict) -> None:
                 say(f"  wrote {a['kind']} {a['name']} version {a['version']}")
             if rec.get("error"):
                 say(f"  error: {rec['error']}")
+            if rec.get("stderrTail"):
+                say(f"  stderr: {rec['stderrTail']}")
             if rec["status"] != "succeeded" and rec.get("logFile"):
                 log = client.call("GET", f"/outputs/{_q(rec['id'])}/log")[1]["log"]
                 show_failure_log(state, log, f"swamp model output logs {rec['id']}")

@@ -35,6 +35,7 @@ def say_run_record(doc: dict) -> None:
     if any(r["worker"] for r in rows):
         columns.insert(3, "worker")
     table(rows, columns)
+    say_stderr_tails((j["name"], s) for j in doc.get("jobs", []) for s in j.get("steps", []))
     for w in doc.get("approvalRequired") or []:
         say(f"waiting for approval: {w['job']}/{w['step']}: {w.get('prompt')}")
     for w in doc.get("signalRequired") or []:
@@ -45,3 +46,12 @@ def say_run_record(doc: dict) -> None:
         for a in attempts:
             took = f", {a['durationMs']} ms" if a.get("durationMs") is not None else ""
             say(f"  {a['number']}. {a['status']}{took}" + (f": {a['error']}" if a.get("error") else ""))
+
+
+def say_stderr_tails(steps) -> None:
+    """Under a run's table, the last lines of stderr of each failed command
+    step (its ``stderrTail``), one line each: ``steps`` is (job name, step
+    document) pairs."""
+    for job, s in steps:
+        if s.get("stderrTail"):
+            say(f"stderr of {job}/{s['name']}: {s['stderrTail']}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from swamp.cli.output import say, table
+from swamp.cli.run_record import say_stderr_tails
 from swamp.cli.run_resumes import resumed_note
 
 
@@ -19,6 +20,7 @@ def human_run(run: dict) -> None:
              or (f"kept from run {s['reusedFrom']}" if s.get("reusedFrom") else None)}
             for j in run.get("jobs", []) for s in j.get("steps", [])]
     table(rows, ["job", "step", "status", "detail"])
+    say_stderr_tails((j["name"], s) for j in run.get("jobs", []) for s in j.get("steps", []))
     if run["status"] == "suspended":
         for w in run.get("approvalRequired", []):
             say(f"waiting for approval: {w['step']} (swamp workflow approve {run['workflowName']} {w['step']} "

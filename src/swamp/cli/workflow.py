@@ -137,6 +137,8 @@ def _observer(state: CliState, activity):
                                      "trying again"))
             return
         activity.say(redact_text(f"  {marks.get(step.status, ' ')} {where} {_step_status(step)}{extra}"))
+        if step.status == "failed" and step.stderrTail:
+            activity.say(redact_text(f"      stderr: {step.stderrTail}"))
 
     show.step_log = lambda run, job, step, line: activity.logged(line)  # a placed step's lines, live
     show.step_waiting = waiting
@@ -167,6 +169,7 @@ def _finish(state: CliState, repo: Repo, result, junit: str | None, *, under: di
     if result.reports:
         data["reports"] = [o.to_json() for o in result.reports]
 
+    from swamp.cli.run_record import say_stderr_tails
     from swamp.cli.run_resumes import resumed_note
 
     def human():
@@ -179,6 +182,7 @@ def _finish(state: CliState, repo: Repo, result, junit: str | None, *, under: di
                  or (f"kept from run {s.reusedFrom}" if s.reusedFrom else None)}
                 for j, s in run.steps()]
         table(rows, ["job", "step", "status", "detail"])
+        say_stderr_tails((j["name"], s) for j in data.get("jobs", []) for s in j.get("steps", []))
         say_reports(result.reports)
         if run.status == "suspended":
             for j, s in run.steps():

@@ -36,5 +36,7 @@ class OutputRecordSchema(BaseModel):
     workflowName: str | None = None
     stepName: str | None = None
     error: str | None = None
+    #: a failed command's last lines of stderr (command/shell), kept apart from its short error
+    stderrTail: str | None = None
     logFile: str | None = None
     pid: int | None = None

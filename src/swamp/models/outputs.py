@@ -21,7 +21,7 @@ _REQUIRED = ("id", "definitionId", "modelName", "modelType", "modelVersion", "me
              "startedAt", "completedAt", "durationMs")
 _DEFAULTS: dict[str, Any] = {"dataArtifacts": list, "inputs": list, "tags": dict, "triggeredBy": "manual",
                              "initiatedBy": None, "workflowRunId": None, "workflowName": None, "stepName": None, "error": None,
-                             "logFile": None, "pid": None}
+                             "stderrTail": None, "logFile": None, "pid": None}
 _FIELDS = _REQUIRED + tuple(_DEFAULTS)
 _STATUS = ("succeeded", "failed", "cancelled")
 _TRIGGERS = ("manual", "workflow", "model")
@@ -119,7 +119,8 @@ def _exact(values: dict) -> bool:
             ok = type(value) is dict and all(type(k) is str and type(v) is str for k, v in value.items())
         elif name == "triggeredBy":
             ok = type(value) is str and value in _TRIGGERS
-        elif name in ("initiatedBy", "workflowRunId", "workflowName", "stepName", "error", "logFile"):
+        elif name in ("initiatedBy", "workflowRunId", "workflowName", "stepName", "error", "stderrTail",
+                      "logFile"):
             ok = _opt_str(value)
         elif name == "pid":
             ok = value is None or type(value) is int

@@ -138,6 +138,7 @@ class Runner:
         started = clock.now()
         t0 = time.perf_counter()
         status, error = "succeeded", None
+        stderr_tail = None  # a failed command's last lines of stderr (CommandFailed), beside its error
         outer_environment, control.environment = control.environment, {**step_environment.base(), **tracing.child_env()}
         ctx.environment = dict(control.environment)
         try:
@@ -146,6 +147,7 @@ class Runner:
                     model_type.methods[method].fn(args, ctx)
         except SwampError as e:
             status, error = "failed", e.message
+            stderr_tail = getattr(e, "stderr_tail", None)
             ctx.log(f"error: {e.message}")
         except KeyboardInterrupt:
             status, error = "cancelled", "interrupted"
@@ -180,28 +182,32 @@ class Runner:
                     inputs=sorted(used_inputs), tags=run.tags, triggeredBy=triggered_by,
                     initiatedBy=initiated_by or local_user(),
                     workflowRunId=workflow_run_id, workflowName=workflow_name, stepName=step_name,
-                    error=redact_text(error) if error else None, pid=os.getpid(),
+                    error=redact_text(error) if error else None,
+                    stderrTail=redact_text(stderr_tail) if stderr_tail and status == "failed" else None,
+                    pid=os.getpid(),
                 )
                 write_record(self.datastore, rec, "\n".join(ctx.log_lines) + ("\n" if ctx.log_lines else ""))
                 return rec
 
             if staged is not None and staged.pending:
-                rec = self._publish(staged, ctx, record, status, error)
+                rec = self._publish(staged, ctx, record, status, error, control)
             else:
                 rec = record(status, error)
         return rec
 
-    def _publish(self, staged, ctx: Context, record, status: str, error: str | None) -> OutputRecord:
+    def _publish(self, staged, ctx: Context, record, status: str, error: str | None, control) -> OutputRecord:
         """Number and publish a staged run's versions under the model's
         lease (``self.publishing``: lease, pull, this, push, release), with
         the output record that names them in the same commit. When the
         lease cannot be had, nothing of the run is published: it fails,
-        its record saying why."""
+        its record saying why. Cancelled while it waits for the lease (the
+        run's cancel, its timeout: ``control``), it ends then, recorded as
+        a cancel before the wait would have been (nothing published)."""
         definition = ctx.definition
         published = None
         try:
             with self.publishing(definition, f"model method run {definition.name} {ctx.method_name}: "
-                                             "publish its data"):
+                                             "publish its data", cancelled=control.cancelled):
                 numbers = staged.publish()
                 for a in ctx.artifacts:
                     a.version = numbers.get(a.version, a.version)
@@ -211,6 +217,10 @@ class Runner:
             if published is not None:
                 raise  # its push under the lease failed: the step's session reports it
             ctx.artifacts.clear()
+            if control.cancelled.is_set() and status != "cancelled":  # stopped while it waited for the lease
+                status, error = ("failed", control.reason) if control.reason else ("cancelled", "cancelled")
+                ctx.log(f"{error} while it waited for its model's lease: nothing it wrote is published")
+                return record(status, error)
             ctx.log(f"error: its data was not published: {e.message}")
             return record("failed", f"its data was not published: {e.message}")
         finally:

@@ -324,12 +324,18 @@ def _whoami(state: ServeState):
 
 
 def _health(state: ServeState):
+    from swamp.util.ids import new_id
+
+    # Which process answered, for replicas sharing a port (--reuse-port): a random id of this
+    # process, never its pid or host, since anyone may ask /health.
+    replica = new_id()
+
     async def health(request: Request) -> Response:
         from importlib.metadata import version
 
         return _json({"status": "stopping" if state.shutting_down else "ok", "version": version("swamp"),
                       "authMode": state.settings.auth_mode, "inflight": len(state.inflight),
-                      "datastore": state.repo.datastore.kind})
+                      "datastore": state.repo.datastore.kind, "replica": replica})
 
     return health
 

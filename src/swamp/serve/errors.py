@@ -56,6 +56,8 @@ def error_doc(e: SwampError) -> dict:
     from swamp.vault.redact import redact_text
 
     doc = {k: redact_text(v) if isinstance(v, str) else v for k, v in e.to_json().items()}
+    if isinstance(doc.get("errors"), list):  # a schema error's places and messages: text, redacted as the message
+        doc["errors"] = [{k: redact_text(str(v)) for k, v in p.items()} for p in doc["errors"]]
     value = getattr(e, "value", None)
     if value is not None:
         doc["value"] = value

@@ -9,7 +9,9 @@ _TYPES = {str: "string", int: "integer", bool: "boolean", dict: "object", list: 
 
 _ERROR = {"type": "object", "required": ["error", "code"], "properties": {
     "error": {"type": "string"}, "code": {"type": "string"}, "hint": {"type": "string"},
-    "value": {"description": "with code 'unpublished' only: the result, with published: false"}}}
+    "value": {"description": "with code 'unpublished' only: the result, with published: false"},
+    "errors": {"type": "array", "description": "a document's schema errors, each {path, message}, sorted by path",
+               "items": {"type": "object", "properties": {"path": {"type": "string"}, "message": {"type": "string"}}}}}}
 
 
 def _operation(route) -> dict:
@@ -52,7 +54,8 @@ def document() -> dict:
     from importlib.metadata import version
 
     paths: dict = {
-        "/health": {"get": {"operationId": "health", "summary": "Liveness, version, auth mode, runs in flight",
+        "/health": {"get": {"operationId": "health", "summary": "Liveness, version, auth mode, runs in flight, "
+                            "which replica answered (a random id per process)",
                             "responses": {"200": {"description": "ok"}}}},
         "/openapi.json": {"get": {"operationId": "openapi", "summary": "This document",
                                   "responses": {"200": {"description": "ok"}}}},

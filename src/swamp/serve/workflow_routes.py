@@ -40,6 +40,8 @@ def step_observer(call: Call, name: str, logs: "StepLogs | None" = None):
                  "status": step.status}
         if step.error:
             event["error"] = step.error
+        if step.stderrTail:
+            event["stderrTail"] = step.stderrTail
         if step.skipReason:
             event["skipReason"] = step.skipReason
         if step.attempt:  # a step that may be retried: which attempt this is (workflows/retries.py)

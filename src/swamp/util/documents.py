@@ -4,10 +4,11 @@ expected, and suggest a fix for unknown keys."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Callable, TypeVar, get_args, get_origin
 
-from swamp.errors import ValidationError
+from swamp.errors import SchemaError, ValidationError
 from swamp.util.names import did_you_mean
 
 T = TypeVar("T")
@@ -20,22 +21,37 @@ def _loc(loc: tuple) -> str:
     return out or "(document)"
 
 
-def format_errors(exc, model_cls=None) -> tuple[str, str | None]:
-    """Turn a pydantic ValidationError into one message listing every error
-    with its path, and a hint for the first unknown key."""
-    lines, hint = [], None
-    for err in exc.errors():
+def place_key(path: str) -> tuple:
+    """A sort key for places in a document (``jobs[0].steps[10].task``):
+    their parts in order, indexes compared as numbers, so steps[2] comes
+    before steps[10]."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part)
+                 for part in re.split(r"[.\[\]]+", path) if part)
+
+
+def schema_problems(exc, model_cls=None) -> tuple[list[dict], str | None]:
+    """A pydantic ValidationError as its errors, each ``{"path", "message"}``,
+    sorted by place, and a hint for the first unknown key."""
+    problems, hint = [], None
+    for err in sorted(exc.errors(), key=lambda err: place_key(_loc(tuple(err["loc"])))):
         loc = _loc(tuple(err["loc"]))
         if err["type"] == "extra_forbidden":
-            lines.append(f"{loc}: unknown key")
+            problems.append({"path": loc, "message": "unknown key"})
             if hint is None and model_cls is not None:
                 hint = _unknown_key_hint(model_cls, tuple(err["loc"]))
         else:
             msg = err["msg"]
             if err["type"] == "value_error":  # a validator's own words, without pydantic's "Value error, "
                 msg = str(err.get("ctx", {}).get("error", msg))
-            lines.append(f"{loc}: {msg}")
-    return "; ".join(lines), hint
+            problems.append({"path": loc, "message": msg})
+    return problems, hint
+
+
+def format_errors(exc, model_cls=None) -> tuple[str, str | None]:
+    """Turn a pydantic ValidationError into one message listing every error
+    with its path (sorted by place), and a hint for the first unknown key."""
+    problems, hint = schema_problems(exc, model_cls)
+    return "; ".join(f"{p['path']}: {p['message']}" for p in problems), hint
 
 
 def _model_in(ann) -> tuple[Any, bool]:
@@ -78,8 +94,9 @@ def validate(model_cls: type[T], data: Any, source: str) -> T:
     try:
         return model_cls.model_validate(data)  # type: ignore[attr-defined]
     except PydanticError as e:
-        msg, hint = format_errors(e, model_cls)
-        raise ValidationError(f"{source}: {msg}", hint=hint) from None
+        problems, hint = schema_problems(e, model_cls)
+        msg = "; ".join(f"{p['path']}: {p['message']}" for p in problems)
+        raise SchemaError(f"{source}: {msg}", problems=problems, hint=hint, source=source) from None
 
 
 class DocView(dict):

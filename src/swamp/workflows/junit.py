@@ -51,7 +51,7 @@ def _case(case: ET.Element, step: StepRun) -> str | None:
     if step.status == "failed":
         el = ET.SubElement(case, "failure", message=step.error or "failed",
                            type="allowedFailure" if step.allowedFailure else "failure")
-        el.text = step.error or ""
+        el.text = (step.error or "") + (f"\nstderr: {step.stderrTail}" if step.stderrTail else "")
         return "failures"
     if step.status == "skipped":
         ET.SubElement(case, "skipped", message=f"{step.skipReason}: {step.detail or ''}".rstrip(": "))

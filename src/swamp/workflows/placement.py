@@ -85,6 +85,8 @@ class StepOutcome:
     unpublished: str | None = None
     #: the model's ephemeral data after the step ({(model id, name): entry}), redacted; never written
     ephemeral: dict | None = None
+    #: its output record's stderrTail (a failed command's last lines of stderr)
+    stderr_tail: str | None = None
 
 
 class Dispatcher(Protocol):

@@ -72,6 +72,7 @@ class StepAttempt(_Doc):
     completedAt: str | None = None
     durationMs: int | None = None
     error: str | None = None
+    stderrTail: str | None = None
     outputId: str | None = None
 
 
@@ -98,6 +99,8 @@ class StepRun(_Doc):
     assertResult: AssertResult | None = None
     allowedFailure: bool | None = None
     error: str | None = None
+    #: a failed command's last lines of stderr (command/shell), apart from its short error
+    stderrTail: str | None = None
     detail: str | None = None  # why a step was skipped, in words
     worker: str | None = None  # the worker that ran a placed step
     #: a step that may be retried: the attempt running (or the last one), of how many, and each one's outcome
@@ -183,6 +186,8 @@ class WorkflowRun(_Doc):
     pid: int | None = None
     failedStep: str | None = None
     failureReason: str | None = None
+    #: the failed step's stderrTail (a command's last lines of stderr), beside failureReason
+    failureStderrTail: str | None = None
     logFile: str | None = None
     jobs: list[JobRun] = Field(default_factory=list)
 

@@ -85,7 +85,7 @@ class RunState:
     def set_running(self, st: JobState, e: StepRun) -> None:
         with self.lock:
             e.status = "running"
-            e.error = None
+            e.error = e.stderrTail = None
             a = self.attempts.get(id(e))
             if a is not None:
                 a.started, a.startedAt = time.perf_counter(), clock.isoformat()
@@ -101,24 +101,25 @@ class RunState:
         return a is None or a.number >= a.of or self.stop.is_set()
 
     def method_ended(self, st: JobState, step: Step, e: StepRun, status: str, error: str | None,
-                     *, save: bool = True) -> None:
+                     *, save: bool = True, stderr_tail: str | None = None) -> None:
         """A method ran (here or on a worker): the step succeeded, or failed,
-        or this attempt failed and another follows (the step stays running)."""
+        or this attempt failed and another follows (the step stays running).
+        ``stderr_tail``: its output record's ``stderrTail`` (a failed command)."""
         if status == "succeeded":
             self.set_done(st, e, "succeeded", save=save)
         elif not self.final_attempt(e):
             with self.lock:
                 a = self.attempts[id(e)]
                 a.again = True
-                self._record_attempt(e, "failed", error or status)
+                self._record_attempt(e, "failed", error or status, stderr_tail)
                 e.outputId, e.dataArtifacts = None, []
             self.notify(st, e)
             if save:
                 self.flush()
         else:
-            self.set_failed(st, e, error or status, step, save=save)
+            self.set_failed(st, e, error or status, step, save=save, stderr_tail=stderr_tail)
 
-    def _record_attempt(self, e: StepRun, status: str, error: str | None) -> None:
+    def _record_attempt(self, e: StepRun, status: str, error: str | None, stderr_tail: str | None = None) -> None:
         """Under the lock: the outcome of the attempt in flight, when the
         step may be tried more than once."""
         a = self.attempts.get(id(e))
@@ -128,11 +129,11 @@ class RunState:
         ms = int((time.perf_counter() - a.started) * 1000) if a.started is not None else None
         e.attempts.append(StepAttempt(number=a.number, status=status, startedAt=a.startedAt,
                                       completedAt=clock.isoformat(), durationMs=ms, error=error,
-                                      outputId=e.outputId))
+                                      stderrTail=stderr_tail, outputId=e.outputId))
 
     def _end(self, e: StepRun) -> None:
         e.completedAt = clock.isoformat()
-        self._record_attempt(e, "succeeded" if e.status == "succeeded" else "failed", e.error)
+        self._record_attempt(e, "succeeded" if e.status == "succeeded" else "failed", e.error, e.stderrTail)
         t0 = self._started.pop(id(e), None)
         if t0 is not None:
             e.durationMs = int((time.perf_counter() - t0) * 1000)
@@ -150,16 +151,18 @@ class RunState:
             self.flush()
 
     def set_failed(self, st: JobState, e: StepRun, message: str, step: Step, *, tolerated: bool = False,
-                   save: bool = True) -> None:
+                   save: bool = True, stderr_tail: str | None = None) -> None:
         with self.lock:
             e.status = "failed"
-            e.error = message
+            e.error, e.stderrTail = message, stderr_tail
             if step.allowFailure or tolerated:
                 e.allowedFailure = True
             self._end(e)
         self.log(f"step {st.record.name}/{e.name}: failed"
                  + (" (allowed)" if e.allowedFailure else "")
                  + (f" ({e.attempt_note})" if e.attempt_note else "") + f": {message}")
+        if stderr_tail:  # the run's log says why too (written redacted)
+            self.log(f"step {st.record.name}/{e.name}: stderr: {stderr_tail}")
         self.notify(st, e)
         if save:
             self.flush()
@@ -195,9 +198,9 @@ class RunState:
             if failed:
                 jr, s = failed[0]
                 run.failedStep = f"{jr.name}/{s.name}"
-                run.failureReason = s.error
+                run.failureReason, run.failureStderrTail = s.error, s.stderrTail
             else:
-                run.failedStep = run.failureReason = None
+                run.failedStep = run.failureReason = run.failureStderrTail = None
             # Inputs are kept while the run can continue: suspended, or
             # failed (resume --from STEP restarts it with them).
             run.inputs = dict(inputs) if run.status in ("suspended", "failed") else None

@@ -226,7 +226,7 @@ def reset_from(wf, run: WorkflowRun, step: str) -> list[str]:
         jr.status, jr.skipReason, jr.completedAt = "pending", None, None
     run.status = "suspended"  # what a resume claims
     run.completedAt = None
-    run.failedStep = run.failureReason = None
+    run.failedStep = run.failureReason = run.failureStderrTail = None
     run.cancelledBy = None  # it runs again: no longer cancelled
     return reset
 

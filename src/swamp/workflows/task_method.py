@@ -44,7 +44,7 @@ def run_method(ex, st: JobState, step: Step, e: StepRun, where: str, item: Any, 
         state.log(f"step {st.record.name}/{e.name}: attempt {number}/{policy.attempts} failed: "
                   f"{e.attempts[-1].error}; attempt {number + 1} in {delay:g} s")
         if ex.stopping.pause(delay):  # the run stops: the step ends with its last attempt's error
-            state.set_failed(st, e, e.attempts[-1].error or "failed", step)
+            state.set_failed(st, e, e.attempts[-1].error or "failed", step, stderr_tail=e.attempts[-1].stderrTail)
             return
 
 
@@ -88,7 +88,7 @@ def attempt_method(ex, st: JobState, step: Step, e: StepRun, where: str, item: A
                 e.outputId = rec.id
                 e.dataArtifacts = list(rec.dataArtifacts)
             ex.scope.data_changed()  # its writes, ephemeral ones included
-            state.method_ended(st, step, e, rec.status, rec.error, save=False)
+            state.method_ended(st, step, e, rec.status, rec.error, save=False, stderr_tail=rec.stderrTail)
             state.write_record()
     except SwampError as err:  # the session's own failure: a lease wait, a push
         state.set_failed(st, e, err.message, step)

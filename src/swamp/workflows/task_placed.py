@@ -90,7 +90,7 @@ def run_placed(ex, st, step, e, where: str, item, definition, command: str) -> N
                 ex.ephemeral.pop(key)
             ex.ephemeral.update(outcome.ephemeral)
     state.log(f"step {label}: ran on worker {outcome.worker}")
-    state.method_ended(st, step, e, outcome.status, outcome.error, save=False)
+    state.method_ended(st, step, e, outcome.status, outcome.error, save=False, stderr_tail=outcome.stderr_tail)
     # Bring in what the worker pushed before later steps evaluate anything;
     # the record follows at the run's usual pace (and always at its end).
     ex.engine.host.watch()

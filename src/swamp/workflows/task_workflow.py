@@ -62,7 +62,8 @@ def run_workflow(ex, st: JobState, step: Step, e: StepRun, where: str, item: Any
         state.set_done(st, e, "waiting_approval")
     else:
         state.set_failed(st, e, f"nested run {result.id} of {child.name} {result.status}"
-                         + (f": {result.failureReason}" if result.failureReason else ""), step)
+                         + (f": {result.failureReason}" if result.failureReason else ""), step,
+                         stderr_tail=result.failureStderrTail)
 
 
 def _resume_child(ex, child: Workflow, source: str, run_id: str) -> WorkflowRun:

@@ -122,25 +122,26 @@ def execute(args: ShellArguments, ctx: Context) -> None:
         for line in stderr.rstrip("\n").splitlines()[-STDERR_TAIL:]:
             ctx.log(f"stderr: {line}")
     if timed_out:
-        raise CommandFailed(f"command timed out after {args.timeout} ms" + _stderr_tail(stderr, timed_out))
+        raise CommandFailed(f"command timed out after {args.timeout} ms", stderr_tail=_stderr_tail(stderr, timed_out))
     if failed:
-        raise CommandFailed(f"command exited with code {code}" + _stderr_tail(stderr))
+        raise CommandFailed(f"command exited with code {code}", stderr_tail=_stderr_tail(stderr))
 
 
-#: of a failed command's stderr, the error (and so the run record, the
-#: table, the API) keeps the last lines, this many characters at most
+#: of a failed command's stderr, the error's ``stderr_tail`` (and so the
+#: records' ``stderrTail``, the API) keeps the last lines, this many characters at most
 ERROR_TAIL_LINES, ERROR_TAIL_CHARS = 3, 400
 
 
-def _stderr_tail(stderr: str, timed_out: bool = False) -> str:
-    """'; stderr: <its last lines>': why a command failed, readable where its
-    error is shown without opening its log (redacted with the error)."""
+def _stderr_tail(stderr: str, timed_out: bool = False) -> str | None:
+    """'<its last lines>' (joined by ' | '): why a command failed, readable where
+    its error is shown without opening its log (redacted with the error); None
+    when it printed nothing on stderr."""
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     if timed_out and lines and lines[-1].startswith("timed out after"):
         lines.pop()  # our own note, already in the message
     if not lines:
-        return ""
+        return None
     tail = " | ".join(lines[-ERROR_TAIL_LINES:])
     if len(tail) > ERROR_TAIL_CHARS:
         tail = "..." + tail[-ERROR_TAIL_CHARS:]
-    return f"; stderr: {tail}"
+    return tail
