@@ -23,6 +23,7 @@ Every use case, by what it is about (module: functions):
                running: running cancel          run_grants: replaced_arguments
   workflows    workflow_files: create get require search validate checked file_schema run_json run_junit
                                can_rerun
+               validation_report: errors_of set_errors  (a validate report's errors, one per problem)
                workflows: run resume decide cancel delete evaluate history get_run logs search_runs
                           run_by_id run_log_by_id approvals failed_run
                recorded_workflows: runs_workflow_id recorded_id
@@ -32,6 +33,7 @@ Every use case, by what it is about (module: functions):
                remote_steps: run_step run_method  (a placed step's session on a worker)
                placed_steps: open_placed_steps attach attached close  (where a run's placed steps go)
                publishing_leases: PublishingLeases  (a step's model lease, only while it publishes)
+               cancellable_waits: acquire_turn lease cancelled_error  (that lease's waits, ended by a cancel)
                one_lane_runs: qualifies OneLane  (a chain's lease kept, its end in its last commit)
                run_history: index_for history_page    runs: history collect doctor
                interrupted_runs: find_orphaned_runs mark_interrupted reap heartbeat replicas
