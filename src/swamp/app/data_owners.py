@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from swamp.errors import NotFoundError
-from swamp.models.definition_files import find
+from swamp.models.definition_lookup import find_ref
 from swamp.util.plain import Plain
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def owner(repo: Repo, ref: str):
     """The model named (or with id) ``ref``, else the workflow so named or
     with that id; the model's not-found error when neither is."""
     try:
-        return find(repo, ref)[1]
+        return find_ref(repo, ref)  # remembered while models/ is unchanged: serve does this on every read
     except NotFoundError as not_a_model:
         wf = _workflow(repo, ref) or _stored_only(repo, ref)
         if wf is None:
