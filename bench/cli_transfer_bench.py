@@ -14,7 +14,9 @@ Workloads: 20 x 8 MiB and 1,000 x 4 KiB. Each command is its own process
 timed from start to exit (`python -m swamp`, as the console script runs
 it), the tools interleaved and the order rotating every run; `sync` (the
 disk flushed) before each timed step, untimed. swamp fsyncs every file it
-pulls before it is visible (atomic rename); rclone does not fsync.
+pulls before it is visible (atomic rename); rclone does not fsync, so
+``rclone+sync`` is rclone (defaults) with ``sync`` inside its pull's time:
+the same durability as swamp's.
 ``--baseline`` runs another checkout's src beside this one (swamp-base).
 ``--profile`` runs one more push and pull of the large files under
 cProfile and prints where the command's time went (outside the engine's
@@ -84,6 +86,18 @@ class SwampCli:
 
     def pull(self, peer: Path, profile: Path | None = None) -> float:
         return swamp(self.src, peer, "datastore", "sync", "--pull", profile=profile)
+
+
+class RcloneThenSync(Rclone):
+    """rclone (defaults) with the disk flushed before the pull counts as
+    done: the durable bar, since swamp makes each pulled file durable
+    before it is visible and rclone does not (`rclone copy && sync`)."""
+
+    def pull(self, prefix: str, dest: Path) -> float:
+        took = super().pull(prefix, dest)
+        t = time.perf_counter()
+        os.sync()
+        return took + time.perf_counter() - t
 
 
 def count(d: Path) -> tuple[int, int]:
@@ -158,28 +172,32 @@ def main() -> int:
     rclones = [Rclone("rclone", rclone, server, tmp, []),
                Rclone("rclone-16", rclone, server, tmp,
                       ["--transfers", str(CONCURRENCY), "--checkers", str(CONCURRENCY)])]
+    durable = RcloneThenSync("rclone+sync", rclone, server, tmp, [])
     results = {}
     try:
         if "large" in opts.only:
-            results["20 x 8 MiB"] = bench(swamps, rclones, server, tmp, 20, 8 << 20, opts.runs, "large")
+            results["20 x 8 MiB"] = bench(swamps, rclones + [durable], server, tmp, 20, 8 << 20, opts.runs, "large")
         if "small" in opts.only:
-            results["1,000 x 4 KiB"] = bench(swamps, rclones, server, tmp, 1000, 4096, opts.runs, "small")
+            results["1,000 x 4 KiB"] = bench(swamps, rclones + [durable], server, tmp, 1000, 4096, opts.runs,
+                                             "small")
         if opts.profile:
             profile(swamps[0], server, tmp, 20, 8 << 20)
     finally:
         servers.stop_processes(server.processes)
         shutil.rmtree(tmp, ignore_errors=True)
-    names = [s.name for s in swamps] + [r.name for r in rclones]
+    names = [s.name for s in swamps] + [r.name for r in rclones] + [durable.name]
     load = os.getloadavg()[0]
     print(f"\nwhole commands beside rclone copy (SeaweedFS on 127.0.0.1, medians of {opts.runs}, load {load:.1f})")
-    print(f"{'':<24}" + "".join(f"{n:>12}" for n in names) + "".join(f"{s.name + '/rclone':>18}" for s in swamps))
+    print(f"{'':<24}" + "".join(f"{n:>12}" for n in names) + "".join(f"{s.name + '/rclone':>18}" for s in swamps)
+          + f"{'swamp/rclone+sync':>19}")
     rows = []
     for workload, res in results.items():
         for op in ("push", "pull"):
             vals = {n: res[n][op] for n in names}
             best = min(vals[r.name] for r in rclones)
             print(f"{op + ' ' + workload:<24}" + "".join(f"{vals[n]:>11.2f}s" for n in names)
-                  + "".join(f"{vals[s.name] / best:>18.2f}" for s in swamps))
+                  + "".join(f"{vals[s.name] / best:>18.2f}" for s in swamps)
+                  + f"{vals['swamp'] / vals[durable.name]:>19.2f}")
             rows.append({"workload": f"{op} {workload}", "seconds": vals, "bestRclone": best})
     out = HERE / "results" / f"cli_transfer_bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.parent.mkdir(exist_ok=True)
