@@ -100,14 +100,17 @@ def _close_what_finalization_closes() -> None:
     import io
     import sqlite3
 
+    files = (io.BufferedWriter, io.BufferedRandom, io.TextIOWrapper)
     for obj in gc.get_objects():
-        if isinstance(obj, sqlite3.Connection):
+        # by the object's real type: isinstance would ask every object for its
+        # __class__ (five times slower over the ~35,000 objects of a command)
+        kind = type(obj)
+        if issubclass(kind, sqlite3.Connection):
             try:
                 obj.close()
             except sqlite3.Error:
                 pass
-        elif isinstance(obj, (io.BufferedWriter, io.BufferedRandom, io.TextIOWrapper)) and obj not in (
-                sys.stdout, sys.stderr):
+        elif issubclass(kind, files) and obj is not sys.stdout and obj is not sys.stderr:
             try:
                 if not obj.closed:
                     obj.flush()
