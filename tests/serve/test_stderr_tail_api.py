@@ -11,7 +11,8 @@ from tests.serve.server import Serve
 API = "/api/v1"
 
 
-def test_the_run_api_carries_the_stderr_tail_beside_the_error(tmp_path):
+def _boom_repo(tmp_path):
+    """`boom`, a command that fails with a line on stderr, and `w`, a workflow of that one step."""
     repo = init_repo(tmp_path / "repo")
     write_shell(repo, "boom", """
         type: command/shell
@@ -26,6 +27,11 @@ def test_the_run_api_carries_the_stderr_tail_beside_the_error(tmp_path):
               - name: fail
                 task: {type: model_method, modelIdOrName: boom, methodName: execute}
         """)
+    return repo
+
+
+def test_the_run_api_carries_the_stderr_tail_beside_the_error(tmp_path):
+    repo = _boom_repo(tmp_path)
     write_shell(repo, "tag", """
         type: command/shell
         name: tag
@@ -70,20 +76,7 @@ def test_the_run_api_carries_the_stderr_tail_beside_the_error(tmp_path):
 def test_the_remote_cli_shows_the_tail_and_a_refused_files_errors_as_the_local_one_does(tmp_path):
     from tests.helpers import cli
 
-    repo = init_repo(tmp_path / "repo")
-    write_shell(repo, "boom", """
-        type: command/shell
-        name: boom
-        globalArguments:
-          run: 'echo "the disk is full" >&2; exit 3'
-        """)
-    write_workflow(repo, "w", """
-        jobs:
-          - name: j
-            steps:
-              - name: fail
-                task: {type: model_method, modelIdOrName: boom, methodName: execute}
-        """)
+    repo = _boom_repo(tmp_path)
     write_workflow(repo, "bad", """
         jobs:
           - name: j
