@@ -16,7 +16,7 @@ from swamp.app.workflow_files import run_json, search
 from swamp.data.records import record_json
 from swamp.data.repository import DataRepository
 from swamp.errors import NotFoundError, SwampError
-from swamp.models.definition_files import find
+from swamp.models.definition_lookup import find_ref
 from swamp.models.inputs import CliString, validate_inputs
 from swamp.workflows import dag, records, runs, signals
 from swamp.workflows.engine import validate_workflow_inputs
@@ -148,7 +148,7 @@ def data_version_text(repo: Repo, model: str, name: str, version: int | None) ->
 
 def data_version_bytes(repo: Repo, model: str, name: str, version: int | None) -> tuple[dict, bytes]:
     """The stored bytes of one version, for a download."""
-    d = find(repo, model)[1]
+    d = find_ref(repo, model)  # remembered while models/ is unchanged, as every data read
     data = DataRepository(repo.datastore)
     with reading(repo):
         rec = data.get(d.type, d.id, name, version)
