@@ -7,7 +7,7 @@ same use cases in-process, in the same run:
   it as JSON; 8 and 64 keep-alive clients (http_load.py, a process of its
   own), rounds interleaved; on the filesystem datastore and on SeaweedFS
   (where the bare handler reads the object with one GET). With
-  ``--baseline OTHER/src`` another checkout's serve runs in the same rounds;
+  ``--baseline OTHER/src`` (repeatable) another checkout's serve runs in the same rounds;
   ``--replicas N`` adds N servers of the checkout sharing one port
   (``--reuse-port``), and their resident memory;
 - data get (latest version, with content): latency (median, p95) one request
@@ -280,8 +280,9 @@ def _print_reads(title: str, got: dict) -> None:
 def reads(a, tmp: Path) -> dict:
     results: dict = {"loadAverage": os.getloadavg()}
     srcs = {"swamp": ROOT / "src"}
-    if a.baseline:
-        srcs["swamp (before)"] = Path(a.baseline).resolve()
+    for other in a.baseline:  # one: "before"; more: each named by its checkout's folder
+        name = "before" if len(a.baseline) == 1 else Path(other).resolve().parent.name
+        srcs[f"swamp ({name})"] = Path(other).resolve()
     procs: list[subprocess.Popen] = []
     try:
         # the filesystem datastore
@@ -329,6 +330,10 @@ def reads(a, tmp: Path) -> dict:
             proc, port = _serve(root, src, tmp, "s3-" + label.split()[-1].strip("()"))
             procs.append(proc)
             targets[label], tokens[label] = port, token
+        if a.replicas > 1:
+            more, target = _replicas(root, a.replicas, tmp, "s3-replicas")
+            procs += more
+            targets[f"swamp x{a.replicas} (one port)"], tokens[f"swamp x{a.replicas} (one port)"] = target, token
         port = free_port()
         procs.append(_start([sys.executable, str(ROOT / "bench" / "bare_read_app.py"), str(port)],
                             {**_env(ROOT / "src"), "BARE_STORE": json.dumps(server.config(bare_prefix)),
@@ -413,7 +418,8 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reads-only", action="store_true", help="only the reads beside the bare handler")
-    ap.add_argument("--baseline", help="another checkout's src/: its serve runs in the same read rounds")
+    ap.add_argument("--baseline", action="append", default=[],
+                    help="another checkout's src/: its serve runs in the same read rounds (repeatable)")
     ap.add_argument("--seconds", type=float, default=4.0, help="per read measurement")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--no-s3", action="store_true", help="skip the reads on SeaweedFS")
