@@ -66,17 +66,17 @@ def ensure(store: ObjectStore, layout: Layout) -> str:
     return ident
 
 
-def check_listing(state, where: str, head: int, listed: dict[int, str]) -> None:
+def check_listing(state, where: str, head: int, listed: dict[int, str], position=None) -> None:
     """No request: what the pull's LIST (from ``head``, with ETags) says.
     The log must reach the highest seq this cache saw, and the record at
-    ``head`` must be the one this cache applied."""
+    ``head`` must be the one this cache applied. ``position``: the state's
+    ``position()``, when the caller has read it already."""
     top = max(listed, default=0)
-    seen = state.seen
+    _head, seen, _tip_id, tip_etag = position or state.position()
     if top < seen:
         raise RemoteChangedError(
             f"the remote {where} ends at commit {top}, but this cache has seen commit {seen} there: "
             "it was emptied, reset, or is another remote")
-    _tip_id, tip_etag = state.tip()
     at_head = listed.get(head)
     if at_head is not None and tip_etag is not None and not same_etag(at_head, tip_etag):
         raise RemoteChangedError(

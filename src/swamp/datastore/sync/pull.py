@@ -57,16 +57,16 @@ class Puller:
 
     def pull_into(self, s: Session) -> None:
         state, layout = self.ctx.state, self.ctx.layout
-        head = state.head
+        position = state.position()  # head, seen and tip in one query: most pulls need nothing more
+        head, _seen, parent_id, known_etag = position
         # One LIST from the commit at head: it also says whether this is
         # still the remote (and the chain) this cache applied (identity.py).
         # What it shows is as of when it was asked, not when the apply
         # (downloads included) ends: the head-is-current rule counts from here.
         listed_at = time.monotonic()
         listed = commitlog.list_from(s, layout, head)
-        identity.check_listing(state, f"{s.name}{layout.namespace}", head, listed)
+        identity.check_listing(state, f"{s.name}{layout.namespace}", head, listed, position)
         seqs = sorted(q for q in listed if q > head)
-        parent_id, known_etag = state.tip()
         if head and parent_id is None and head in listed:
             parent_id = commitlog.fetch_one(s, layout, head).id  # state from an older swamp: once
         if not seqs:

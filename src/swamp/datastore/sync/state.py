@@ -181,6 +181,16 @@ class SyncState:
     def seen(self) -> int:
         return max(int(self.get_meta("seen") or 0), self.head)
 
+    def position(self) -> tuple[int, int, str | None, str | None]:
+        """(head, seen, tip id, tip ETag) as ``head``, ``seen`` and ``tip()``
+        say them, in one query: a pull that finds nothing new (every read
+        of serve on a shared datastore) asks for all four."""
+        meta = dict(self._q("SELECT k, v FROM meta WHERE k IN ('head', 'seen', 'tip')"))
+        head = int(meta.get("head") or 0)
+        tip = json.loads(meta["tip"]) if meta.get("tip") else {}
+        tip_id, tip_etag = (tip.get("id"), tip.get("etag")) if tip.get("seq") == head else (None, None)
+        return head, max(int(meta.get("seen") or 0), head), tip_id, tip_etag
+
     def saw(self, seq: int) -> None:
         if seq > self.seen:
             self.set_meta("seen", str(seq))
