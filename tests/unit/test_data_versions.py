@@ -72,3 +72,29 @@ def test_the_latest_hint_never_wins_over_the_tree(repo, tmp_path, monkeypatch):
     assert repo.latest_version(TYPE, MID, "n") == 3
     hint.write_text("1 999")  # garbage from elsewhere
     assert repo.latest_version(TYPE, MID, "n") == 3
+
+
+def test_a_long_lived_process_reads_a_names_hint_file_once(repo, tmp_path, monkeypatch):
+    """serve finds the latest version on every read: the hint it read (or
+    wrote) is remembered under the same stamp rule, and the tree still wins."""
+    from pathlib import Path
+
+    from swamp.data import latest_hint
+
+    monkeypatch.setattr(latest_hint, "SETTLED_S", 0.0)
+    monkeypatch.setattr(latest_hint, "_remembered", {})
+    for _ in range(3):
+        write(repo)
+    assert repo.latest_version(TYPE, MID, "n") == 3  # lists the tree once, writes the hint
+    hint = next((tmp_path / "cache" / "latest").rglob("n"))
+    opened: list[Path] = []
+    real = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: opened.append(self) or real(self, *a, **k))
+    assert [repo.latest_version(TYPE, MID, "n") for _ in range(5)] == [3] * 5
+    assert hint not in opened
+    hint.unlink()  # a cache cleared by another process: nothing to re-read, the answer stands
+    assert repo.latest_version(TYPE, MID, "n") == 3
+    write(repo)  # a new version: the name's stamp moved, the remembered hint no longer counts
+    assert repo.latest_version(TYPE, MID, "n") == 4
+    repo.delete(TYPE, MID, "n", 4)  # a tombstone at the top: not complete, whatever is remembered
+    assert repo.latest_version(TYPE, MID, "n") == 3
