@@ -124,8 +124,8 @@ def read_lease(store: ObjectStore, key: str) -> tuple[dict, str] | None:
 
 def cancelled_error(name: str) -> SwampError:
     """What a wait for lease ``name`` ended by a cancel raises."""
-    return SwampError(f"cancelled while waiting for lease {name!r}: it was not taken, nothing was written "
-                      "under it", code="cancelled")
+    return SwampError(f"cancelled while waiting for lease {name!r}: it is not held, and nothing was "
+                      "written under it", code="cancelled")
 
 
 class Lease:
