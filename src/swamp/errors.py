@@ -297,8 +297,17 @@ class ExpressionError(SwampError):
         err.code = self.code
         return err
 
-    def _compose(self) -> str:
-        where = ": ".join(p for p in (self.source, self.field) if p)
+    def problem(self):
+        """The error as a check's Problem (util/problems.py): its field is
+        the place, the rest of the message what is wrong there."""
+        from swamp.util.problems import Problem
+
+        if self.field and not self.source:
+            return Problem(self.field, self._compose(located=False))
+        return Problem("", self.message)
+
+    def _compose(self, located: bool = True) -> str:
+        where = ": ".join(p for p in (self.source, self.field) if p) if located else ""
         text = f"{where}: " if where else ""
         if self.expression is not None:
             text += f"${{{{ {self.expression} }}}}: "

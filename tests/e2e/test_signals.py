@@ -100,7 +100,7 @@ def test_two_peers_signal_one_wait_at_once_one_wins(tmp_path, seaweedfs):
     version = "1.0-alice" if winner == "alice" else "2.0-bob"
     assert release["signal"]["outcome"] == "signalled"
     assert release["signal"]["message"] == {"version": version}
-    ship = _step(resumed, "ship")
+    _step(resumed, "ship")  # raises if the resumed run has no step "ship"
     data = ok(a, "data", "get", "hello", "result")
     assert f"shipping {version}" in json.dumps(data["content"])
     again = cli(a, "workflow", "resume", "deploy")
@@ -144,8 +144,8 @@ def test_a_signal_racing_its_timeout_gets_exactly_one_outcome(tmp_path, seaweedf
     sender = popen(b, "workflow", "signal", "race", "go", "--data", '{"ok": true}', "--run", run["id"],
                    env={"USER": "bob"})
     resumer = popen(a, "workflow", "resume", "race", env={"USER": "alice"})
-    s_code, s_out, s_err = sender.wait(120), *sender.communicate()
-    r_code, r_out, _ = resumer.wait(120), *resumer.communicate()
+    s_code, _, s_err = sender.wait(120), *sender.communicate()
+    _, r_out, _ = resumer.wait(120), *resumer.communicate()
     resumed = json.loads(r_out)
     if resumed["status"] == "suspended":  # the resume came first, before the deadline: resume once more
         resumed = ok(a, "workflow", "resume", "race")

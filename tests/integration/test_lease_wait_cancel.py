@@ -5,7 +5,7 @@ process), the other behind it at this process's turn. A cancel of the run
 ends both while the lease is still held: the run is recorded `cancelled`,
 each item `failed` with "cancelled", its method run `cancelled`, and no
 version of the model is published. A wait that runs out still says the
-whole time it waited, not one slice of it (app/cancellable_waits.py)."""
+whole time it waited (datastore/sync/lease.py: the cancel ends the lease's own wait)."""
 
 from __future__ import annotations
 

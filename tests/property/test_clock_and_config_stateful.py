@@ -30,7 +30,6 @@ from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.sync import gc as gcmod
 from swamp.datastore.sync.clocks import STORE_MAX_SKEW_S
 from swamp.errors import ConflictError, SwampError
-from swamp.util import clock
 from swamp.util.atomic import atomic_write
 from swamp.util.digest import sha256_hex
 from tests.property.test_sync_stateful import MIN_RETENTION_DAYS, PEERS, SyncMachine

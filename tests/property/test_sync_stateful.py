@@ -38,7 +38,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule

@@ -210,7 +210,7 @@ def test_a_closed_stdout_ends_the_same(repo):
     results = []
     for lane in (True, False):
         e = _env({} if lane else {"SWAMP_NO_FAST_LANE": "1"})
-        p = subprocess.run(["/bin/sh", "-c", f'exec "$0" -c "$1" data get ok result >&-', PYTHON, LAUNCH],
+        p = subprocess.run(["/bin/sh", "-c", 'exec "$0" -c "$1" data get ok result >&-', PYTHON, LAUNCH],
                            cwd=repo, env=e, capture_output=True, timeout=60)
         results.append((p.returncode, normal(p.stderr)))
     assert results[0] == results[1]

@@ -15,8 +15,6 @@ plus this edit over the peer's change, without a word."""
 
 from __future__ import annotations
 
-import pytest
-
 from swamp.datastore.objectstore.memory import MemoryObjectStore
 from tests.review.shared import shared_repo
 

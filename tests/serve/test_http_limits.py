@@ -7,7 +7,6 @@ expression are 400s with an audit line."""
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time

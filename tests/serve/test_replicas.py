@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.helpers import cli, init_repo, write_type
+from tests.helpers import init_repo, write_type
 from tests.helpers import ok, s3_setup_args
 from tests.serve.server import Serve
 

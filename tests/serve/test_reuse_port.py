@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.fixtures.servers import _spawn, free_port, stop_processes, wait_until
+from tests.fixtures.servers import _spawn, free_port, stop_processes
 from tests.helpers import PYTHON, _env, cli, init_repo, ok, run_hello
 from tests.serve.server import Serve
 

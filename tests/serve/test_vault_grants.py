@@ -19,7 +19,7 @@ import pytest
 
 from swamp.serve.webhooks import signed_headers
 from tests.dashboard.http import Session
-from tests.helpers import cli, init_repo, write_deploy_with_secret, write_shell, write_workflow
+from tests.helpers import init_repo, write_deploy_with_secret, write_shell, write_workflow
 from tests.serve.server import Serve, mint_token
 
 API = "/api/v1"

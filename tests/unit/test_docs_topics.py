@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import click
 import pytest

@@ -89,7 +89,7 @@ def test_only_a_suspended_run_can_be_claimed_for_resume(repo):
 
 def test_reject_fails_the_step_and_skips_its_dependents(repo):
     write_workflow(repo, "gated", GATED)
-    r = run(repo, "gated", {"who": "bo"})
+    run(repo, "gated", {"who": "bo"})
     decide(repo, "gated", "build/gate", "rejected", "not today")
     r2 = resume(repo, "gated")
     assert r2.status == "failed"

@@ -355,16 +355,16 @@ def test_an_assert_must_give_a_boolean(repo):
 
 # -------------------------------------------------------- nested workflows
 def test_a_nested_workflow_runs_as_its_own_run(repo):
-    write_workflow(repo, "child", f"""
+    write_workflow(repo, "child", """
         inputs:
           properties:
-            v: {{type: string}}
+            v: {type: string}
           required: [v]
         jobs:
           - name: c
             steps:
               - name: s
-                task: {{type: model_method, modelIdOrName: w1, methodName: work, inputs: {{value: "${{{{ inputs.v }}}}"}}}}
+                task: {type: model_method, modelIdOrName: w1, methodName: work, inputs: {value: "${{ inputs.v }}"}}
         """)
     write_workflow(repo, "parent", """
         jobs:

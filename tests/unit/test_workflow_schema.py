@@ -135,7 +135,7 @@ def test_structure_problems_name_their_place():
         {"name": "c", "dependsOn": [{"job": "b"}], "steps": [step("s")]},
         {"name": "a", "steps": [step("s")]},
     ]))
-    problems = dag.check_structure(w)
+    problems = [str(p) for p in dag.check_structure(w)]  # each line: "<place>: <message>"
     assert "jobs[3].name: another job is already named 'a'" in problems
     assert "jobs[0].steps[1].name: another step is already named 's'" in problems
     assert "jobs[1].dependsOn[1]: no job named 'bb' (did you mean 'b'?)" not in problems  # own name excluded
@@ -195,7 +195,7 @@ def test_expression_checks_find_syntax_errors_and_misplaced_self():
         {"name": "b-${{ self.x }}", "task": {"type": "assert", "expr": "${{ 1 + }}", "message": "m"}},
         {"name": "c", "guard": "inputs.a ==", "task": {"type": "manual_approval", "prompt": "${{ 'ok' }}"}},
     ]}]))
-    problems = expression_problems(w)
+    problems = [str(p) for p in expression_problems(w)]
     assert "jobs[0].steps[0].forEach.in: 'self' is only set in a forEach step's name, guard and task" in problems
     assert "jobs[0].steps[0].guard: this step's item is self.i, not self.k" in problems
     assert "jobs[0].steps[1].name: 'self' is only set in a forEach step" in problems

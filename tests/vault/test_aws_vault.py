@@ -7,7 +7,6 @@ meets (no credentials, unreachable endpoint, unknown key)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest

@@ -16,7 +16,6 @@ import hashlib
 import json
 import subprocess
 import sys
-import textwrap
 
 import pytest
 

@@ -33,7 +33,7 @@ Every use case, by what it is about (module: functions):
                remote_steps: run_step run_method  (a placed step's session on a worker)
                placed_steps: open_placed_steps attach attached close  (where a run's placed steps go)
                publishing_leases: PublishingLeases  (a step's model lease, only while it publishes)
-               cancellable_waits: acquire_turn lease cancelled_error  (that lease's waits, ended by a cancel)
+               cancellable_waits: acquire_turn cancelled_error  (that lease's turn in this process, ended by a cancel)
                one_lane_runs: qualifies OneLane  (a chain's lease kept, its end in its last commit)
                run_history: index_for history_page    runs: history collect doctor
                interrupted_runs: find_orphaned_runs mark_interrupted reap heartbeat replicas

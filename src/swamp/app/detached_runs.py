@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Callable
 
 from swamp.app.workflow_files import checked, fail_on_level
 from swamp.errors import SwampError, ValidationError
+from swamp.util.problems import joined
 from swamp.workflows import dag, records
 from swamp.workflows.engine import validate_workflow_inputs
 from swamp.workflows.records import WorkflowRun
@@ -33,7 +34,7 @@ def check_startable(repo: Repo, name: str, inputs: dict, fail_on: str | None = N
     source, wf = checked(repo, name)
     problems = dag.check_structure(wf)
     if problems:
-        raise ValidationError(f"{source}: " + "; ".join(problems))
+        raise ValidationError(f"{source}: " + joined(problems))
     validate_workflow_inputs(wf, inputs)
     from swamp.app.placed_steps import attached
     from swamp.workflows.task_placed import refuse_undispatchable

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from swamp.errors import ConflictError, NotFoundError, SwampError, ValidationError
+from swamp.util.problems import joined
 from swamp.app.validation_report import errors_of, set_errors
 from swamp.models.checks import describe
 from swamp.models.definition_checks import coerce_global_args, definition_problems, shell_warnings
@@ -44,7 +45,7 @@ def create_model(repo: Repo, type_name: str, name: str, global_args: dict[str, s
                             globalArguments=coerce_global_args(model_type, global_args))
     issues = definition_problems(repo, definition, model_type)
     if issues:
-        raise ValidationError(f"model {name!r}: " + "; ".join(issues))
+        raise ValidationError(f"model {name!r}: " + joined(issues))
     save_definition(path, definition, repo)
     return {"id": definition.id, "name": name, "type": type_name, "path": str(path.relative_to(repo.root))}
 
@@ -110,7 +111,7 @@ def validate_models(repo: Repo, name: str | None, given_by_steps=None) -> dict:
             errors = definition_problems(repo, d, reg.get(d.type), given_by_steps)
             entry["warnings"] = shell_warnings(d)
         except SwampError as e:
-            errors = errors_of(e)  # each schema error on its own line, a did-you-mean beside it
+            errors = errors_of(e, str(p), entry["path"])  # each schema error on its own line, a did-you-mean beside it
         set_errors(entry, errors)
         results.append(entry)
     return {"valid": all(r["valid"] for r in results), "models": results}

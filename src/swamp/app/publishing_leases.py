@@ -86,7 +86,8 @@ class PublishingLeases:
         ends. Outside ``held``, a session of its own (lease, pull, the body,
         push, release). ``cancelled`` (the step's Control's event): set while
         the step waits for its turn or the lease, the wait ends with a
-        SwampError coded ``cancelled``, nothing taken (app/cancellable_waits.py)."""
+        SwampError coded ``cancelled``, nothing taken (the turn:
+        app/cancellable_waits.py; the lease: datastore/sync/lease.py)."""
         name = model_lock_name(definition.type, definition.id)
         with self._mutex:
             leases = self._held.get(threading.get_ident())
@@ -97,10 +98,8 @@ class PublishingLeases:
         # A one-lane run (app/one_lane_runs.py) holds the lease since before its step's pull:
         # nothing can have been published since, so that pull stands and no second is needed.
         kept = self.repo.datastore.held.holds(name)
-        from swamp.datastore.locks import lock_timeout_ms
-
         leases.enter_context(_turn(name, cancelled))
-        leases.enter_context(cancellable_waits.lease(self.repo.datastore, name, lock_timeout_ms(), cancelled))
+        leases.enter_context(self.repo.datastore.lock(name, cancelled=cancelled))
         if not kept:
             self._add(refresh(self.repo))
         yield

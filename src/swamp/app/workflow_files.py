@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from swamp.errors import SwampError, UsageError, ValidationError
+from swamp.util.problems import joined
 from swamp.app.validation_report import errors_of, set_errors
 from swamp.workflows import records, runs, signals
 from swamp.workflows.rerun import RERUNNABLE
@@ -63,7 +64,7 @@ def validate(repo: Repo, name: str | None) -> dict:
         try:
             errors, entry["warnings"] = review_workflow(repo, load_workflow(p, repo.root))
         except SwampError as e:
-            errors = errors_of(e)  # each schema error on its own line
+            errors = errors_of(e, entry["path"], str(p))  # each schema error on its own line
         set_errors(entry, errors)
         results.append(entry)
     return {"valid": all(r["valid"] for r in results), "workflows": results}
@@ -75,7 +76,7 @@ def checked(repo: Repo, name: str) -> tuple[str, Workflow]:
     source = _rel(repo, path)
     problems = check_workflow(repo, wf)
     if problems:
-        raise ValidationError(f"{source} is not valid: " + "; ".join(problems),
+        raise ValidationError(f"{source} is not valid: " + joined(problems),
                               hint=f"see 'swamp workflow validate {wf.name}'")
     return source, wf
 

@@ -57,8 +57,8 @@ def create(state: CliState, name, duration, days, max_enrollments, folder):
     def human():
         say(f"worker token {name} created; it expires at {row['expiresAt']} and enrols one machine:")
         say(row["token"])
-        say(f"on the worker: swamp worker start --token TOKEN --scheduler ADDRESS (or 'swamp worker enrol "
-            f"--token TOKEN'); it is shown only now")
+        say("on the worker: swamp worker start --token TOKEN --scheduler ADDRESS (or 'swamp worker enrol "
+            "--token TOKEN'); it is shown only now")
 
     emit(state, row, human)
 

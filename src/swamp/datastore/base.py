@@ -14,6 +14,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import os
+import threading
 import time
 from pathlib import Path
 from typing import BinaryIO, Iterator, Sequence
@@ -198,10 +199,12 @@ class Datastore(abc.ABC):
 
     # ---------------------------------------------------------------- locks
     @contextlib.contextmanager
-    def lock(self, name: str, *, timeout_ms: int | None = None):
+    def lock(self, name: str, *, timeout_ms: int | None = None, cancelled: threading.Event | None = None):
         """A context manager holding the named lock (or lease); its
         owner names it (``swamp.models.leases``, ``workflows.records.run_lock``). Waiting longer than the timeout
-        raises LockTimeoutError (exit 75) naming the holder. A thread that
+        raises LockTimeoutError (exit 75) naming the holder; ``cancelled``
+        set meanwhile ends the wait with a SwampError coded ``cancelled``,
+        nothing taken (sync/lease.py). A thread that
         already holds the lock takes it again at no cost (a workflow step
         holding a model's lock calling the runner)."""
         if self.held.reenter(name):
@@ -210,11 +213,11 @@ class Datastore(abc.ABC):
             finally:
                 self.held.leave(name)
             return
-        with self._acquire(name, timeout_ms) as held:
+        with self._acquire(name, timeout_ms, cancelled) as held:
             yield held
 
     @abc.abstractmethod
-    def _acquire(self, name: str, timeout_ms: int | None):
+    def _acquire(self, name: str, timeout_ms: int | None, cancelled: threading.Event | None):
         """A context manager that holds the lock for real (file or lease)
         and records it in ``self.held`` meanwhile."""
 

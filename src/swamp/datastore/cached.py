@@ -17,6 +17,7 @@ sync steps with a local lock."""
 from __future__ import annotations
 
 import contextlib
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
@@ -81,8 +82,8 @@ class CachedDatastore(Datastore):
             yield
 
     # ---------------------------------------------------------------- locks
-    def _acquire(self, name: str, timeout_ms: int | None):
-        return self.engine.lease(name, timeout_ms=timeout_ms)
+    def _acquire(self, name: str, timeout_ms: int | None, cancelled: threading.Event | None):
+        return self.engine.lease(name, timeout_ms=timeout_ms, cancelled=cancelled)
 
     def lock_status(self) -> list[dict]:
         return self.engine.lease_status()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from pathlib import Path
 
 from .base import Datastore
@@ -35,13 +36,13 @@ class FilesystemDatastore(Datastore):
         return LocalDirObjectStore(self._lock_dir), Layout(LEASE_NAMESPACE)
 
     @contextlib.contextmanager
-    def _acquire(self, name: str, timeout_ms: int | None):
+    def _acquire(self, name: str, timeout_ms: int | None, cancelled: threading.Event | None):
         from swamp.datastore.sync.lease import Lease
         from swamp.util.ids import hostname
 
         store, layout = self._lease_store()
         peer = re.sub(r"[^A-Za-z0-9_.-]", "-", hostname())[:64] or "local"
-        with Lease(store, layout, name, peer=peer, timeout_ms=timeout_ms) as lease:
+        with Lease(store, layout, name, peer=peer, timeout_ms=timeout_ms, cancelled=cancelled) as lease:
             self.held.add(name, lease)
             try:
                 yield lease

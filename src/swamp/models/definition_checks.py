@@ -19,6 +19,7 @@ from swamp.models.inputs import CliString, coerce_field, each_field
 from swamp.models.shell_injection import warning
 from swamp.models.specs import check_gc_policy, check_lifetime
 from swamp.util.names import did_you_mean
+from swamp.util.problems import Problem
 
 if TYPE_CHECKING:
     from swamp.repo.context import Repo
@@ -46,7 +47,7 @@ def _json_container(text: str, prop: dict) -> bool:
     return bool(wants & {"object", "array"}) and text.lstrip()[:1] in ("{", "[")
 
 
-def expression_syntax_problems(d: Definition) -> list[str]:
+def expression_syntax_problems(d: Definition) -> list[Problem]:
     """Each ``${{ ... }}`` of the definition's arguments that cannot parse,
     named by its field: refused when the definition is created or
     validated, not when a run reaches it."""
@@ -55,10 +56,10 @@ def expression_syntax_problems(d: Definition) -> list[str]:
     errors = expressions.validate(d.globalArguments, field="globalArguments")
     for m in sorted(d.methods):
         errors += expressions.validate(d.methods[m].arguments, field=f"methods.{m}.arguments")
-    return [e.message for e in errors]
+    return [e.problem() for e in errors]
 
 
-def definition_problems(repo: Repo, d: Definition, model_type, given_by_steps=None) -> list[str]:
+def definition_problems(repo: Repo, d: Definition, model_type, given_by_steps=None) -> list[Problem]:
     """Static checks: methods exist, and the values the definition gives fit
     their arguments' types wherever no expression decides them at run time.
     A required argument without a value is an error only in a method the
@@ -68,13 +69,13 @@ def definition_problems(repo: Repo, d: Definition, model_type, given_by_steps=No
     issues = []
     for m in d.methods:
         if m not in model_type.methods:
-            issues.append(f"methods.{m}: {model_type.type} has no method {m!r}")
+            issues.append(Problem(f"methods.{m}", f"{model_type.type} has no method {m!r}"))
     issues += _check_overrides(d, model_type)
     issues += expression_syntax_problems(d)
     if has_expressions(d.globalArguments) or has_expressions({k: v.arguments for k, v in d.methods.items()}):
         return issues  # expressions decide the arguments at run time
     issues += _unsupplied_arguments(d, model_type, given_by_steps)
-    seen: set[str] = set()
+    seen: set[Problem] = set()
     for m in sorted(model_type.methods):
         try:
             model_type.arguments_model(m).model_validate(method_values(d, m))
@@ -83,17 +84,17 @@ def definition_problems(repo: Repo, d: Definition, model_type, given_by_steps=No
                 if err["type"] == "missing" and len(err["loc"]) == 1:
                     continue
                 loc = ".".join(str(p) for p in err["loc"])
-                text = f"{loc}: unknown key" if err["type"] == "extra_forbidden" else f"{loc}: {err['msg']}"
-                where = f"methods.{m}.arguments" if loc.split(".")[0] in (
+                message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+                where = f"methods.{m}.arguments" if err["loc"][0] in (
                     d.methods[m].arguments if m in d.methods else {}) else "globalArguments"
-                line = f"{where}.{text}"
-                if line not in seen:  # a global argument's problem once, not once per method
-                    seen.add(line)
-                    issues.append(line)
+                problem = Problem(f"{where}.{loc}", message)
+                if problem not in seen:  # a global argument's problem once, not once per method
+                    seen.add(problem)
+                    issues.append(problem)
     return issues
 
 
-def _unsupplied_arguments(d: Definition, model_type, given_by_steps) -> list[str]:
+def _unsupplied_arguments(d: Definition, model_type, given_by_steps) -> list[Problem]:
     """Required arguments missing from a method the definition configures,
     that no workflow step running that method gives either
     (``given_by_steps(definition, method, argument)``; the workflows sit
@@ -106,28 +107,28 @@ def _unsupplied_arguments(d: Definition, model_type, given_by_steps) -> list[str
         if missing:
             missing = [a for a in missing if not (given_by_steps and given_by_steps(d, m, a))]
         for a in missing:
-            issues.append(f"methods.{m}.arguments.{a}: required, and nothing gives it "
+            issues.append(Problem(f"methods.{m}.arguments.{a}", "required, and nothing gives it "
                           f"(add it under methods.{m}.arguments or globalArguments in the definition, "
-                          f"or give it in the inputs of the workflow step that runs {m})")
+                          f"or give it in the inputs of the workflow step that runs {m})"))
     return issues
 
 
-def _check_overrides(d: Definition, model_type) -> list[str]:
+def _check_overrides(d: Definition, model_type) -> list[Problem]:
     """A definition's resources:/files: overrides name specs its type
     declares, with valid lifetimes and policies."""
     issues = []
     for kind, declared in (("resources", model_type.resources), ("files", model_type.files)):
         for spec, override in sorted((getattr(d, kind, None) or {}).items()):
             if spec not in declared:
-                issues.append(f"{kind}.{spec}: {model_type.type} declares no {kind[:-1]} {spec!r}"
-                              + (f" ({did_you_mean(spec, declared)})" if did_you_mean(spec, declared) else ""))
+                issues.append(Problem(f"{kind}.{spec}", f"{model_type.type} declares no {kind[:-1]} {spec!r}"
+                                      + (f" ({did_you_mean(spec, declared)})" if did_you_mean(spec, declared) else "")))
                 continue
             try:
                 if override.lifetime is not None:
                     check_lifetime(override.lifetime)
                 check_gc_policy(override.garbageCollection)
             except SwampError as e:
-                issues.append(f"{kind}.{spec}: {e.message}")
+                issues.append(Problem(f"{kind}.{spec}", e.message))
     return issues
 
 

@@ -7,7 +7,6 @@ names the key, and nothing is lost."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from swamp.errors import NotFoundError, ValidationError
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from swamp.util.names import did_you_mean
+from swamp.util.problems import Problem
 from swamp.workflows.schema import Workflow
 
 
@@ -59,10 +60,10 @@ def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
     return None
 
 
-def check_structure(wf: Workflow) -> list[str]:
+def check_structure(wf: Workflow) -> list[Problem]:
     """Every structural problem: duplicate names, dependencies on unknown or
     own names, cycles. Each names its place in the document."""
-    problems: list[str] = []
+    problems: list[Problem] = []
     job_names = [j.name for j in wf.jobs]
     problems += _duplicates(job_names, "jobs", "job")
     job_graph: dict[str, list[str]] = {}
@@ -82,34 +83,34 @@ def check_structure(wf: Workflow) -> list[str]:
                                       if d.step in step_names and d.step != step.name]
         cycle = find_cycle(step_graph)
         if cycle:
-            problems.append(f"jobs[{i}].steps: dependency cycle {' -> '.join(cycle)}")
+            problems.append(Problem(f"jobs[{i}].steps", f"dependency cycle {' -> '.join(cycle)}"))
     cycle = find_cycle(job_graph)
     if cycle:
-        problems.append(f"jobs: dependency cycle {' -> '.join(cycle)}")
+        problems.append(Problem("jobs", f"dependency cycle {' -> '.join(cycle)}"))
     return problems
 
 
-def _duplicates(names: list[str], where: str, what: str) -> list[str]:
+def _duplicates(names: list[str], where: str, what: str) -> list[Problem]:
     seen: set[str] = set()
     out = []
     for i, n in enumerate(names):
         if n in seen:
-            out.append(f"{where}[{i}].name: another {what} is already named {n!r}")
+            out.append(Problem(f"{where}[{i}].name", f"another {what} is already named {n!r}"))
         seen.add(n)
     return out
 
 
-def _references(where: str, refs: list[str], own: str, names: list[str], what: str) -> list[str]:
+def _references(where: str, refs: list[str], own: str, names: list[str], what: str) -> list[Problem]:
     out = []
     seen: set[str] = set()
     for k, ref in enumerate(refs):
         if ref == own:
-            out.append(f"{where}[{k}]: {own!r} cannot depend on itself")
+            out.append(Problem(f"{where}[{k}]", f"{own!r} cannot depend on itself"))
         elif ref not in names:
             hint = did_you_mean(ref, [n for n in names if n != own])
-            out.append(f"{where}[{k}]: no {what} named {ref!r}" + (f" ({hint})" if hint else ""))
+            out.append(Problem(f"{where}[{k}]", f"no {what} named {ref!r}" + (f" ({hint})" if hint else "")))
         elif ref in seen:
-            out.append(f"{where}[{k}]: {ref!r} is listed twice")
+            out.append(Problem(f"{where}[{k}]", f"{ref!r} is listed twice"))
         seen.add(ref)
     return out
 

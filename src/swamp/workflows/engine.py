@@ -24,6 +24,7 @@ from typing import Callable, ContextManager, Protocol
 
 from swamp.errors import ValidationError
 from swamp.util import clock
+from swamp.util.problems import joined
 from swamp.workflows import dag, records, task_placed
 from swamp.workflows.placement import Placement, StepJob, StepOutcome
 from swamp.workflows.records import JobRun, StepRun, WorkflowRun
@@ -119,7 +120,7 @@ class Engine:
 
         problems = dag.check_structure(wf)
         if problems:
-            raise ValidationError(f"{source}: " + "; ".join(problems))
+            raise ValidationError(f"{source}: " + joined(problems))
         if rerun_of is not None:
             rerun.check(wf, rerun_of)
         values = validate_workflow_inputs(wf, inputs)

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 from swamp.errors import NotFoundError, SwampError
-from swamp.workflows import records, runs
+from swamp.workflows import records
 
 _PREFIX, _SUFFIX = "workflow-run-", ".yaml"
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from swamp.util.schema_types import Name, WorkflowName
+from swamp.util.schema_types import WorkflowName
 from swamp.workflows import retries
 
 SEVERITIES = ("low", "medium", "high")

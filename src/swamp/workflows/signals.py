@@ -32,6 +32,7 @@ from swamp.errors import ConflictError, NotFoundError, ValidationError
 from swamp.models.inputs import _check
 from swamp.util import clock
 from swamp.util.names import did_you_mean
+from swamp.util.problems import Problem
 from swamp.workflows import records
 from swamp.workflows.records import JobRun, StepRun, WorkflowRun
 
@@ -187,7 +188,7 @@ _STEPS_REF = re.compile(r"\bsteps\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*['\"](
 _TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
 
 
-def review(wf, step_texts) -> list[str]:
+def review(wf, step_texts) -> list[Problem]:
     """Problems of a workflow's signal waits and of its ``steps.NAME``
     references (``step_texts``: (field, expression text) pairs)."""
     problems = []
@@ -200,41 +201,40 @@ def review(wf, step_texts) -> list[str]:
             waits.add(step.name)
             where = f"jobs[{i}].steps[{k}].task"
             if t.onTimeout == "continue" and not isinstance(t.default, dict):
-                problems.append(f"{where}.default: the message a timeout gives is a map, like a signal's")
+                problems.append(Problem(f"{where}.default", "the message a timeout gives is a map, like a signal's"))
             if t.signalSchema is not None:
                 problems += _schema_problems(t.signalSchema, f"{where}.schema")
                 if t.onTimeout == "continue" and isinstance(t.default, dict):
-                    try:
-                        check_message(t.signalSchema, t.default, f"{job.name}/{step.name}")
-                    except ValidationError as e:
-                        problems.append(f"{where}.default: " + e.message.split(": ", 1)[-1])
+                    mismatch = _check(t.default, t.signalSchema)  # the schema's own words, as a signal gets them
+                    if mismatch:
+                        problems.append(Problem(f"{where}.default", mismatch))
     for field, text in step_texts:
         for name in sorted({a or b for a, b in _STEPS_REF.findall(text)}):
             if name not in waits:
                 hint = did_you_mean(name, waits) or (f"steps that wait for a signal: {', '.join(sorted(waits))}"
                                                       if waits else "this workflow has no wait_for_signal step")
-                problems.append(f"{field}: steps.{name} names no wait_for_signal step ({hint})")
+                problems.append(Problem(field, f"steps.{name} names no wait_for_signal step ({hint})"))
     return problems
 
 
-def _schema_problems(schema: Any, where: str) -> list[str]:
+def _schema_problems(schema: Any, where: str) -> list[Problem]:
     out = []
 
     def walk(node: Any, at: str) -> None:
         if not isinstance(node, dict):
-            out.append(f"{at}: a schema is a map such as {{type: object}}")
+            out.append(Problem(at, "a schema is a map such as {type: object}"))
             return
         want = node.get("type")
         for w in (want if isinstance(want, list) else [want] if want is not None else []):
             if w not in _TYPES:
-                out.append(f"{at}.type: {w!r} is not a JSON type ({', '.join(_TYPES)})")
+                out.append(Problem(f"{at}.type", f"{w!r} is not a JSON type ({', '.join(_TYPES)})"))
         for key, sub in (node.get("properties") or {}).items():
             walk(sub, f"{at}.properties.{key}")
         if isinstance(node.get("items"), dict):
             walk(node["items"], f"{at}.items")
         req = node.get("required")
         if req is not None and not (isinstance(req, list) and all(isinstance(r, str) for r in req)):
-            out.append(f"{at}.required: a list of property names")
+            out.append(Problem(f"{at}.required", "a list of property names"))
 
     walk(schema, where)
     return out

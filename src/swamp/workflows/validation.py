@@ -14,6 +14,7 @@ from swamp.models.definitions import find_definition
 from swamp.models.registry import registry_for
 from swamp.models.shell_injection import warning
 from swamp.util.names import did_you_mean
+from swamp.util.problems import Problem
 from swamp.workflows import dag, signals
 from swamp.workflows.files import find_workflow
 from swamp.workflows.gates import ungated_warnings
@@ -25,13 +26,13 @@ if TYPE_CHECKING:
 _SELF = re.compile(r"\bself\b(?:\.([A-Za-z_]\w*))?")
 
 
-def check_workflow(repo: Repo, wf: Workflow) -> list[str]:
+def check_workflow(repo: Repo, wf: Workflow) -> list[Problem]:
     """The errors that keep ``wf`` from running."""
     return review_workflow(repo, wf)[0]
 
 
-def review_workflow(repo: Repo, wf: Workflow) -> tuple[list[str], list[str]]:
-    """(errors, warnings). A step naming a model that does not exist (yet)
+def review_workflow(repo: Repo, wf: Workflow) -> tuple[list[Problem], list[str]]:
+    """(errors, warnings: lines). A step naming a model that does not exist (yet)
     is a warning: the workflow may be written before the model, and a run
     fails only that step."""
     problems = dag.check_structure(wf)
@@ -77,7 +78,7 @@ _EXPRESSION = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 _INPUT_REF = re.compile(r"\binputs\s*(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*['\"]([^'\"]+)['\"]\s*\])")
 
 
-def input_reference_problems(wf: Workflow) -> list[str]:
+def input_reference_problems(wf: Workflow) -> list[Problem]:
     """An expression reading an input the workflow does not declare: it
     would be an error at run time, so it is one now."""
     declared = set(((wf.inputs or {}).get("properties") or {}))
@@ -92,11 +93,11 @@ def input_reference_problems(wf: Workflow) -> list[str]:
                         hint = did_you_mean(name, declared) or (
                             f"declared inputs: {', '.join(sorted(declared))}" if declared
                             else "this workflow declares no inputs")
-                        problems.append(f"{field}: input {name!r} is not declared ({hint})")
+                        problems.append(Problem(field, f"input {name!r} is not declared ({hint})"))
     return problems
 
 
-def signal_problems(wf: Workflow) -> list[str]:
+def signal_problems(wf: Workflow) -> list[Problem]:
     """wait_for_signal steps (their schema, their default) and the
     ``steps.NAME`` references that read their messages."""
     texts = []
@@ -136,7 +137,7 @@ def _step_fields(step: Step, where: str) -> Iterator[tuple[str, Any, bool]]:
         yield f"{where}.task.expr", t.expr, not has_expressions(t.expr)
 
 
-def expression_problems(wf: Workflow) -> list[str]:
+def expression_problems(wf: Workflow) -> list[Problem]:
     from swamp.models import expressions as expr  # the bridge: knows the data and vault namespaces
 
     problems = []
@@ -147,27 +148,27 @@ def expression_problems(wf: Workflow) -> list[str]:
                 if bare:
                     value = f"${{{{ {value} }}}}"
                 errors = expr.validate(value, field=field)
-                problems += [e.message for e in errors]
+                problems += [e.problem() for e in errors]
                 if not errors and (bare or has_expressions(value)):
                     problems += _self_problems(step, field, value, field == f"{where}.forEach.in")
     return problems
 
 
-def _self_problems(step: Step, field: str, value: Any, is_in: bool) -> list[str]:
+def _self_problems(step: Step, field: str, value: Any, is_in: bool) -> list[Problem]:
     text = str(value)
     out = []
     for m in _SELF.finditer(text):
         if step.forEach is None or is_in:
-            out.append(f"{field}: 'self' is only set in a forEach step's name, guard and task"
-                       if is_in else f"{field}: 'self' is only set in a forEach step")
+            out.append(Problem(field, "'self' is only set in a forEach step's name, guard and task"
+                               if is_in else "'self' is only set in a forEach step"))
             break
         if m.group(1) and m.group(1) != step.forEach.item:
-            out.append(f"{field}: this step's item is self.{step.forEach.item}, not self.{m.group(1)}")
+            out.append(Problem(field, f"this step's item is self.{step.forEach.item}, not self.{m.group(1)}"))
             break
     return out
 
 
-def reference_problems(repo: Repo, wf: Workflow) -> tuple[list[str], list[str]]:
+def reference_problems(repo: Repo, wf: Workflow) -> tuple[list[Problem], list[str]]:
     registry = registry_for(repo)
     problems, warnings = [], []
     for i, job in enumerate(wf.jobs):
@@ -184,7 +185,7 @@ def reference_problems(repo: Repo, wf: Workflow) -> tuple[list[str], list[str]]:
                 warnings.append(f"{where}.modelIdOrName: {e.message}; a run fails this step until it exists"
                                 + (f" ({e.hint})" if e.hint else ""))
             except SwampError as e:
-                problems.append(f"{where}: {e.message}" + (f" ({e.hint})" if e.hint else ""))
+                problems.append(Problem(where, e.message + (f" ({e.hint})" if e.hint else "")))
     return problems, warnings
 
 
@@ -196,7 +197,7 @@ def _literal(value: Any) -> bool:
     return isinstance(value, str) and not has_expressions(value)
 
 
-def _method_problems(repo: Repo, registry, t, where: str) -> list[str]:
+def _method_problems(repo: Repo, registry, t, where: str) -> list[Problem]:
     if t.modelType is not None:
         return _direct_problems(registry, t, where)
     if not _literal(t.modelIdOrName):
@@ -210,8 +211,8 @@ def _method_problems(repo: Repo, registry, t, where: str) -> list[str]:
         return []
     if t.methodName not in model_type.methods:
         hint = did_you_mean(t.methodName, model_type.methods)
-        return [f"{where}.methodName: model type {d.type!r} has no method {t.methodName!r}"
-                + (f" ({hint})" if hint else "")]
+        return [Problem(f"{where}.methodName", f"model type {d.type!r} has no method {t.methodName!r}"
+                        + (f" ({hint})" if hint else ""))]
     if not isinstance(t.inputs, (dict, type(None))):
         return []
     given = set(t.inputs or {})
@@ -228,12 +229,12 @@ def _method_problems(repo: Repo, registry, t, where: str) -> list[str]:
         props = schema.get("properties") or {}
         as_inputs = {k for k in given if k in props or k not in fields}
         return _input_problems(schema, as_inputs, f"{where}.inputs", f"model {d.name!r}")
-    return [f"{where}.inputs.{key}: model {d.name!r} takes no input {key!r}"
-            + (f" ({did_you_mean(key, fields)})" if did_you_mean(key, fields) else "")
+    return [Problem(f"{where}.inputs.{key}", f"model {d.name!r} takes no input {key!r}"
+                    + (f" ({did_you_mean(key, fields)})" if did_you_mean(key, fields) else ""))
             for key in sorted(given - set(fields))]
 
 
-def _direct_problems(registry, t, where: str) -> list[str]:
+def _direct_problems(registry, t, where: str) -> list[Problem]:
     """A step running a type directly: the type and its method exist, and
     every input and global argument is one of theirs."""
     if not _literal(t.modelType):
@@ -243,8 +244,8 @@ def _direct_problems(registry, t, where: str) -> list[str]:
         return []
     if t.methodName not in model_type.methods:
         hint = did_you_mean(t.methodName, model_type.methods)
-        return [f"{where}.methodName: model type {t.modelType!r} has no method {t.methodName!r}"
-                + (f" ({hint})" if hint else "")]
+        return [Problem(f"{where}.methodName", f"model type {t.modelType!r} has no method {t.methodName!r}"
+                        + (f" ({hint})" if hint else ""))]
     out = []
     fields = model_type.arguments_model(t.methodName).model_fields
     for key, given in (("inputs", t.inputs), ("globalArgs", t.globalArgs)):
@@ -252,11 +253,12 @@ def _direct_problems(registry, t, where: str) -> list[str]:
             allowed = fields if key == "inputs" else model_type.global_arguments.model_fields
             for k in sorted(set(given) - set(allowed)):
                 hint = did_you_mean(k, allowed)
-                out.append(f"{where}.{key}.{k}: {t.modelType} takes no argument {k!r}" + (f" ({hint})" if hint else ""))
+                out.append(Problem(f"{where}.{key}.{k}",
+                                   f"{t.modelType} takes no argument {k!r}" + (f" ({hint})" if hint else "")))
     return out
 
 
-def _override_problems(repo: Repo, registry, wf: Workflow, step, where: str) -> list[str]:
+def _override_problems(repo: Repo, registry, wf: Workflow, step, where: str) -> list[Problem]:
     """dataOutputOverrides name specs the model's type declares, and vary
     names inputs of the step or of the workflow."""
     if not step.dataOutputOverrides:
@@ -279,28 +281,28 @@ def _override_problems(repo: Repo, registry, wf: Workflow, step, where: str) -> 
         at = f"{where}.dataOutputOverrides[{n}]"
         if specs is not None and o.specName not in specs:
             hint = did_you_mean(o.specName, specs)
-            out.append(f"{at}.specName: the model's type declares no spec {o.specName!r}"
-                       + (f" ({hint})" if hint else ""))
+            out.append(Problem(f"{at}.specName", f"the model's type declares no spec {o.specName!r}"
+                               + (f" ({hint})" if hint else "")))
         for key in o.vary:
             if key not in declared_inputs and (step_inputs is not None and key not in step_inputs):
-                out.append(f"{at}.vary: {key!r} is neither an input of the step nor of the workflow")
+                out.append(Problem(f"{at}.vary", f"{key!r} is neither an input of the step nor of the workflow"))
     return out
 
 
-def _input_problems(schema: dict, given: set[str], where: str, what: str) -> list[str]:
+def _input_problems(schema: dict, given: set[str], where: str, what: str) -> list[Problem]:
     props = schema.get("properties") or {}
     out = []
     if not schema.get("additionalProperties", False):
         for key in sorted(given - set(props)):
             hint = did_you_mean(key, props)
-            out.append(f"{where}.{key}: {what} declares no input {key!r}" + (f" ({hint})" if hint else ""))
+            out.append(Problem(f"{where}.{key}", f"{what} declares no input {key!r}" + (f" ({hint})" if hint else "")))
     for key in schema.get("required") or []:
         if key not in given and "default" not in (props.get(key) or {}):
-            out.append(f"{where}: {what} requires input {key!r}")
+            out.append(Problem(where, f"{what} requires input {key!r}"))
     return out
 
 
-def _workflow_problems(repo: Repo, wf: Workflow, t, where: str) -> list[str]:
+def _workflow_problems(repo: Repo, wf: Workflow, t, where: str) -> list[Problem]:
     if not _literal(t.workflowIdOrName):
         return []
     _, child = find_workflow(repo, t.workflowIdOrName)
@@ -309,7 +311,7 @@ def _workflow_problems(repo: Repo, wf: Workflow, t, where: str) -> list[str]:
         out += _input_problems(child.inputs, set(t.inputs or {}), f"{where}.inputs", f"workflow {child.name!r}")
     cycle = nesting_cycle(repo, wf, child)
     if cycle:
-        out.append(f"{where}: workflow cycle: {' -> '.join(cycle)}")
+        out.append(Problem(where, f"workflow cycle: {' -> '.join(cycle)}"))
     return out
 
 

@@ -12,8 +12,6 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pytest
-
 from swamp.datastore.objectstore.local import LocalDirObjectStore
 from swamp.datastore.sync import SyncEngine
 from swamp.util.atomic import atomic_write

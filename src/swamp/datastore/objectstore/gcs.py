@@ -38,11 +38,7 @@ from swamp.errors import ObjectNotFound, ObjectStoreError, PreconditionFailed, T
 from . import diagnose
 from .base import (
     ObjectMeta,
-    ObjectNotFound,
     ObjectStore,
-    ObjectStoreError,
-    PreconditionFailed,
-    TransientError,
     check_key,
 )
 from .no_answer import no_answer

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Iterator
@@ -247,10 +248,11 @@ class SyncEngine:
             return True
 
     @contextlib.contextmanager
-    def lease(self, name: str, *, ttl_ms: int = DEFAULT_TTL_MS, timeout_ms: int | None = None) -> Iterator[Lease]:
+    def lease(self, name: str, *, ttl_ms: int = DEFAULT_TTL_MS, timeout_ms: int | None = None,
+              cancelled: threading.Event | None = None) -> Iterator[Lease]:
         """Hold lease ``name`` (``Fencing.lease``: what is written under it
-        is published only while it is ours)."""
-        with self.fencing.lease(name, ttl_ms=ttl_ms, timeout_ms=timeout_ms) as held:
+        is published only while it is ours; a set ``cancelled`` ends the wait)."""
+        with self.fencing.lease(name, ttl_ms=ttl_ms, timeout_ms=timeout_ms, cancelled=cancelled) as held:
             yield held
 
     def lease_status(self) -> list[dict]:

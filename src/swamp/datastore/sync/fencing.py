@@ -41,9 +41,11 @@ class Fencing:
         self._leases_mutex = threading.Lock()
 
     @contextlib.contextmanager
-    def lease(self, name: str, *, ttl_ms: int = DEFAULT_TTL_MS, timeout_ms: int | None = None) -> Iterator[Lease]:
+    def lease(self, name: str, *, ttl_ms: int = DEFAULT_TTL_MS, timeout_ms: int | None = None,
+              cancelled: threading.Event | None = None) -> Iterator[Lease]:
         """Hold lease ``name`` (e.g. ``model/<type>/<id>``). LockTimeoutError
-        (exit 75) names the holder.
+        (exit 75) names the holder; a set ``cancelled`` ends the wait
+        (lease.py ``cancelled_error``).
 
         Every path this thread marks dirty meanwhile is recorded as written
         under the lease. Once it is lost (a failed heartbeat, the check
@@ -54,8 +56,18 @@ class Fencing:
         raise LeaseLostError."""
         if not name:
             raise ValidationError("a lease needs a name")
-        held = Lease(self.ctx.store, self.ctx.layout, name, peer=self.ctx.peer, ttl_ms=ttl_ms, timeout_ms=timeout_ms)
-        held.acquire()
+        held = Lease(self.ctx.store, self.ctx.layout, name, peer=self.ctx.peer, ttl_ms=ttl_ms, timeout_ms=timeout_ms,
+                     cancelled=cancelled)
+        try:
+            held.acquire()
+        except BaseException:
+            if held.taken_from is not None:
+                # Taken over, then let go at once (a cancel): the old holding is
+                # fenced all the same; the next holder will create the lease
+                # afresh, which fences nothing, and a holder that was only slow
+                # must not publish under it meanwhile.
+                self._append_fence(name, held.taken_from, held.nonce)
+            raise
         if held.taken_from is not None:
             # A takeover: fence the old holding in the log before any work.
             try:

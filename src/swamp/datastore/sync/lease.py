@@ -23,6 +23,13 @@ heartbeat for at least that long.
   heartbeat (or none succeeding for a whole ttl) means lost;
 - release: delete with If-Match on our ETag.
 
+A wait for a lease can be ended by a cancel (``cancelled``, a
+threading.Event: a workflow step's Control): the pauses between tries are
+waits on the event, so the tries, the staleness watch and the takeover keep
+the schedule of an ordinary wait; once it is set, no further try is made
+and ``acquire`` raises ``cancelled_error`` (a lease got just as it was set
+is released again).
+
 Why the holder is safe: a taker starts watching an ETag only after the
 write that made it landed, which is after the holder's clock read
 ``_renewed`` for that write; so no taker can take over before ``_renewed +
@@ -39,7 +46,7 @@ import time
 from typing import Callable
 
 from swamp.datastore.objectstore.base import ObjectNotFound, ObjectStore, ObjectStoreError, PreconditionFailed
-from swamp.errors import LeaseLostError, LockTimeoutError
+from swamp.errors import LeaseLostError, LockTimeoutError, SwampError
 from swamp.util import clock
 from swamp.util.ids import holder, hostname
 from swamp.util.ids import uuid4_hex
@@ -115,10 +122,17 @@ def read_lease(store: ObjectStore, key: str) -> tuple[dict, str] | None:
     return (info if isinstance(info, dict) else {}), etag
 
 
+def cancelled_error(name: str) -> SwampError:
+    """What a wait for lease ``name`` ended by a cancel raises."""
+    return SwampError(f"cancelled while waiting for lease {name!r}: it is not held, and nothing was "
+                      "written under it", code="cancelled")
+
+
 class Lease:
     def __init__(self, store: ObjectStore, layout: Layout, name: str, *, peer: str,
                  ttl_ms: int = DEFAULT_TTL_MS, timeout_ms: int | None = None,
-                 watch: Watch | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+                 watch: Watch | None = None, sleep: Callable[[float], None] = time.sleep,
+                 cancelled: threading.Event | None = None) -> None:
         self.store = store
         self.name = name
         self.key = layout.lease(name)
@@ -128,6 +142,9 @@ class Lease:
         self.watch = watch or WATCH
         self._monotonic = self.watch.monotonic
         self._sleep = sleep  # tests inject a clock: ``watch`` and ``sleep`` go together
+        #: set: the wait for the lease ends (``acquire`` raises cancelled_error); with
+        #: it, the pauses between tries are ``cancelled.wait`` rather than ``sleep``
+        self.cancelled = cancelled
         self.nonce = uuid4_hex()
         self.etag: str | None = None
         self.lost = False
@@ -162,6 +179,8 @@ class Lease:
         delay = 0.02
         held: dict = {}
         while True:
+            if self.cancelled is not None and self.cancelled.is_set():
+                raise cancelled_error(self.name)
             started = self._monotonic()
             try:
                 self.etag = self.store.put(self.key, self._body(), if_none_match=True)
@@ -191,15 +210,28 @@ class Lease:
             import random  # here: a lease taken at once never waits (random costs ~0.7 ms)
 
             pause = min(delay * random.uniform(0.5, 1.5), max(0.0, ttl_s - waited) + 0.01, deadline - now)
-            self._sleep(max(0.0, pause))
+            self._pause(max(0.0, pause))
             delay = min(delay * 2, 1.0)
         self.watch.forget(self.store.name, self.key)
         self._renewed = started
+        if self.cancelled is not None and self.cancelled.is_set():
+            # Got just as the cancel came: let go again (``taken_from`` still
+            # says whose holding was taken over, for the caller to fence).
+            self.release()
+            raise cancelled_error(self.name)
         self.lost = False
         self._stop.clear()
         self._thread = threading.Thread(target=self._beat, name=f"lease {self.name}", daemon=True)
         self._thread.start()
         return self
+
+    def _pause(self, seconds: float) -> None:
+        """The pause between two tries: on the cancel event when there is one
+        (its set ends the pause at once), else ``sleep``."""
+        if self.cancelled is None:
+            self._sleep(seconds)
+        else:
+            self.cancelled.wait(seconds)
 
     def _timeout(self, held: dict) -> LockTimeoutError:
         if held.get("holder"):
