@@ -44,7 +44,7 @@ def _state(stop: threading.Event | None = None):
 
 @pytest.fixture(autouse=True)
 def _look_often(monkeypatch):
-    monkeypatch.setattr(run_stop, "CANCEL_CHECK_INTERVAL", 0)
+    monkeypatch.setattr(run_stop, "CANCEL_CHECK_INTERVAL", 0.04)  # a look every 10 ms, a second apart by default
 
 
 def test_watching_sets_the_runs_stop_when_a_cancel_request_appears():
