@@ -70,14 +70,18 @@ class OneLane:
         return self._thread == threading.get_ident()
 
     @contextlib.contextmanager
-    def step(self, lease: str, session: Callable[[], ContextManager]) -> Iterator[None]:
-        """A step's session (``session()``) under ``lease``, kept afterwards."""
+    def step(self, lease: str, session: Callable[[], ContextManager], *,
+             cancelled: threading.Event | None = None) -> Iterator[None]:
+        """A step's session (``session()``) under ``lease``, kept afterwards.
+        ``cancelled`` set (the run's stop: a cancel from any peer) ends the
+        wait for the lease with a SwampError coded ``cancelled``: nothing
+        taken, nothing of the step run (datastore/sync/lease.py)."""
         if self._depth:  # inside another session: it holds what it needs
             with session():
                 yield
             return
         self.publish()
-        self._keep(lease)
+        self._keep(lease, cancelled)
         stack = contextlib.ExitStack()
         self._depth += 1
         try:
@@ -113,12 +117,12 @@ class OneLane:
         finally:
             self._release()
 
-    def _keep(self, lease: str) -> None:
+    def _keep(self, lease: str, cancelled: threading.Event | None = None) -> None:
         if self._kept is not None and self._kept[0] == lease:
             return
         self._release()
         stack = contextlib.ExitStack()
-        stack.enter_context(self.ds.lock(lease))
+        stack.enter_context(self.ds.lock(lease, cancelled=cancelled))
         self._kept = (lease, stack)
 
     def _release(self) -> None:

@@ -183,17 +183,18 @@ class _Host:
         for key in [k for k in self._claimed if k[0] == me]:
             self._claimed.pop(key).close()
 
-    def step(self, definition, command: str):
+    def step(self, definition, command: str, *, cancelled: threading.Event | None = None):
         """A model_method step's session: a pull, the method, one push. The
         method runs without the model's lease: the runner stages what it
         writes, and ``publishing`` takes the lease only once it ends, held
         until this session has pushed (app/publishing_leases.py), so items
         on one model run at once and a step still costs one commit. A
         one-lane run (app/one_lane_runs.py) keeps the model's lease from one
-        step to the next instead: its steps run one after another anyway."""
+        step to the next instead: its steps run one after another anyway;
+        its wait for that lease ends when ``cancelled`` (the run's stop) is set."""
         session = lambda: _nested(self._leases.held(), self._session(command))  # noqa: E731
         if self.lane is not None and self.lane.here():
-            return self.lane.step(model_lock_name(definition.type, definition.id), session)
+            return self.lane.step(model_lock_name(definition.type, definition.id), session, cancelled=cancelled)
         return session()
 
     def publishing(self, definition, command: str, *, cancelled=None):

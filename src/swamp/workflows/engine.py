@@ -20,6 +20,7 @@ carries a placed step's StepJob to a worker (workflows/placement.py)."""
 from __future__ import annotations
 
 import os
+import threading
 from typing import Callable, ContextManager, Protocol
 
 from swamp.errors import ValidationError
@@ -58,8 +59,9 @@ class RunHost(Protocol):
     def holding(self, run: WorkflowRun) -> ContextManager:
         """The run's lease, held while the run executes."""
 
-    def step(self, definition, command: str) -> ContextManager:
-        """One session for one model_method step of ``definition``."""
+    def step(self, definition, command: str, *, cancelled: threading.Event | None = None) -> ContextManager:
+        """One session for one model_method step of ``definition``; a wait
+        before it (a lease) ends when ``cancelled`` (the run's stop) is set."""
 
     def publishing(self, definition, command: str) -> ContextManager:
         """The model's lease, taken only while a step's versions are numbered

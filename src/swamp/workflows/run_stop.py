@@ -91,17 +91,7 @@ class Stopping:
             timer.start()
         with self.state.lock:
             self.controls.add(control)
-
-        def watch() -> None:
-            while not done.wait(CANCEL_CHECK_INTERVAL / 4):
-                try:
-                    if self.should_stop():
-                        return
-                except Exception:  # noqa: BLE001 - a failed pull is retried at the next look
-                    pass
-
-        watcher = threading.Thread(target=tracing.carry(watch), name="swamp-cancel-watch", daemon=True)
-        watcher.start()
+        watcher = self._watcher(done)
         if self.state.stop.is_set():  # stopped while the step was being prepared
             control.cancel()
         try:
@@ -113,6 +103,36 @@ class Stopping:
             with self.state.lock:
                 self.controls.discard(control)
             watcher.join()
+
+    @contextlib.contextmanager
+    def watching(self):
+        """While a step's session waits for something before its method runs
+        (a one-lane run's model lease, app/one_lane_runs.py): the run's stop
+        event, set as soon as a cancel request is seen (the same watch as
+        ``cancellable``'s), so the wait ends on the run's cancel rather
+        than when the lease comes."""
+        done = threading.Event()
+        watcher = self._watcher(done)
+        try:
+            yield self.state.stop
+        finally:
+            done.set()
+            watcher.join()
+
+    def _watcher(self, done: threading.Event) -> threading.Thread:
+        """A started thread that looks for the run's cancel request (a pull at
+        most every CANCEL_CHECK_INTERVAL) until ``done`` is set or the run stops."""
+        def watch() -> None:
+            while not done.wait(CANCEL_CHECK_INTERVAL / 4):
+                try:
+                    if self.should_stop():
+                        return
+                except Exception:  # noqa: BLE001 - a failed pull is retried at the next look
+                    pass
+
+        watcher = threading.Thread(target=tracing.carry(watch), name="swamp-cancel-watch", daemon=True)
+        watcher.start()
+        return watcher
 
     def pause(self, seconds: float) -> bool:
         """Wait ``seconds``, or less when the run stops: then True."""

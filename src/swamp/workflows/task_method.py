@@ -6,6 +6,7 @@ Also ``model.method(NAME, METHOD)`` probes in guards and asserts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import traceback
 from typing import Any
@@ -48,6 +49,17 @@ def run_method(ex, st: JobState, step: Step, e: StepRun, where: str, item: Any, 
             return
 
 
+@contextlib.contextmanager
+def _step_session(ex, definition, command: str):
+    """The host's session of a step. Opening it may wait for a lease (a
+    one-lane run takes its model's lease first, app/one_lane_runs.py): the
+    run's cancel is watched for meanwhile, and ends that wait at once."""
+    with contextlib.ExitStack() as session:
+        with ex.stopping.watching() as stopped:
+            session.enter_context(ex.engine.host.step(definition, command, cancelled=stopped))
+        yield
+
+
 def attempt_method(ex, st: JobState, step: Step, e: StepRun, where: str, item: Any, definition,
                    policy) -> None:
     """One session: the task's method and inputs, and the method's
@@ -59,7 +71,7 @@ def attempt_method(ex, st: JobState, step: Step, e: StepRun, where: str, item: A
         task_placed.run_placed(ex, st, step, e, where, item, definition, command)
         return
     try:
-        with engine.host.step(definition, command):
+        with _step_session(ex, definition, command):
             if definition.id in ex.autos:  # a type run directly: its definition is kept
                 from swamp.models import auto_definitions
 
@@ -91,7 +103,9 @@ def attempt_method(ex, st: JobState, step: Step, e: StepRun, where: str, item: A
             state.method_ended(st, step, e, rec.status, rec.error, save=False, stderr_tail=rec.stderrTail)
             state.write_record()
     except SwampError as err:  # the session's own failure: a lease wait, a push
-        state.set_failed(st, e, err.message, step)
+        if err.code == "cancelled":  # the run stopped while the session waited for its lease
+            state.log(f"step {st.record.name}/{e.name}: {err.message}")
+        state.set_failed(st, e, "cancelled" if err.code == "cancelled" else err.message, step)
     except Exception as err:  # a bug, recorded where the user will look
         state.log("".join(traceback.format_exception(err)).rstrip())
         state.set_failed(st, e, f"internal error: {type(err).__name__}: {err}", step)
@@ -106,7 +120,7 @@ def probe(ex, model: str, method: str, inputs: dict) -> Any:
 
     state, engine = ex.state, ex.engine
     definition = find_definition(engine.repo, model)[1]
-    with engine.host.step(definition, f"workflow run {state.run.workflowName}: probe {model}.{method}"):
+    with _step_session(ex, definition, f"workflow run {state.run.workflowName}: probe {model}.{method}"):
         prepared = engine.runner.prepare(definition, method, inputs, variables={"run": ex.run_info})
         rec = engine.runner.execute(prepared, triggered_by="workflow", initiated_by=state.acting_for(),
                                     workflow_run_id=state.run.id,
