@@ -8,30 +8,20 @@ as it was (still held by that peer)."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.e2e.test_lease_wait_cancel_shared import HOLDER
-from tests.helpers import _env, cli, init_repo, ok, popen, s3_setup_args, write_shell, write_workflow
+from tests.e2e.lease_peers import assert_nothing_published, holding_m, two_peers
+from tests.helpers import cli, ok, popen
 
 pytestmark = [pytest.mark.slow, pytest.mark.s3]
 
 
 @pytest.fixture
 def peers(tmp_path, seaweedfs):
-    args = s3_setup_args(seaweedfs)
-    a = init_repo(tmp_path / "a")
-    write_shell(a, "m", """
-        type: command/shell
-        name: m
-        globalArguments:
-          run: 'touch ran'
-        """)
-    write_workflow(a, "chain", """
+    return two_peers(tmp_path, seaweedfs, "chain", """
         jobs:
           - name: j
             steps:
@@ -41,12 +31,6 @@ def peers(tmp_path, seaweedfs):
                 dependsOn: [{step: s1}]
                 task: {type: model_method, modelIdOrName: m, methodName: execute}
         """)
-    ok(a, "datastore", "setup", *args)
-    b = init_repo(tmp_path / "b")
-    for part in ("models", "workflows"):
-        shutil.copytree(a / part, b / part, dirs_exist_ok=True)
-    ok(b, "datastore", "setup", *args)
-    return a, b
 
 
 def _cancel_once_running(repo, run: subprocess.Popen) -> None:
@@ -67,35 +51,29 @@ def _cancel_once_running(repo, run: subprocess.Popen) -> None:
 def test_a_cancel_ends_a_chain_waiting_for_its_models_lease_held_by_a_peer(peers, tmp_path):
     a, b = peers
     release = tmp_path / "release"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(b), "m", str(release)],
-                              stdout=subprocess.PIPE, text=True, env=_env())
     run = None
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        # Without the cancel, the chain would wait the whole ten minutes for the lease.
-        run = popen(a, "workflow", "run", "chain", env={"SWAMP_LOCK_TIMEOUT_MS": "600000"})
-        _cancel_once_running(a, run)
+    with holding_m(b, release) as holder:
         try:
-            out, err = run.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("the chain did not end after its cancel while it waited for its model's lease")
-        assert run.returncode == 1, err
-        doc = json.loads(out)
-        assert doc["status"] == "cancelled", doc
-        steps = {s["name"]: (s["status"], s.get("error")) for j in doc["jobs"] for s in j["steps"]}
-        assert steps["s1"] == ("failed", "cancelled"), steps
-        assert steps["s2"][0] != "succeeded", steps
-        assert not (a / "ran").exists()  # no step's method ran
-        # The peer's lease was left alone: its holder still has it.
-        assert holder.poll() is None and not release.exists()
-        held = [lock["name"] for lock in ok(b, "datastore", "lock", "status")]
-        assert any(name.startswith("model") for name in held), held
-    finally:
-        release.touch()
-        holder.wait(timeout=60)
-        if run is not None and run.poll() is None:
-            run.kill()
-    for peer in (a, b):
-        versions = cli(peer, "data", "versions", "m", "result")
-        assert versions.code != 0 or versions.data == [], versions  # nothing of the run was published
+            # Without the cancel, the chain would wait the whole ten minutes for the lease.
+            run = popen(a, "workflow", "run", "chain", env={"SWAMP_LOCK_TIMEOUT_MS": "600000"})
+            _cancel_once_running(a, run)
+            try:
+                out, err = run.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                raise AssertionError("the chain did not end after its cancel while it waited for its model's lease")
+            assert run.returncode == 1, err
+            doc = json.loads(out)
+            assert doc["status"] == "cancelled", doc
+            steps = {s["name"]: (s["status"], s.get("error")) for j in doc["jobs"] for s in j["steps"]}
+            assert steps["s1"] == ("failed", "cancelled"), steps
+            assert steps["s2"][0] != "succeeded", steps
+            assert not (a / "ran").exists()  # no step's method ran
+            # The peer's lease was left alone: its holder still has it.
+            assert holder.poll() is None and not release.exists()
+            held = [lock["name"] for lock in ok(b, "datastore", "lock", "status")]
+            assert any(name.startswith("model") for name in held), held
+        finally:
+            if run is not None and run.poll() is None:
+                run.kill()
+    assert_nothing_published(a, b)
     assert ok(b, "workflow", "history", "get", "chain")["status"] == "cancelled"  # the peer sees how it ended

@@ -1,0 +1,71 @@
+"""Two peers on one SeaweedFS prefix sharing a model ``m`` (a command/shell
+that touches ``ran``) and one workflow, and a process that holds ``m``'s
+lease for a peer until told to let go: what the tests of a cancel ending a
+lease wait start from."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Iterator
+
+from tests.helpers import _env, cli, init_repo, ok, s3_setup_args, write_shell, write_workflow
+
+#: holds model NAME's lease in the repository REPO until the file RELEASE exists
+_HOLDER = textwrap.dedent('''
+    import os, sys, time
+    from swamp.repo.context import Repo
+    from swamp.models.definitions import find_definition
+    from swamp.models.leases import model_lock_name
+
+    repo = Repo.open(sys.argv[1])
+    d = find_definition(repo, sys.argv[2])[1]
+    with repo.datastore.lock(model_lock_name(d.type, d.id)):
+        print("held", flush=True)
+        while not os.path.exists(sys.argv[3]):
+            time.sleep(0.05)
+''')
+
+
+def two_peers(root: Path, seaweedfs, workflow: str, body: str) -> tuple[Path, Path]:
+    """Peers ``a`` and ``b`` under ``root``, set up on one new prefix, with
+    the model ``m`` and the workflow ``workflow`` (its ``jobs:`` as ``body``)."""
+    args = s3_setup_args(seaweedfs)
+    a = init_repo(root / "a")
+    write_shell(a, "m", """
+        type: command/shell
+        name: m
+        globalArguments:
+          run: 'touch ran'
+        """)
+    write_workflow(a, workflow, body)
+    ok(a, "datastore", "setup", *args)
+    b = init_repo(root / "b")
+    for part in ("models", "workflows"):
+        shutil.copytree(a / part, b / part, dirs_exist_ok=True)
+    ok(b, "datastore", "setup", *args)
+    return a, b
+
+
+@contextlib.contextmanager
+def holding_m(repo: Path, release: Path) -> Iterator[subprocess.Popen]:
+    """``m``'s lease held for ``repo`` by a process of its own, from when
+    this is entered until it is left (``release`` then created)."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(repo), "m", str(release)],
+                              stdout=subprocess.PIPE, text=True, env=_env())
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        release.touch()
+        holder.wait(timeout=60)
+
+
+def assert_nothing_published(*peers: Path) -> None:
+    for peer in peers:
+        versions = cli(peer, "data", "versions", "m", "result")
+        assert versions.code != 0 or versions.data == [], versions
