@@ -8,28 +8,11 @@ from __future__ import annotations
 import contextlib
 import shutil
 import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Iterator
 
-from tests.helpers import _env, cli, init_repo, ok, s3_setup_args, write_shell, write_workflow
-
-#: holds model NAME's lease in the repository REPO until the file RELEASE exists
-_HOLDER = textwrap.dedent('''
-    import os, sys, time
-    from swamp.repo.context import Repo
-    from swamp.models.definitions import find_definition
-    from swamp.models.leases import model_lock_name
-
-    repo = Repo.open(sys.argv[1])
-    d = find_definition(repo, sys.argv[2])[1]
-    with repo.datastore.lock(model_lock_name(d.type, d.id)):
-        print("held", flush=True)
-        while not os.path.exists(sys.argv[3]):
-            time.sleep(0.05)
-''')
-
+from tests.helpers import cli, init_repo, ok, s3_setup_args, write_shell, write_workflow
+from tests.lease_holder import hold
 
 def two_peers(root: Path, seaweedfs, workflow: str, body: str) -> tuple[Path, Path]:
     """Peers ``a`` and ``b`` under ``root``, set up on one new prefix, with
@@ -55,10 +38,8 @@ def two_peers(root: Path, seaweedfs, workflow: str, body: str) -> tuple[Path, Pa
 def holding_m(repo: Path, release: Path) -> Iterator[subprocess.Popen]:
     """``m``'s lease held for ``repo`` by a process of its own, from when
     this is entered until it is left (``release`` then created)."""
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(repo), "m", str(release)],
-                              stdout=subprocess.PIPE, text=True, env=_env())
+    holder = hold(repo, "m", release)
     try:
-        assert holder.stdout.readline().strip() == "held"
         yield holder
     finally:
         release.touch()

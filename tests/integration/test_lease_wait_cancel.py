@@ -11,27 +11,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-import textwrap
 import time
 
-from tests.helpers import _env, cli, init_repo, popen, write_shell, write_workflow
-
-#: holds model NAME's lease in a process of its own until the file RELEASE exists
-HOLDER = textwrap.dedent('''
-    import os, sys, time
-    from swamp.repo.context import Repo
-    from swamp.models.definitions import find_definition
-    from swamp.models.leases import model_lock_name
-
-    repo = Repo.open(sys.argv[1])
-    d = find_definition(repo, sys.argv[2])[1]
-    with repo.datastore.lock(model_lock_name(d.type, d.id)):
-        print("held", flush=True)
-        while not os.path.exists(sys.argv[3]):
-            time.sleep(0.05)
-''')
-
+from tests.helpers import cli, init_repo, popen, write_shell, write_workflow
+from tests.lease_holder import hold
 
 def _repo(tmp_path):
     repo = init_repo(tmp_path / "repo")
@@ -55,10 +38,7 @@ def _repo(tmp_path):
 
 
 def _hold(repo, release):
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(repo), "m", str(release)],
-                              stdout=subprocess.PIPE, text=True, env=_env())
-    assert holder.stdout.readline().strip() == "held"
-    return holder
+    return hold(repo, "m", release)
 
 
 def _until(what: str, check, limit_s: float = 60):
