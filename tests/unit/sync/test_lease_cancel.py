@@ -8,7 +8,6 @@ same takeover of a stale holder, the same timeout message."""
 from __future__ import annotations
 
 import json
-import random
 import threading
 
 import pytest
@@ -19,6 +18,7 @@ from swamp.datastore.objectstore.memory import MemoryObjectStore
 from swamp.datastore.sync.layout import Layout
 from swamp.datastore.sync.lease import Lease, Watch, read_lease
 from swamp.errors import LockTimeoutError, SwampError
+from swamp.util import jitter
 
 NAME = "model/acme/thing/1"
 LAYOUT = Layout("default")
@@ -148,7 +148,7 @@ def test_a_lease_got_just_as_the_cancel_came_is_released_again():
 
 
 def _takeover_schedule(monkeypatch, with_event: bool):
-    monkeypatch.setattr(random, "uniform", lambda a, b: 1.0)  # no jitter: two runs comparable
+    monkeypatch.setattr(jitter, "uniform", lambda a, b: 1.0)  # no jitter: two runs comparable
     fake = FakeTime()
     store = RecordingStore(fake.monotonic)
     _stale_holder(store, ttl_ms=1000)

@@ -44,6 +44,7 @@ from typing import Callable, Iterator, TypeVar
 from .base import ObjectMeta, ObjectStore, PreconditionFailed, TransientError
 from .no_answer import NO_ANSWER
 from .streams import Download, file_sha256
+from swamp.util import jitter
 
 T = TypeVar("T")
 
@@ -93,10 +94,8 @@ class RetryingObjectStore(ObjectStore):
     def _delay(self, attempt: int) -> float:
         # "equal jitter": at least half the exponential step, never zero, so
         # racing peers spread out.
-        import random  # here: a request that succeeds never waits (random costs a command ~1 ms)
-
         step = min(self.max_delay, self.base_delay * (2 ** attempt))
-        return step / 2 + random.uniform(0, step / 2)
+        return step / 2 + jitter.uniform(0, step / 2)
 
     def _give_up(self, e: TransientError, attempt: int, no_answers: int, started: float) -> bool:
         """Whether ``e``, the failure of try ``attempt`` (from 0), is the last

@@ -12,6 +12,7 @@ import time
 from swamp.datastore.objectstore.base import PreconditionFailed
 from swamp.errors import SwampError
 from swamp.util import clock
+from swamp.util.jitter import uniform
 from swamp.util.ids import uuid4_hex
 
 from . import commitlog, identity
@@ -28,9 +29,7 @@ MAX_COMMIT_ATTEMPTS = 25
 
 def jitter(most: float) -> float:
     """A random wait in [0, most] after a lost commit race."""
-    import random  # here: only a lost race waits (random costs a command ~1 ms)
-
-    return random.uniform(0, most)
+    return uniform(0, most)
 
 
 class Contended(Exception):
