@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swamp.data import layout
-from swamp.data.catalog import CATALOG
 from swamp.datastore.cached import location_of, store_config
 from swamp.datastore.filesystem import FilesystemDatastore
 from swamp.datastore.objectstore.buckets import ensure_bucket
@@ -317,6 +316,8 @@ def compact(repo: Repo) -> dict:
     temp files of writers killed mid-write. Sizes measured before and after;
     nothing shared is touched."""
     import contextlib
+
+    from swamp.data.catalog import CATALOG  # here: a pull (which imports this module) needs no catalog
 
     ds = repo.datastore
     parts = []
