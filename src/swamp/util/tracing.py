@@ -100,6 +100,34 @@ def _warn(message: str) -> None:
     sys.stderr.write(f"warning: {message}\n")
 
 
+def _system_ids():
+    """Span and trace ids from the system's randomness. OpenTelemetry's
+    default draws them from the random module's shared generator, which a
+    model's own code may have seeded for a repeatable sequence: every span
+    of a step would then change that sequence under it (util/jitter.py says
+    the same of swamp's waits)."""
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
+
+    class SystemRandomIds(IdGenerator):
+        def generate_span_id(self) -> int:
+            return _nonzero(8)
+
+        def generate_trace_id(self) -> int:
+            return _nonzero(16)
+
+        def is_trace_id_random(self) -> bool:
+            return True
+
+    return SystemRandomIds()
+
+
+def _nonzero(size: int) -> int:
+    while True:  # an all-zero id is invalid in W3C trace context
+        value = int.from_bytes(os.urandom(size), "big")
+        if value:
+            return value
+
+
 def _setup() -> None:
     """Build the provider and its exporters from the ``OTEL_*`` variables."""
     global _provider
@@ -111,7 +139,7 @@ def _setup() -> None:
         _warn("tracing is off: OpenTelemetry is not installed (pip install 'swamp[tracing]')")
         return
     attrs = {} if os.environ.get("OTEL_SERVICE_NAME") else {"service.name": "swamp"}
-    provider = TracerProvider(resource=Resource.create(attrs), shutdown_on_exit=False)
+    provider = TracerProvider(resource=Resource.create(attrs), shutdown_on_exit=False, id_generator=_system_ids())
     names = [n.strip().lower() for n in os.environ.get("OTEL_TRACES_EXPORTER", "otlp").split(",") if n.strip()]
     added = 0
     for name in names:
