@@ -158,12 +158,8 @@ class SyncState:
     def tip(self) -> tuple[str | None, str | None]:
         """(id, ETag) of the commit at ``head``; (None, None) when unknown
         (state from an older swamp, or a kill between the two writes)."""
-        raw = self.get_meta("tip")
-        if raw:
-            tip = json.loads(raw)
-            if tip.get("seq") == self.head:
-                return tip.get("id"), tip.get("etag")
-        return None, None
+        _head, _seen, tip_id, tip_etag = self.position()
+        return tip_id, tip_etag
 
     def set_tip(self, seq: int, commit_id: str | None, etag: str | None) -> None:
         self.set_meta("tip", json.dumps({"seq": seq, "id": commit_id, "etag": etag}))
@@ -179,12 +175,14 @@ class SyncState:
 
     @property
     def seen(self) -> int:
-        return max(int(self.get_meta("seen") or 0), self.head)
+        """The highest seq this cache ever saw in the remote's log (at least ``head``)."""
+        return self.position()[1]
 
     def position(self) -> tuple[int, int, str | None, str | None]:
-        """(head, seen, tip id, tip ETag) as ``head``, ``seen`` and ``tip()``
-        say them, in one query: a pull that finds nothing new (every read
-        of serve on a shared datastore) asks for all four."""
+        """(head, seen, tip id, tip ETag), read together in one query: a pull
+        that finds nothing new (every read of serve on a shared datastore)
+        needs all four; ``tip()`` and ``seen`` are views of it. The tip
+        counts only while its seq is the head."""
         meta = dict(self._q("SELECT k, v FROM meta WHERE k IN ('head', 'seen', 'tip')"))
         head = int(meta.get("head") or 0)
         tip = json.loads(meta["tip"]) if meta.get("tip") else {}
