@@ -83,7 +83,6 @@ class Stopping:
         from swamp.workflows.retries import timed_out
 
         control = processes.Control()
-        done = threading.Event()
         timer = None
         if timeout is not None:
             timer = threading.Timer(timeout, lambda: control.cancel(reason=timed_out(timeout)))
@@ -91,37 +90,28 @@ class Stopping:
             timer.start()
         with self.state.lock:
             self.controls.add(control)
-        watcher = self._watcher(done)
-        if self.state.stop.is_set():  # stopped while the step was being prepared
-            control.cancel()
         try:
-            yield control
+            with self.watching():
+                if self.state.stop.is_set():  # stopped while the step was being prepared
+                    control.cancel()
+                yield control
         finally:
             if timer is not None:
                 timer.cancel()
-            done.set()
             with self.state.lock:
                 self.controls.discard(control)
-            watcher.join()
 
     @contextlib.contextmanager
     def watching(self):
-        """While a step's session waits for something before its method runs
-        (a one-lane run's model lease, app/one_lane_runs.py): the run's stop
-        event, set as soon as a cancel request is seen (the same watch as
-        ``cancellable``'s), so the wait ends on the run's cancel rather
-        than when the lease comes."""
+        """A thread that looks for the run's cancel request (a pull at most
+        every CANCEL_CHECK_INTERVAL) while this is open: what ``cancellable``
+        keeps while a step's method runs, and what a step's session opens
+        under while it waits before its method (a one-lane run's model
+        lease, app/one_lane_runs.py). Yields the run's stop event, set as
+        soon as a cancel request is seen, so such a wait ends on the cancel
+        rather than when the lease comes."""
         done = threading.Event()
-        watcher = self._watcher(done)
-        try:
-            yield self.state.stop
-        finally:
-            done.set()
-            watcher.join()
 
-    def _watcher(self, done: threading.Event) -> threading.Thread:
-        """A started thread that looks for the run's cancel request (a pull at
-        most every CANCEL_CHECK_INTERVAL) until ``done`` is set or the run stops."""
         def watch() -> None:
             while not done.wait(CANCEL_CHECK_INTERVAL / 4):
                 try:
@@ -132,7 +122,11 @@ class Stopping:
 
         watcher = threading.Thread(target=tracing.carry(watch), name="swamp-cancel-watch", daemon=True)
         watcher.start()
-        return watcher
+        try:
+            yield self.state.stop
+        finally:
+            done.set()
+            watcher.join()
 
     def pause(self, seconds: float) -> bool:
         """Wait ``seconds``, or less when the run stops: then True."""
