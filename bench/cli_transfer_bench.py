@@ -17,6 +17,15 @@ disk flushed) before each timed step, untimed. swamp fsyncs every file it
 pulls before it is visible (atomic rename); rclone does not fsync, so
 ``rclone+sync`` is rclone (defaults) with ``sync`` inside its pull's time:
 the same durability as swamp's.
+Before each timed step the bench also writes and deletes a scratch file as
+large as the transfer (untimed), so that the step's writes land on memory
+the kernel has just freed. On a virtual machine that hands free memory back
+to its host (free page reporting, as this 2-core machine's does), a write
+into memory untouched for a few seconds costs about 3 ms of system time per
+MiB (160 MiB: 0.45-0.63 s) against 0.2 ms into memory just freed (0.03-0.04
+s): more than the whole network transfer, paid by every tool alike, and
+the main reason the same command's time moved from 0.29 to 0.62 s between
+runs. ``--fresh-pages`` leaves that out (the machine as it comes).
 ``--baseline`` runs another checkout's src beside this one (swamp-base).
 ``--profile`` runs one more push and pull of the large files under
 cProfile and prints where the command's time went (outside the engine's
@@ -100,15 +109,51 @@ class RcloneThenSync(Rclone):
         return took + time.perf_counter() - t
 
 
+RECYCLE = True  # --fresh-pages turns it off
+
+
+def settle(tmp: Path, size: int) -> None:
+    """Untimed, before a timed step: the disk flushed and, unless
+    --fresh-pages, ``size`` bytes of memory just freed (a scratch file
+    written and deleted; see the module docstring)."""
+    if RECYCLE:
+        scratch = tmp / "recycle.scratch"
+        chunk = b"\0" * (1 << 20)
+        with open(scratch, "wb") as f:
+            for _ in range((size >> 20) + 64):  # and room for the process's own memory
+                f.write(chunk)
+        os.sync()
+        scratch.unlink()
+    os.sync()
+
+
 def count(d: Path) -> tuple[int, int]:
     files = [p for p in d.rglob("*") if p.is_file()]
     return len(files), sum(p.stat().st_size for p in files)
 
 
+def server_cpu(server) -> float:
+    """CPU seconds (user and system) the SeaweedFS processes have used."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for proc in server.processes:
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
 def bench(swamps: list[SwampCli], rclones: list[Rclone], server, tmp: Path, n: int, size: int, runs: int,
           label: str) -> dict:
+    """Medians per tool and step: {"push": s, "pull": s, "pushServerCpu": s, "pullServerCpu": s}."""
     names = [s.name for s in swamps] + [r.name for r in rclones]
-    times = {name: {"push": [], "pull": []} for name in names}
+    times = {name: {"push": [], "pull": [], "pushServerCpu": [], "pullServerCpu": []} for name in names}
+
+    def timed(name: str, op: str, step) -> None:
+        settle(tmp, n * size)
+        before = server_cpu(server)
+        times[name][op].append(step())
+        times[name][op + "ServerCpu"].append(server_cpu(server) - before)
+
     for run in range(runs):
         src = tmp / f"{label}-src-{run}"
         make_tree(src, n, size, seed=run)
@@ -118,17 +163,13 @@ def bench(swamps: list[SwampCli], rclones: list[Rclone], server, tmp: Path, n: i
             prefix = server.new_prefix()
             if isinstance(tool, SwampCli):
                 pusher, peer = tool.prepare(src, prefix)
-                os.sync()
-                times[tool.name]["push"].append(tool.push(pusher, prefix))
-                os.sync()
-                times[tool.name]["pull"].append(tool.pull(peer))
+                timed(tool.name, "push", lambda: tool.push(pusher, prefix))
+                timed(tool.name, "pull", lambda: tool.pull(peer))
                 got = count(peer / ".swamp" / "files")
             else:
-                os.sync()
-                times[tool.name]["push"].append(tool.push(src, prefix))
+                timed(tool.name, "push", lambda: tool.push(src, prefix))
                 dest = tmp / f"{label}-{tool.name}-dest-{run}"
-                os.sync()
-                times[tool.name]["pull"].append(tool.pull(prefix, dest))
+                timed(tool.name, "pull", lambda: tool.pull(prefix, dest))
                 got = count(dest)
             assert got == (n, n * size), (tool.name, got)
     return {name: {op: statistics.median(v) for op, v in ops.items()} for name, ops in times.items()}
@@ -156,7 +197,11 @@ def main() -> int:
     ap.add_argument("--baseline", type=Path, help="another checkout's src/, run as swamp-base")
     ap.add_argument("--only", default="large,small", help="workloads: large, small")
     ap.add_argument("--profile", action="store_true", help="profile one more large push and pull (cProfile)")
+    ap.add_argument("--fresh-pages", action="store_true",
+                    help="no scratch file written and freed before each timed step")
     opts = ap.parse_args()
+    global RECYCLE
+    RECYCLE = not opts.fresh_pages
     sys.path.insert(0, str(ROOT))
     from tests.fixtures import servers  # sets the test credentials in os.environ
 
@@ -187,7 +232,9 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     names = [s.name for s in swamps] + [r.name for r in rclones] + [durable.name]
     load = os.getloadavg()[0]
-    print(f"\nwhole commands beside rclone copy (SeaweedFS on 127.0.0.1, medians of {opts.runs}, load {load:.1f})")
+    pages = "memory as the machine gives it" if opts.fresh_pages else "each step on memory just freed"
+    print(f"\nwhole commands beside rclone copy (SeaweedFS on 127.0.0.1, medians of {opts.runs}, load {load:.1f}, "
+          f"{pages})")
     print(f"{'':<24}" + "".join(f"{n:>12}" for n in names) + "".join(f"{s.name + '/rclone':>18}" for s in swamps)
           + f"{'swamp/rclone+sync':>19}")
     rows = []
@@ -198,7 +245,11 @@ def main() -> int:
             print(f"{op + ' ' + workload:<24}" + "".join(f"{vals[n]:>11.2f}s" for n in names)
                   + "".join(f"{vals[s.name] / best:>18.2f}" for s in swamps)
                   + f"{vals['swamp'] / vals[durable.name]:>19.2f}")
-            rows.append({"workload": f"{op} {workload}", "seconds": vals, "bestRclone": best})
+            rows.append({"workload": f"{op} {workload}", "seconds": vals, "bestRclone": best,
+                         "serverCpuSeconds": {n: res[n][op + "ServerCpu"] for n in names}})
+    print("\nSeaweedFS's own CPU per step (user and system seconds, medians): what the server did for each tool")
+    for row in rows:
+        print(f"{row['workload']:<24}" + "".join(f"{row['serverCpuSeconds'][n]:>11.2f}s" for n in names))
     out = HERE / "results" / f"cli_transfer_bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"rows": rows, "runs": opts.runs, "load": load}, indent=2))
