@@ -75,18 +75,6 @@ class FakeTime:
         self.t += s
 
 
-class ClockedEvent(threading.Event):
-    """A cancel event never set, whose pauses advance a fake clock as a sleep would."""
-
-    def __init__(self, fake: FakeTime) -> None:
-        super().__init__()
-        self.fake = fake
-
-    def wait(self, timeout=None):
-        self.fake.sleep(timeout or 0.0)
-        return self.is_set()
-
-
 def _wait_in_thread(acquire):
     """Run ``acquire`` in a thread; returns (thread, what it raised or returned)."""
     out: dict = {}
@@ -153,14 +141,15 @@ def _takeover_schedule(monkeypatch, with_event: bool):
     store = RecordingStore(fake.monotonic)
     _stale_holder(store, ttl_ms=1000)
     store.calls.clear()
-    if with_event:
-        lease = Lease(store, LAYOUT, NAME, peer="B", timeout_ms=60_000, watch=Watch(fake.monotonic),
-                      cancelled=ClockedEvent(fake))
-    else:
-        lease = Lease(store, LAYOUT, NAME, peer="B", timeout_ms=60_000, watch=Watch(fake.monotonic),
-                      sleep=fake.sleep)
-    lease.acquire()
+    lease = Lease(store, LAYOUT, NAME, peer="B", timeout_ms=60_000, watch=Watch(fake.monotonic),
+                  sleep=fake.sleep, cancelled=threading.Event() if with_event else None)
+    # In a thread: a wait that paused in real time would never see the
+    # fake clock move, and must fail the test rather than hang it.
+    thread, out = _wait_in_thread(lease.acquire)
+    thread.join(JOIN_S)
+    assert not thread.is_alive(), "the wait did not keep the injected clock's time"
     try:
+        assert "error" not in out, out
         return store.calls, lease.taken_from
     finally:
         lease.release()
@@ -172,6 +161,33 @@ def test_a_stale_holder_is_taken_over_on_the_same_schedule_with_or_without_a_can
     assert plain_from == cancellable_from == "old-nonce"
     assert cancellable == plain  # the same requests at the same (watched) times
     assert plain[-1][0] == "takeover" and plain[-1][1] - plain[0][1] >= 1.0  # once its ttl was watched out
+
+
+def test_a_cancel_set_during_a_pause_on_an_injected_clock_ends_the_wait_at_the_next_try():
+    fake = FakeTime()
+    store = RecordingStore(fake.monotonic)
+    cancelled = threading.Event()
+    pauses: list[float] = []
+
+    def sleep(s: float) -> None:
+        pauses.append(s)
+        fake.sleep(s)
+        if len(pauses) == 3:
+            cancelled.set()
+
+    with Lease(store, LAYOUT, NAME, peer="A"):
+        store.calls.clear()
+        waiting = Lease(store, LAYOUT, NAME, peer="B", timeout_ms=60_000, watch=Watch(fake.monotonic),
+                        sleep=sleep, cancelled=cancelled)
+        thread, out = _wait_in_thread(waiting.acquire)
+        thread.join(JOIN_S)
+        cancelled.set()  # a wait that paused in real time never called ``sleep``: end it
+        assert not thread.is_alive() or thread.join(JOIN_S) is None
+    assert pauses, "the pauses did not go through the injected sleep"
+    err = out.get("error")
+    assert isinstance(err, SwampError) and err.code == "cancelled", out
+    assert len(pauses) == 3  # no try after the pause the cancel came in
+    assert [what for what, _ in store.calls].count("create") == 3
 
 
 def test_a_stale_holder_is_taken_over_by_a_wait_that_has_a_cancel_event():

@@ -143,7 +143,7 @@ class Lease:
         self._monotonic = self.watch.monotonic
         self._sleep = sleep  # tests inject a clock: ``watch`` and ``sleep`` go together
         #: set: the wait for the lease ends (``acquire`` raises cancelled_error); with
-        #: it, the pauses between tries are ``cancelled.wait`` rather than ``sleep``
+        #: it, the pauses between tries are ``cancelled.wait`` rather than ``time.sleep``
         self.cancelled = cancelled
         self.nonce = uuid4_hex()
         self.etag: str | None = None
@@ -225,8 +225,11 @@ class Lease:
 
     def _pause(self, seconds: float) -> None:
         """The pause between two tries: on the cancel event when there is one
-        (its set ends the pause at once), else ``sleep``."""
-        if self.cancelled is None:
+        (its set ends the pause at once), else ``sleep``. An injected
+        ``sleep`` keeps its clock's time even with an event (a fake clock
+        would never move on a real wait); the event is then checked before
+        each try."""
+        if self.cancelled is None or self._sleep is not time.sleep:
             self._sleep(seconds)
         else:
             self.cancelled.wait(seconds)
