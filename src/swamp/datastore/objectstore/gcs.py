@@ -111,6 +111,12 @@ class GCSObjectStore(ObjectStore):
                     looked, hint = diagnose.gcs_credentials_text()
                     raise ObjectStoreError(f"no Google credentials found for {self.name}: {looked}", hint=hint,
                                            code="no_credentials") from None
+            # google-cloud-storage 3.x reads the bucket's metadata in a
+            # background thread on a client's first call, only to label its
+            # trace spans: one request more per thread (needing
+            # storage.buckets.get) from a daemon an exit can cut off.
+            if getattr(client, "_bucket_metadata_cache", None) is not None:
+                client._bucket_metadata_cache = None
             bucket = self._local.bucket = client.bucket(self.bucket_name)
         return bucket
 
