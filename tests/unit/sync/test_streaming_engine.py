@@ -56,7 +56,7 @@ class Recording(MemoryObjectStore):
         self.calls.append(("get_file", key))
         data, etag = MemoryObjectStore.get(self, key)  # not self.get: that one records a whole-bytes get
         if self.damage:
-            data = b"X" + data[1:]
+            data = bytes([data[0] ^ 0xFF]) + data[1:]  # changed whatever it was (b"X" kept a random first X)
         Path(dest).write_bytes(data)
         return Download(hashlib.sha256(data).hexdigest(), len(data), etag)
 
