@@ -2,7 +2,11 @@
 one: a small marker per run that the `swamp` command started, kept under the
 checkout's local state (`.swamp/cache/running/`, never synced) while it runs.
 
-Cancelling interrupts that process as Ctrl-C would: the method stops (the
+Cancelling interrupts that process as Ctrl-C would, with a signal of its
+own (SIGUSR2, named in the marker): a run started in the background of a
+script, by nohup or by cron inherits SIGINT ignored, and must still be
+cancellable, while Ctrl-C at the terminal goes on leaving it alone. The
+method stops (the
 processes it started are stopped by swamp.util.processes, the one
 mechanism a cancelled workflow step, local or on a worker, goes through
 too: SIGTERM to each process group, SIGKILL after a grace period), the run
@@ -43,13 +47,18 @@ def marked(repo: Repo, model: str, method: str) -> Iterator[None]:
     from swamp.datastore.locks import machine_identity
 
     path = _dir(repo) / f"{new_id()}.json"
+    doc = {"model": model, "method": method, "pid": os.getpid(), "host": hostname(),
+           "machine": machine_identity(os.getpid()), "startedAt": clock.isoformat()}
+    before = _listen_for_cancel()
+    if before is not None:
+        doc["cancelSignal"] = CANCEL_SIGNAL.name
     # not durable (no fsync): the marker means nothing once its process is gone
-    atomic_write(path, json.dumps({"model": model, "method": method, "pid": os.getpid(), "host": hostname(),
-                                   "machine": machine_identity(os.getpid()), "startedAt": clock.isoformat()}),
-                 durable=False)
+    atomic_write(path, json.dumps(doc), durable=False)
     try:
         yield
     finally:
+        if before is not None:
+            signal.signal(CANCEL_SIGNAL, before)
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         # Leave no trace: a command refused before it ran must leave the
@@ -76,6 +85,21 @@ def running(repo: Repo) -> list[dict]:
     return sorted(out, key=lambda d: d["startedAt"])
 
 
+#: what 'model cancel' sends a run that listens for it (KeyboardInterrupt there, as Ctrl-C)
+CANCEL_SIGNAL = signal.SIGUSR2
+
+
+def _listen_for_cancel():
+    """Make CANCEL_SIGNAL interrupt this process as Ctrl-C does; the handler
+    it had, to put back (None where a handler cannot be set: not the main
+    thread, so a cancel sends SIGINT as before)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(CANCEL_SIGNAL, signal.default_int_handler)
+
+
 def cancel(repo: Repo, model: str, *, wait_s: float = 30.0) -> dict:
     """Interrupt the `model method run` of ``model`` running on this
     machine, and wait (bounded) until it has recorded itself cancelled."""
@@ -87,7 +111,8 @@ def cancel(repo: Repo, model: str, *, wait_s: float = 30.0) -> dict:
     if not _here(run):
         raise SwampError(f"the run of {model!r} is on {run['host']} (another machine, or another PID namespace "
                          "with the same host name); cancel it there", code="elsewhere")
-    os.kill(run["pid"], signal.SIGINT)
+    # a marker from a run that does not name its signal (an older swamp): SIGINT, as then
+    os.kill(run["pid"], CANCEL_SIGNAL if run.get("cancelSignal") == CANCEL_SIGNAL.name else signal.SIGINT)
     deadline = time.monotonic() + wait_s
     while run["marker"].exists() and time.monotonic() < deadline:
         time.sleep(0.05)

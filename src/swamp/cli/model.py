@@ -236,7 +236,9 @@ def method_run(state: CliState, model_name, method_name, direct_name, input_, in
 def cancel(state: CliState, name):
     """Stop the 'model method run' of NAME running on this machine: it is
     interrupted as with Ctrl-C, recorded as cancelled, and what it wrote so
-    far is kept. (A step of a workflow stops with 'swamp workflow cancel'.)
+    far is kept, also when the run ignores Ctrl-C (started with '&' in a
+    script, by nohup or by cron). (A step of a workflow stops with 'swamp
+    workflow cancel'.)
 
     Example: swamp model cancel hello"""
     from swamp.app import running
