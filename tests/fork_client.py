@@ -24,20 +24,23 @@ from pathlib import Path
 
 #: put in a command's env by a test that inspects the interpreter itself (what it imported)
 FRESH_PROCESS = "SWAMP_TEST_FRESH_PROCESS"
-_AT_START = ("PYTHON", "LD_", "LC_", "FAKETIME", "DYLD_")
-_AT_START_NAMES = ("LANG", "LANGUAGE", "TZ", "SWAMP_FSYNC")
+AT_START = ("PYTHON", "LD_", "LC_", "FAKETIME", "DYLD_")
+AT_START_NAMES = ("LANG", "LANGUAGE", "TZ", "SWAMP_FSYNC")
 _SERVER = Path(__file__).resolve().with_name("fork_server.py")
 
 
-def _startup_view(env: dict) -> dict:
-    return {k: v for k, v in env.items() if k.startswith(_AT_START) or k in _AT_START_NAMES}
+def startup_view(env: dict) -> dict:
+    return {k: v for k, v in env.items() if k.startswith(AT_START) or k in AT_START_NAMES}
 
 
-class _Server:
+class Server:
+    """A fork server started with ``env`` (its startup view is ``view``),
+    listening on ``path``."""
+
     def __init__(self, env: dict) -> None:
         self.dir = tempfile.mkdtemp(prefix="swamp-forks-")
         self.path = os.path.join(self.dir, "s")
-        self.view = _startup_view(env)
+        self.view = startup_view(env)
         self.proc = subprocess.Popen([sys.executable, str(_SERVER), self.path], env=env, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self.dir)
         if self.proc.stdout.readline().strip() != b"ready":
@@ -52,16 +55,16 @@ class _Server:
 
 
 _lock = threading.Lock()
-_server: _Server | None = None
+_server: Server | None = None
 _broken = False
 
 
-def _get(server_env) -> _Server | None:
+def _get(server_env) -> Server | None:
     global _server, _broken
     with _lock:
         if _server is None and not _broken:
             try:
-                _server = _Server(server_env())
+                _server = Server(server_env())
                 atexit.register(_server.stop)
             except (OSError, RuntimeError):
                 _broken = True
@@ -77,7 +80,7 @@ def run(argv: list[str], env: dict, cwd: Path | str, input: str | None, timeout:
     if os.environ.get("SWAMP_TEST_FORKS") == "0" or FRESH_PROCESS in env:
         return None
     server = _get(server_env)
-    if server is None or _startup_view(env) != server.view:
+    if server is None or startup_view(env) != server.view:
         return None
     with tempfile.TemporaryDirectory(prefix="swamp-cmd-") as d:
         streams = {name: os.path.join(d, name) for name in ("stdin", "stdout", "stderr")}

@@ -13,7 +13,11 @@ what a command imports must see what the command imports.
 Protocol, one request per connection on a Unix socket: the test sends one
 JSON line {"argv", "env", "cwd", "stdin", "stdout", "stderr"} (the three
 streams are file paths); the server answers {"pid"} when the child is
-started, then {"status"} (os.waitstatus_to_exitcode) when it ends.
+started, then {"status"} (os.waitstatus_to_exitcode) when it ends. A
+caller that has streams of its own (tests/docs/fork_shim.py, the `swamp`
+of the documentation's examples) sends the byte "F" first, with its
+descriptors 0, 1 and 2 attached (SCM_RIGHTS), and no stream paths: the
+child then writes where the caller would have, at the same offset.
 
     python tests/fork_server.py SOCKET_PATH
 """
@@ -55,19 +59,27 @@ def _preload() -> None:
         pass
 
 
-def _child(req: dict) -> None:
-    """Become `python -m swamp ARGV`; never returns."""
+def _child(req: dict, fds: list[int]) -> None:
+    """Become `python -m swamp ARGV` (its streams ``fds`` when the caller
+    passed its own, else the request's paths); never returns."""
     import runpy
 
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.setsid()  # a group of its own, as a command started by a shell's job control would not share ours
-    for fd, path, mode in ((0, req["stdin"], os.O_RDONLY), (1, req["stdout"], os.O_WRONLY),
-                           (2, req["stderr"], os.O_WRONLY)):
-        f = os.open(path, mode)
-        os.dup2(f, fd)
-        os.close(f)
+    if fds:
+        for fd, passed in zip((0, 1, 2), fds):
+            os.dup2(passed, fd)
+        for passed in fds:
+            if passed > 2:
+                os.close(passed)
+    else:
+        for fd, path, mode in ((0, req["stdin"], os.O_RDONLY), (1, req["stdout"], os.O_WRONLY),
+                               (2, req["stderr"], os.O_WRONLY)):
+            f = os.open(path, mode)
+            os.dup2(f, fd)
+            os.close(f)
     os.chdir(req["cwd"])
     os.environ.clear()
     os.environ.update(req["env"])
@@ -143,11 +155,17 @@ def _end(code: int) -> None:
 
 def _answer(conn: socket.socket) -> None:
     """In a forked waiter: start the child, report its pid, then its end."""
-    req = json.loads(conn.makefile("r").readline())
+    first, fds, _, _ = socket.recv_fds(conn, 1, 3)
+    if first != b"F":
+        fds = []
+    line = conn.makefile("rb").readline()
+    req = json.loads(line if first == b"F" else first + line)
     pid = os.fork()
     if pid == 0:
         conn.close()
-        _child(req)
+        _child(req, fds)
+    for passed in fds:
+        os.close(passed)  # the child has them: this waiter must not keep a pipe open after it ends
     conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
     _, status = os.waitpid(pid, 0)
     conn.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import fork_client
 from tests.docs.examples import Block, blocks, expect_exit_codes, move_tmp, s3_substitute, transcript_script
 
 BLOCK_TIMEOUT_S = 60
@@ -32,6 +33,7 @@ class PageRun:
     buckets: dict[str, str] = field(default_factory=dict)
     s3: object = None
     groups: list[int] = field(default_factory=list)  # process groups of the blocks run
+    forks: fork_client.Server | None = None  # where the page's `swamp` forks its commands from
 
     def stop(self) -> None:
         """Stop every process the page's blocks started (by process group)."""
@@ -54,9 +56,14 @@ class PageRun:
         pip = self.root / "bin" / "pip"
         pip.write_text('#!/bin/sh\necho "doc example: pip $* not run (the test environment has every extra)"\n')
         pip.chmod(0o755)
+        swamp = VENV_BIN / "swamp"
+        if self.forks is not None:
+            swamp = self.root / "bin" / "swamp"
+            swamp.write_text(fork_shim(self.forks))
+            swamp.chmod(0o755)
         (self.state / "cwd").write_text(str(self.root / "work" / "repo"))
         (self.state / "env").write_text("")
-        subprocess.run([str(VENV_BIN / "swamp"), "repo", "init", str(self.root / "work" / "repo")],
+        subprocess.run([str(swamp), "repo", "init", str(self.root / "work" / "repo")],
                        env=self.env(), check=True, capture_output=True, timeout=60)
 
     def env(self) -> dict[str, str]:
@@ -129,6 +136,14 @@ class PageRun:
         return subprocess.CompletedProcess(script_path, -1 if code is None else code, output, "")
 
 
+def fork_shim(server: fork_client.Server) -> str:
+    """The text of tests/docs/fork_shim.py as the page's `swamp`, bound to ``server``."""
+    names = {"SOCKET": server.path, "VIEW": server.view, "REAL": str(VENV_BIN / "swamp"),
+             "AT_START": fork_client.AT_START, "AT_START_NAMES": fork_client.AT_START_NAMES}
+    header = "".join(f"{name} = {value!r}\n" for name, value in names.items())
+    return f"#!{sys.executable} -IS\n{header}" + Path(__file__).with_name("fork_shim.py").read_text()
+
+
 #: pages run at the same time (each page's blocks run in order, in one thread)
 PARALLEL_PAGES = 3
 
@@ -164,8 +179,19 @@ def doc_results(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
         if any(b.needs_s3 for b in todo):
             run.s3 = request.getfixturevalue("seaweedfs")
         plans.append((run, todo))
+    forks = None
+    if plans and os.environ.get("SWAMP_TEST_FORKS") != "0":
+        # one server for every page: their environments differ only where an
+        # interpreter does not look at start (PATH, HOME, the page's name)
+        forks = fork_client.Server(plans[0][0].env())
+        for run, _ in plans:
+            run.forks = forks
     results: dict[str, object] = {}
-    with ThreadPoolExecutor(max_workers=PARALLEL_PAGES) as pool:
-        for done in pool.map(lambda plan: _run_page(*plan), plans):
-            results.update(done)
+    try:
+        with ThreadPoolExecutor(max_workers=PARALLEL_PAGES) as pool:
+            for done in pool.map(lambda plan: _run_page(*plan), plans):
+                results.update(done)
+    finally:
+        if forks is not None:
+            forks.stop()
     return results
