@@ -84,3 +84,42 @@ def test_cancel_stops_a_running_method_and_records_it_cancelled(repo, sigint):
     assert [r["status"] for r in runs] == ["cancelled"]
     nothing = cli(repo, "model", "cancel", "slow")
     assert nothing.code == 1 and nothing.error["code"] == "not_found"
+
+
+def test_cancel_never_signals_a_process_that_took_a_killed_runs_pid(repo):
+    """A run killed without removing its marker leaves its pid to be reused:
+    here the marker is made to name a live unrelated process, as the kernel
+    could, and a cancel finds no run instead of signalling it."""
+    import json
+    import signal
+    import subprocess
+    import time
+
+    from tests.helpers import popen
+
+    started = repo / "started"
+    assert cli(repo, "model", "create", "command/shell", "slow", "--global-arg",
+               f"run=touch {started}; sleep 30").code == 0
+    proc = popen(repo, "model", "method", "run", "slow", "execute")
+    bystander = None
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not started.exists():
+            time.sleep(0.1)
+        bystander = subprocess.Popen(["sleep", "60"])  # started after the run, as a process reusing its pid would be
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        [marker] = (repo / ".swamp" / "cache" / "running").glob("*.json")
+        doc = json.loads(marker.read_text())
+        marker.write_text(json.dumps({**doc, "pid": bystander.pid}))  # the killed run's pid, now someone else's
+
+        r = cli(repo, "model", "cancel", "slow")
+        assert r.code == 1 and "no method run of model 'slow' is running here" in r.stderr, r
+        assert bystander.poll() is None  # not signalled
+        assert not marker.exists()  # the stale marker is dropped
+    finally:
+        if bystander is not None:
+            bystander.kill()
+            bystander.wait()
+        if proc.poll() is None:
+            proc.kill()

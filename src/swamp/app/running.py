@@ -49,6 +49,9 @@ def marked(repo: Repo, model: str, method: str) -> Iterator[None]:
     path = _dir(repo) / f"{new_id()}.json"
     doc = {"model": model, "method": method, "pid": os.getpid(), "host": hostname(),
            "machine": machine_identity(os.getpid()), "startedAt": clock.isoformat()}
+    ticks = _start_ticks(os.getpid())
+    if ticks is not None:
+        doc["processStart"] = ticks
     before = _listen_for_cancel()
     if before is not None:
         doc["cancelSignal"] = CANCEL_SIGNAL.name
@@ -77,7 +80,7 @@ def running(repo: Repo) -> list[dict]:
             doc = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if _here(doc) and not _alive(doc.get("pid", 0)):
+        if _here(doc) and not _alive(doc.get("pid", 0), doc.get("processStart")):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             continue
@@ -131,11 +134,27 @@ def _here(doc: dict) -> bool:
     return machine is None or machine == machine_identity(os.getpid())
 
 
-def _alive(pid: int) -> bool:
+def _alive(pid: int, started: str | None = None) -> bool:
+    """Whether the process that wrote a marker still runs: its pid is in
+    use and, where the marker says when that process started, by the same
+    process (a run killed without removing its marker leaves its pid to be
+    reused; a cancel must not signal whatever took it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    return started is None or _start_ticks(pid) in (None, started)
+
+
+def _start_ticks(pid: int) -> str | None:
+    """When a process started, in clock ticks after boot (Linux's
+    /proc/PID/stat, field 22); None where there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()  # the name, in parentheses, may hold spaces
+    return fields[19].decode() if len(fields) > 19 else None
