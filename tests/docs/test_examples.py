@@ -8,8 +8,6 @@ import pytest
 
 from tests.docs.examples import all_blocks, blocks, pages
 
-pytestmark = pytest.mark.slow  # the examples run about a minute of commands
-
 EXAMPLES = [b for b in all_blocks() if b.kind is not None]
 
 

@@ -14,8 +14,6 @@ import pytest
 
 from tests.helpers import assert_secrets_nowhere, REPO_ROOT, cli, init_repo, on_a_terminal, snapshot, write_shell, write_workflow
 
-pytestmark = pytest.mark.slow  # four commands set up each test
-
 SECRET = "tok-3f9a-very-secret-value"
 OTHER = "db-pa55-another-secret"
 
