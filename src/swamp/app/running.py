@@ -6,11 +6,10 @@ Cancelling interrupts that process as Ctrl-C would, with a signal of its
 own (SIGUSR2, named in the marker): a run started in the background of a
 script, by nohup or by cron inherits SIGINT ignored, and must still be
 cancellable, while Ctrl-C at the terminal goes on leaving it alone. The
-method stops (the
-processes it started are stopped by swamp.util.processes, the one
-mechanism a cancelled workflow step, local or on a worker, goes through
-too: SIGTERM to each process group, SIGKILL after a grace period), the run
-is recorded as cancelled, what it wrote so far is kept and published. Runs
+method stops (the processes it started are stopped by swamp.util.processes,
+the one mechanism a cancelled workflow step, local or on a worker, goes
+through too: SIGTERM to each process group, SIGKILL after a grace period),
+the run is recorded as cancelled, what it wrote so far is kept and published. Runs
 inside a workflow are cancelled with `swamp workflow cancel` (then nothing
 of the step is published); runs a server started are not cancellable this
 way (the server would stop)."""
