@@ -51,23 +51,28 @@ def marked(repo: Repo, model: str, method: str) -> Iterator[None]:
     ticks = _start_ticks(os.getpid())
     if ticks is not None:
         doc["processStart"] = ticks
+    # Listening before the marker names the signal, and until it is gone:
+    # a cancel that finds the marker never meets SIGUSR2's default (the
+    # process ended outright, nothing recorded).
     before = _listen_for_cancel()
     if before is not None:
         doc["cancelSignal"] = CANCEL_SIGNAL.name
-    # not durable (no fsync): the marker means nothing once its process is gone
-    atomic_write(path, json.dumps(doc), durable=False)
     try:
-        yield
+        # not durable (no fsync): the marker means nothing once its process is gone
+        atomic_write(path, json.dumps(doc), durable=False)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            # Leave no trace: a command refused before it ran must leave the
+            # checkout as it found it.
+            for directory in (path.parent, path.parent.parent):
+                with contextlib.suppress(OSError):
+                    directory.rmdir()  # only when empty
     finally:
         if before is not None:
             signal.signal(CANCEL_SIGNAL, before)
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        # Leave no trace: a command refused before it ran must leave the
-        # checkout as it found it.
-        for directory in (path.parent, path.parent.parent):
-            with contextlib.suppress(OSError):
-                directory.rmdir()  # only when empty
 
 
 def running(repo: Repo) -> list[dict]:
