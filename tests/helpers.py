@@ -79,9 +79,11 @@ def cli(repo: Path | None, *args, json: bool = True, input: str | None = None, e
     return Result(p.returncode, p.stdout, p.stderr)
 
 
-def popen(repo: Path | None, *args, json: bool = True, env: dict | None = None) -> subprocess.Popen:
+def popen(repo: Path | None, *args, json: bool = True, env: dict | None = None,
+          preexec_fn=None) -> subprocess.Popen:
     return subprocess.Popen([PYTHON, "-m", "swamp", *_argv(repo, args, json)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=_env(env), cwd=repo or REPO_ROOT)
+                            stderr=subprocess.PIPE, text=True, env=_env(env), cwd=repo or REPO_ROOT,
+                            preexec_fn=preexec_fn)
 
 
 def invoke(repo: Path | None, *args, json: bool = True, input: str | None = None) -> Result:

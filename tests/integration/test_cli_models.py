@@ -57,18 +57,15 @@ def test_cancel_stops_a_running_method_and_records_it_cancelled(repo, sigint):
     script, by nohup or by cron, which Ctrl-C at a terminal must not stop
     but 'model cancel' must."""
     import signal
-    import subprocess
     import time
 
-    from tests.helpers import PYTHON, _argv, _env
+    from tests.helpers import popen
 
     started = repo / "started"
     assert cli(repo, "model", "create", "command/shell", "slow", "--global-arg",
                f"run=touch {started}; sleep 30").code == 0
     ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint == "ignored" else None
-    proc = subprocess.Popen([PYTHON, "-m", "swamp", *_argv(repo, ("model", "method", "run", "slow", "execute"), True)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(None), cwd=repo,
-                            preexec_fn=ignore)
+    proc = popen(repo, "model", "method", "run", "slow", "execute", preexec_fn=ignore)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not started.exists():  # the method is running now
